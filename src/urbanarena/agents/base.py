@@ -1,0 +1,67 @@
+"""The agent interface every policy implements (baselines and, later, VLM agents)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from urbanarena.env.motion.base import MotionModel
+from urbanarena.tasks.schema import Task
+from urbanarena.world.city import City
+
+
+@dataclass
+class AgentContext:
+    """What an agent is handed at the start of an episode.
+
+    Attributes:
+        city: the city (graph-only agents may read the node/edge attributes
+            visible in observations; only privileged agents may plan on it).
+        motion: the protocol's motion model (privileged agents such as the
+            oracle plan with :meth:`MotionModel.transition`; they still act
+            only through ``env.step``).
+        seed: episode seed; ``rng`` is ``np.random.default_rng(seed)``.
+        protocol_id: protocol of the episode.
+    """
+
+    city: City
+    motion: MotionModel
+    seed: int
+    protocol_id: str
+    rng: np.random.Generator = field(init=False)
+
+    def __post_init__(self):
+        self.rng = np.random.default_rng(self.seed)
+
+
+class Agent(ABC):
+    """A policy: ``reset`` once per episode, then ``act`` once per step.
+
+    ``act`` returns an ``int`` index into ``observation["choices"]`` or
+    :data:`urbanarena.env.STOP` (``-1``). ``config()`` returns everything that
+    changes the agent's behaviour; it enters the run's config hash.
+    ``privileged`` is True for agents that use ground truth (oracle).
+    ``stats`` counts what the agent wants stored with the episode (requests,
+    tokens, parse errors ...).
+    """
+
+    name: str = "agent"
+    privileged: bool = False
+
+    def __init__(self, **params: Any):
+        self.params = params
+        self.stats: dict[str, Any] = {}
+
+    def config(self) -> dict[str, Any]:
+        return {"name": self.name, **self.params}
+
+    @abstractmethod
+    def reset(self, task: Task, context: AgentContext) -> None:
+        """Prepare for a new episode."""
+
+    @abstractmethod
+    def act(self, observation: dict[str, Any]) -> int:
+        """Choose the next action."""

@@ -1,0 +1,102 @@
+"""Protocol ids: the action rule + scoring rule a number was produced under.
+
+Where a benchmark's name is used its published protocol is the default; our
+corrections are separate ids. Every stored episode carries its protocol id.
+
+==========================  ==================================================
+id                          meaning
+==========================  ==================================================
+``cityseeker-v1``           CitySeeker's client: raw walkable headings, nearest
+                            edge azimuth without wrap; success on the final
+                            node only (two-stop tasks included).
+``touchdown-v1``            Touchdown's reference navigator: FORWARD / LEFT /
+                            RIGHT / STOP; refuses to enter nodes with fewer
+                            than two neighbours.
+``urbanarena-graph-v1``     ours: every edge can be taken (heading-style: one
+                            choice per outgoing edge; turn-style: dead ends may
+                            be entered); two-stop tasks scored per stage.
+==========================  ==================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from urbanarena.env.motion.base import MotionModel
+from urbanarena.errors import ProtocolError
+from urbanarena.world.city import City
+
+ActionStyle = Literal["heading", "turn"]
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """A named protocol.
+
+    Attributes:
+        id: protocol id stored with every result.
+        faithful_to: the published benchmark it reproduces, or ``None`` (ours).
+        per_stage_scoring: multi-stop tasks must visit every stage goal in order.
+        description: one line for tables and ``--help``.
+    """
+
+    id: str
+    faithful_to: str | None
+    per_stage_scoring: bool
+    description: str
+    params: dict[str, Any] = field(default_factory=dict)
+
+
+PROTOCOLS: dict[str, Protocol] = {
+    "cityseeker-v1": Protocol(
+        "cityseeker-v1", "CitySeeker", False,
+        "CitySeeker client rule: raw walkable headings, nearest edge azimuth without wrap; final node only",
+        {"heading_match": "abs-no-wrap", "headings": "walkable_headings_raw"},
+    ),
+    "touchdown-v1": Protocol(
+        "touchdown-v1", "Touchdown", False,
+        "Touchdown reference navigator: FORWARD/LEFT/RIGHT/STOP, no entering nodes with < 2 neighbours",
+        {"min_neighbours_to_enter": 2},
+    ),
+    "urbanarena-graph-v1": Protocol(
+        "urbanarena-graph-v1", None, True,
+        "urbanarena: every edge takeable (edge azimuths / dead ends enterable); multi-stop scored per stage",
+        {"heading_match": "edge", "min_neighbours_to_enter": 0},
+    ),
+}
+
+
+def get_protocol(protocol_id: str) -> Protocol:
+    """Look up a protocol by id; raises :class:`ProtocolError` for unknown ids."""
+    try:
+        return PROTOCOLS[protocol_id]
+    except KeyError:
+        raise ProtocolError(f"unknown protocol {protocol_id!r}; known: {', '.join(PROTOCOLS)}") from None
+
+
+def make_motion(protocol_id: str, city: City, action_style: ActionStyle) -> MotionModel:
+    """Build the motion model of ``protocol_id`` for a family's action style.
+
+    Args:
+        action_style: ``"heading"`` (choose among headings; CitySeeker-like) or
+            ``"turn"`` (FORWARD/LEFT/RIGHT; Touchdown-like).
+    Raises:
+        ProtocolError: unknown id, or an id that has no rule for the style.
+    """
+    get_protocol(protocol_id)
+    if action_style == "heading":
+        from urbanarena.env.motion.heading_hop import CitySeekerHop, EdgeHop
+
+        if protocol_id == "cityseeker-v1":
+            return CitySeekerHop(city)
+        if protocol_id == "urbanarena-graph-v1":
+            return EdgeHop(city)
+    elif action_style == "turn":
+        from urbanarena.env.motion.turn_hop import TouchdownHop
+
+        if protocol_id == "touchdown-v1":
+            return TouchdownHop(city, enter_dead_ends=False)
+        if protocol_id == "urbanarena-graph-v1":
+            return TouchdownHop(city, enter_dead_ends=True)
+    raise ProtocolError(f"protocol {protocol_id!r} has no {action_style!r}-style action rule")

@@ -1,0 +1,52 @@
+"""Typed exceptions shared by every layer.
+
+Every error about bad input names the file and the record (line number,
+list index or key) so a user can find and fix it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class UrbanArenaError(Exception):
+    """Base class of every error raised on purpose by urbanarena."""
+
+
+class DataFormatError(UrbanArenaError, ValueError):
+    """Malformed input data.
+
+    Attributes:
+        path: the file that holds the bad record (``None`` for in-memory data).
+        record: which record: ``"line 12"``, ``"edge 5"``, ``"question_idx 41"``...
+        reason: what is wrong with it.
+    """
+
+    def __init__(self, path: str | Path | None, record: str | None, reason: str):
+        self.path = str(path) if path is not None else None
+        self.record = record
+        self.reason = reason
+        where = self.path or "<memory>"
+        if record:
+            where += f" [{record}]"
+        super().__init__(f"{where}: {reason}")
+
+
+class CityFormatError(DataFormatError):
+    """A city source or saved city directory is malformed."""
+
+
+class TaskFormatError(DataFormatError):
+    """A task file or a foreign task source is malformed."""
+
+
+class UnknownCityError(UrbanArenaError, LookupError):
+    """A CITY argument names nothing we can load."""
+
+
+class ProtocolError(UrbanArenaError, ValueError):
+    """An unknown protocol id, or a protocol that cannot run a task."""
+
+
+class StoreError(UrbanArenaError):
+    """The run store is inconsistent with the requested run."""

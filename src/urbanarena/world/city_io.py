@@ -1,0 +1,137 @@
+"""Saved-city format, version 1 (see ``docs/city-format.md``).
+
+A saved city is one directory::
+
+    <dir>/city.json        metadata (format id/version, name, content hash,
+                           local-frame origin, source, licence, attribution,
+                           imagery, importer facts)
+    <dir>/graph.json.gz    {"nodes": [...], "edges": [...]} (gzip JSON)
+
+Node records: ``id`` (string), ``lat``/``lon`` (WGS84 degrees),
+``heading_deg`` (panorama heading, degrees clockwise from true north, or null),
+``walkable_headings_raw`` / ``walkable_headings_deg`` (lists or null), plus any
+importer attributes. Edge records: ``source``, ``target``, ``azimuth_deg``
+(degrees clockwise from true north), ``length_m`` (metres), plus importer
+attributes. Local x/y are not stored: they are recomputed from lat/lon with the
+saved origin.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from urbanarena.errors import CityFormatError
+from urbanarena.world.city import City, CityMeta
+from urbanarena.world.geo import LocalFrame
+
+FORMAT_ID = "urbanarena-city"
+FORMAT_VERSION = 1
+META_FILE = "city.json"
+GRAPH_FILE = "graph.json.gz"
+
+
+def save_city(city: City, directory: str | Path) -> Path:
+    """Write ``city`` to ``directory`` (created; files replaced atomically).
+
+    Returns the directory path.
+    """
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    records = city.to_records()
+    tmp = d / (GRAPH_FILE + ".tmp")
+    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=5) as f:
+        json.dump(records, f, separators=(",", ":"), allow_nan=False)
+    os.replace(tmp, d / GRAPH_FILE)
+    meta = {
+        "format": FORMAT_ID,
+        "format_version": FORMAT_VERSION,
+        "name": city.meta.name,
+        "content_hash": city.content_hash,
+        "origin": {"lat": city.frame.origin_lat, "lon": city.frame.origin_lon},
+        "frame": "aeqd (x east, y north, metres)",
+        "counts": {"nodes": city.graph.number_of_nodes(), "edges": city.graph.number_of_edges()},
+        "source": city.meta.source,
+        "licence": city.meta.licence,
+        "attribution": city.meta.attribution,
+        "imagery": city.meta.imagery,
+        "extra": city.meta.extra,
+    }
+    tmp = d / (META_FILE + ".tmp")
+    tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False, allow_nan=False))
+    os.replace(tmp, d / META_FILE)
+    return d
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def load_city(directory: str | Path, verify_hash: bool = True) -> City:
+    """Load a saved city directory.
+
+    Raises:
+        CityFormatError: missing/garbled files, wrong format id or version,
+            bad node/edge records (naming the record), or a content hash that
+            does not match the stored one.
+    """
+    d = Path(directory)
+    meta_path = d / META_FILE
+    graph_path = d / GRAPH_FILE
+    if not meta_path.is_file():
+        raise CityFormatError(meta_path, None, "not a saved city (city.json missing)")
+    try:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CityFormatError(meta_path, None, f"invalid JSON: {e}") from e
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT_ID:
+        raise CityFormatError(meta_path, "format", f"expected format {FORMAT_ID!r}")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise CityFormatError(meta_path, "format_version", f"unsupported version {meta.get('format_version')!r}")
+    try:
+        with gzip.open(graph_path, "rt", encoding="utf-8") as f:
+            records = json.load(f)
+    except FileNotFoundError as e:
+        raise CityFormatError(graph_path, None, "graph file missing") from e
+    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CityFormatError(graph_path, None, f"unreadable graph file: {e}") from e
+    g = nx.DiGraph()
+    for i, rec in enumerate(records.get("nodes", [])):
+        if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
+            raise CityFormatError(graph_path, f"node {i}", "node record needs a string 'id'")
+        if not (_finite(rec.get("lat")) and _finite(rec.get("lon"))):
+            raise CityFormatError(graph_path, f"node {rec['id']}", "lat/lon missing or not finite")
+        attrs = {k: v for k, v in rec.items() if k != "id"}
+        g.add_node(rec["id"], **attrs)
+    for i, rec in enumerate(records.get("edges", [])):
+        if not isinstance(rec, dict):
+            raise CityFormatError(graph_path, f"edge {i}", "edge record must be an object")
+        u, v = rec.get("source"), rec.get("target")
+        if u not in g or v not in g:
+            raise CityFormatError(graph_path, f"edge {i}", f"unknown node {u if u not in g else v!r}")
+        if not (_finite(rec.get("azimuth_deg")) and _finite(rec.get("length_m"))):
+            raise CityFormatError(graph_path, f"edge {i}", "azimuth_deg/length_m missing or not finite")
+        g.add_edge(u, v, **{k: val for k, val in rec.items() if k not in ("source", "target")})
+    origin = meta.get("origin") or {}
+    frame = LocalFrame(origin["lat"], origin["lon"]) if "lat" in origin else None
+    city = City(
+        g,
+        CityMeta(
+            name=meta.get("name", d.name),
+            source=meta.get("source") or {},
+            licence=meta.get("licence"),
+            attribution=meta.get("attribution"),
+            imagery=meta.get("imagery"),
+            extra=meta.get("extra") or {},
+        ),
+        frame=frame,
+    )
+    if verify_hash and meta.get("content_hash") and meta["content_hash"] != city.content_hash:
+        raise CityFormatError(meta_path, "content_hash", "graph content does not match the stored hash")
+    return city
