@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import zlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,18 +24,21 @@ class AgentContext:
         motion: the protocol's motion model (privileged agents such as the
             oracle plan with :meth:`MotionModel.transition`; they still act
             only through ``env.step``).
-        seed: episode seed; ``rng`` is ``np.random.default_rng(seed)``.
+        seed: episode seed.
         protocol_id: protocol of the episode.
+        task_id: id of the task; ``rng`` is seeded from ``(seed, crc32(task_id))``
+            so each (task, seed) pair draws its own reproducible stream.
     """
 
     city: City
     motion: MotionModel
     seed: int
     protocol_id: str
+    task_id: str = ""
     rng: np.random.Generator = field(init=False)
 
     def __post_init__(self):
-        self.rng = np.random.default_rng(self.seed)
+        self.rng = np.random.default_rng([int(self.seed), zlib.crc32(self.task_id.encode())])
 
 
 class Agent(ABC):

@@ -1,0 +1,29 @@
+"""Agents by name, for the CLI and the runner."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from urbanarena.agents.base import Agent
+from urbanarena.agents.baselines import ForwardAgent, RandomAgent, StraightAgent
+from urbanarena.agents.oracle import OracleAgent
+
+AGENTS: dict[str, type[Agent]] = {
+    "random": RandomAgent,
+    "forward": ForwardAgent,
+    "straight": StraightAgent,
+    "oracle": OracleAgent,
+}
+
+
+def make_agent(name: str, **params: Any) -> Agent:
+    """Instantiate an agent by name with keyword parameters.
+
+    Raises:
+        KeyError: unknown name (message lists the known agents).
+    """
+    try:
+        cls = AGENTS[name]
+    except KeyError:
+        raise KeyError(f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}") from None
+    return cls(**params)

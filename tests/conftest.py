@@ -1,0 +1,45 @@
+"""Shared fixtures. Real data is read from ``<repo>/../shared`` and tests that
+need it skip with a reason when it is absent (e.g. on a user's machine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from urbanarena.world.city import City, CityMeta
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+
+
+@pytest.fixture(scope="session")
+def shared_dir() -> Path:
+    """``../shared`` (real third-party data); skips when absent."""
+    if not (SHARED / "data").is_dir():
+        pytest.skip("../shared not found: real data absent")
+    return SHARED
+
+
+@pytest.fixture(autouse=True)
+def _isolated_home(tmp_path_factory, monkeypatch):
+    """Every test gets its own URBANARENA_HOME so no test touches the user's cache."""
+    monkeypatch.setenv("URBANARENA_HOME", str(tmp_path_factory.mktemp("uahome")))
+
+
+def make_city(nodes: dict[str, tuple[float, float]], edges: list[tuple[str, str, float, float]], name: str = "toy", **node_attrs) -> City:
+    """Tiny city for tests: nodes ``{id: (lat, lon)}``, edges ``(u, v, azimuth_deg, length_m)``.
+
+    ``node_attrs`` maps attribute name -> {node: value} (e.g. walkable_headings_raw).
+    """
+    g = nx.DiGraph()
+    for n, (lat, lon) in nodes.items():
+        attrs = {"lat": lat, "lon": lon, "heading_deg": 0.0, "walkable_headings_raw": None, "walkable_headings_deg": None}
+        for k, per in node_attrs.items():
+            if n in per:
+                attrs[k] = per[n]
+        g.add_node(n, **attrs)
+    for u, v, az, length in edges:
+        g.add_edge(u, v, azimuth_deg=az, length_m=length)
+    return City(g, CityMeta(name=name))
