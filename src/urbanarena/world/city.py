@@ -199,21 +199,24 @@ class City:
 
     # ------------------------------------------------------------------ hashing
     def to_records(self) -> dict[str, list[dict[str, Any]]]:
-        """Canonical JSON-able records ``{"nodes": [...], "edges": [...]}`` sorted by id."""
+        """JSON-able records ``{"nodes": [...], "edges": [...]}`` in graph insertion order.
+
+        Order is kept (not sorted) because it is behaviour: ``cityseeker-v1``
+        breaks azimuth ties by a node's out-edge order, which is the source
+        file's order. Reloading the records re-creates the same order.
+        """
         nodes = []
-        for n in sorted(self.graph.nodes):
-            d = dict(self.graph.nodes[n])
+        for n, attrs in self.graph.nodes(data=True):
+            d = dict(attrs)
             d.pop("x_m", None)
             d.pop("y_m", None)
             nodes.append({"id": n, **d})
-        edges = []
-        for u, v in sorted(self.graph.edges):
-            edges.append({"source": u, "target": v, **self.graph.edges[u, v]})
+        edges = [{"source": u, "target": v, **d} for u, v, d in self.graph.edges(data=True)]
         return {"nodes": nodes, "edges": edges}
 
     @cached_property
     def content_hash(self) -> str:
-        """sha256 (hex) of the canonical graph records; identifies a city's content."""
+        """sha256 (hex) of :meth:`to_records` as compact JSON with sorted keys; identifies a city's content (order included)."""
         blob = json.dumps(self.to_records(), sort_keys=True, separators=(",", ":"), allow_nan=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 
