@@ -43,3 +43,15 @@ def make_city(nodes: dict[str, tuple[float, float]], edges: list[tuple[str, str,
     for u, v, az, length in edges:
         g.add_edge(u, v, azimuth_deg=az, length_m=length)
     return City(g, CityMeta(name=name))
+
+
+@pytest.fixture(scope="session")
+def touchdown_city(shared_dir):
+    """The real Touchdown/StreetLearn graph from ``../shared/data/touchdown``,
+    imported once per test session (skips when absent)."""
+    d = shared_dir / "data" / "touchdown"
+    if not (d / "nodes.txt.gz").is_file():
+        pytest.skip("../shared/data/touchdown not found: real data absent")
+    from urbanarena.world.importers.touchdown import import_city
+
+    return import_city(d)

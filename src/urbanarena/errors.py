@@ -50,3 +50,19 @@ class ProtocolError(UrbanArenaError, ValueError):
 
 class StoreError(UrbanArenaError):
     """The run store is inconsistent with the requested run."""
+
+
+class NoImageryError(UrbanArenaError, LookupError):
+    """A city has no imagery (graph-only) but the task or command needs images."""
+
+
+class ImageryLicenceError(UrbanArenaError, PermissionError):
+    """Exporting imagery whose licence forbids redistribution, without the user stating they hold the rights."""
+
+
+class ImageFormatError(DataFormatError):
+    """An image file is missing, unreadable or not an equirectangular (2:1) panorama; names the file."""
+
+
+class ImageEncodeError(UrbanArenaError, ValueError):
+    """An image cannot be encoded within the requested limits (pixels, bytes)."""

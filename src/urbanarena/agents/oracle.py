@@ -44,6 +44,8 @@ def plan_to(motion: MotionModel, start: NavState, target: str, max_expansions: i
     """
     if start.node == target:
         return []
+    if target not in motion.city or not motion.can_enter(target):
+        return None
     city = motion.city
     tx, ty = city.xy(target)
 
@@ -126,7 +128,7 @@ class OracleAgent(Agent):
             elif not (_is_path(self.city, ref) and ref[0] == prev and ref[-1] == goal):
                 ref = None
             elif self.follow == "auto":
-                shortest = self.city.shortest_path_length_m(prev, goal)
+                shortest = self.city.shortest_path_length_m(prev, goal, cache=False)
                 if not abs(self.city.path_length_m(ref) - shortest) <= _REL_TOL * max(1.0, shortest):
                     ref = None
             self.waypoints.extend(ref[1:] if ref is not None else [goal])

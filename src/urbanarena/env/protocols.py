@@ -15,7 +15,35 @@ id                          meaning
 ``urbanarena-graph-v1``     ours: every edge can be taken (heading-style: one
                             choice per outgoing edge; turn-style: dead ends may
                             be entered); two-stop tasks scored per stage.
+``cityarena-v1``            360CityArena's arena rules (W/S/A/D/Q/E, LEFT/
+                            RIGHT/UP to the nearest arrow, ANSWER); away-from-
+                            goal on Euclidean distance over every request; an
+                            unparsable reply re-requested up to 3 times without
+                            consuming a step, then consumed as a parse error;
+                            temperature 1.0, 8,192 output tokens.
+``urbanarena-v1``           ours, arena-style: away-from-goal on graph path
+                            distance over moves only (a detour around a block
+                            is not stopped); a branch key must point within 90
+                            deg of its branch; corrective re-asks up to 2, then
+                            consumed as a parse error.
 ==========================  ==================================================
+
+Arena parameters (``cityarena-v1`` / ``urbanarena-v1``; read by
+:func:`urbanarena.env.stop_rules.make_arena_env` and the agent layer):
+``step_limit`` (requests consumed), ``stagnation_limit`` /
+``stagnation_epsilon_m``, ``away_from_goal_limit`` /
+``away_from_goal_epsilon_m`` / ``away_from_goal_distance`` (``euclidean`` or
+``graph``) / ``away_from_goal_counts`` (``requests``: every consumed request
+is compared, a non-increase resets, as the reference runner does; ``moves``:
+only steps that displace the agent are compared) / ``away_from_goal_scope``
+(task kinds it applies to), ``branch_rule`` (``nearest`` or ``half-plane``),
+``recent_actions_window``, ``parse_failure`` (``re-request``: the same request
+is sent again; ``corrective-re-ask``: a corrective message is appended),
+``max_reasks`` (extra requests per step that do not consume it; after them the
+step is consumed as ``PARSE_ERROR``; 360CityArena's Unity client retries a
+failed reply within ``maxRetryAttempts = 3`` attempts and its Python runner
+counts no step for it), ``generation`` (temperature, max output
+tokens), ``coordinate_radius_m`` / ``map_navigation_radius_m`` (validators).
 """
 
 from __future__ import annotations
@@ -63,6 +91,52 @@ PROTOCOLS: dict[str, Protocol] = {
         "urbanarena-graph-v1", None, True,
         "urbanarena: every edge takeable (edge azimuths / dead ends enterable); multi-stop scored per stage",
         {"heading_match": "edge", "min_neighbours_to_enter": 0},
+    ),
+    "cityarena-v1": Protocol(
+        "cityarena-v1", "360CityArena", False,
+        "360CityArena rules: nearest-arrow branch keys; Euclidean away-from-goal over requests; "
+        "unparsable replies re-requested up to 3 times, then a parse-error step",
+        {
+            "action_set": "arena",
+            "step_limit": 50,
+            "stagnation_limit": 20,
+            "stagnation_epsilon_m": 0.05,
+            "away_from_goal_limit": 5,
+            "away_from_goal_epsilon_m": 0.05,
+            "away_from_goal_distance": "euclidean",
+            "away_from_goal_counts": "requests",
+            "away_from_goal_scope": ["map_navigation"],
+            "branch_rule": "nearest",
+            "recent_actions_window": 5,
+            "parse_failure": "re-request",
+            "max_reasks": 3,
+            "generation": {"temperature": 1.0, "max_output_tokens": 8192},
+            "coordinate_radius_m": 10.0,
+            "map_navigation_radius_m": 20.0,
+        },
+    ),
+    "urbanarena-v1": Protocol(
+        "urbanarena-v1", None, False,
+        "urbanarena arena rules: half-plane branch keys; graph-distance away-from-goal over moves; "
+        "up to 2 corrective re-asks, then a parse-error step",
+        {
+            "action_set": "arena",
+            "step_limit": 50,
+            "stagnation_limit": 20,
+            "stagnation_epsilon_m": 0.05,
+            "away_from_goal_limit": 5,
+            "away_from_goal_epsilon_m": 0.05,
+            "away_from_goal_distance": "graph",
+            "away_from_goal_counts": "moves",
+            "away_from_goal_scope": ["map_navigation"],
+            "branch_rule": "half-plane",
+            "recent_actions_window": 5,
+            "parse_failure": "corrective-re-ask",
+            "max_reasks": 2,
+            "generation": {"temperature": 1.0, "max_output_tokens": 8192},
+            "coordinate_radius_m": 10.0,
+            "map_navigation_radius_m": 20.0,
+        },
     ),
 }
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Iterable
@@ -67,6 +68,9 @@ class City:
         frame: local frame; default centred on the bounding box of the nodes.
     """
 
+    #: number of per-target distance tables kept by :meth:`distances_to`
+    DIST_CACHE_TARGETS = 256
+
     def __init__(self, graph: nx.DiGraph, meta: CityMeta, frame: LocalFrame | None = None):
         self.graph = graph
         self.meta = meta
@@ -76,7 +80,7 @@ class City:
             frame = LocalFrame.centred_on(lats, lons) if len(lats) else LocalFrame(0.0, 0.0)
         self.frame = frame
         self._fill_xy()
-        self._dist_to: dict[tuple[str, str], dict[str, float]] = {}
+        self._dist_to: OrderedDict[tuple[str, str], dict[str, float]] = OrderedDict()
         self._out_sorted: dict[str, list[tuple[str, dict]]] = {}
 
     # ------------------------------------------------------------------ basics
@@ -156,26 +160,46 @@ class City:
                 for hop counts.
             undirected: treat edges as undirected (as map2seq's SPD does).
         Returns: ``{node: distance}``; unreachable nodes are absent. Cached per
-            (target, weight, undirected).
+            (target, weight, undirected) in an LRU of :attr:`DIST_CACHE_TARGETS`
+            tables, so memory stays bounded on large graphs.
         """
         key = (target, f"{weight}|{undirected}")
         cached = self._dist_to.get(key)
-        if cached is None:
+        if cached is not None:
+            self._dist_to.move_to_end(key)
+        else:
             g = self._undirected if undirected else self.graph.reverse(copy=False)
             if weight is None:
                 cached = {k: float(v) for k, v in nx.single_source_shortest_path_length(g, target).items()}
             else:
                 cached = nx.single_source_dijkstra_path_length(g, target, weight=weight)
             self._dist_to[key] = cached
+            while len(self._dist_to) > self.DIST_CACHE_TARGETS:
+                self._dist_to.popitem(last=False)
         return cached
 
     @cached_property
     def _undirected(self) -> nx.Graph:
         return self.graph.to_undirected(as_view=False)
 
-    def shortest_path_length_m(self, a: str, b: str) -> float:
-        """Graph shortest-path length from ``a`` to ``b`` in metres; ``math.inf`` if unreachable."""
-        return self.distances_to(b).get(a, math.inf)
+    def shortest_path_length_m(self, a: str, b: str, cache: bool = True) -> float:
+        """Graph shortest-path length from ``a`` to ``b`` in metres; ``math.inf`` if unreachable.
+
+        With ``cache=True`` a whole distance table to ``b`` is computed and
+        kept (fast for many queries to the same goal, e.g. scoring every seed);
+        with ``cache=False`` a point-to-point bidirectional Dijkstra is used
+        unless the table is already cached.
+        """
+        if a == b:
+            return 0.0
+        key = (b, "length_m|False")
+        if cache or key in self._dist_to:
+            return self.distances_to(b).get(a, math.inf)
+        try:
+            length, _ = nx.bidirectional_dijkstra(self.graph, a, b, weight="length_m")
+        except (nx.NetworkXNoPath, nx.NodeNotFound):
+            return math.inf
+        return float(length)
 
     def shortest_path(self, a: str, b: str, weight: str = "length_m") -> list[str] | None:
         """A shortest path (node ids) from ``a`` to ``b`` or ``None`` if unreachable."""

@@ -66,6 +66,15 @@ class MotionModel(ABC):
         """Initial state for a task starting at ``node`` facing ``heading_deg``."""
         return NavState(node, float(heading_deg))
 
+    def can_enter(self, node: str) -> bool:
+        """Whether some action from some state could move the agent into ``node``.
+
+        A cheap necessary condition planners use to reject hopeless targets
+        without searching the whole state space. Default: the node has an
+        incoming edge. Protocols that refuse some nodes override it.
+        """
+        return self.city.graph.in_degree(node) > 0
+
     def takeable_edges(self) -> set[tuple[str, str]]:
         """Directed edges that at least one action at their source node moves along.
 

@@ -30,17 +30,25 @@ City produced (see :mod:`urbanarena.world.city`):
 * node ``heading_deg`` = ``pano_yaw_angle`` wrapped into [0, 360); raw value in
   ``pano_yaw_angle``; ``walkable_headings_raw`` = the node's outgoing link
   headings (ints) **in links-file order** (the reference navigator iterates
-  ``neighbors`` in insertion order and breaks ties by it, and a saved city
-  sorts edges, so the order is kept here); ``walkable_headings_deg`` = the same
-  as floats.
+  ``neighbors`` in insertion order and breaks ties by it; a node attribute
+  keeps that order whatever order edges are stored in); ``walkable_headings_deg``
+  = the same as floats.
 * edge ``azimuth_deg`` = the link heading as given (what the navigator uses),
   ``link_heading`` = the same as ``int``, ``length_m`` = WGS84 geodesic
   distance between the two panoramas (pyproj ``Geod.inv``, vectorised),
   ``geodesic_azimuth_deg`` = geodesic forward azimuth in [0, 360).
 
+Graph facts (``meta.extra["facts"]``; computed with numpy/scipy): counts,
+weak/strong components, out-degree histogram, nodes with fewer than two
+outgoing links (never entered under ``touchdown-v1``), non-reciprocal and
+zero-length links, link-length summary, and how far link headings are from
+the geodesic azimuth (zero-length links excluded). The release: 29,641 nodes,
+61,319 links, one component; 214 nodes with a single outgoing link.
+
 Validation: every malformed record raises :class:`~urbanarena.errors.CityFormatError`
 naming the file and the line: wrong column count, empty panoid, non-numeric,
-NaN/infinite or out-of-range lat/lng/yaw, non-integer or out-of-range
+NaN/infinite or out-of-range lat ([-90, 90]), lng ([-180, 180]) or yaw
+([-360, 360], then wrapped), non-integer or out-of-range
 ([0, 360)) link heading, duplicate panoid, link to or from an unknown panoid,
 self-link, duplicate link (same start and end, or same start and heading —
 the reference navigator would silently overwrite the earlier one), a panorama
@@ -60,6 +68,8 @@ from typing import Iterator
 
 import networkx as nx
 import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
 
 from urbanarena.errors import CityFormatError, DataFormatError
 from urbanarena.world.city import City, CityMeta
@@ -307,14 +317,16 @@ def import_city(path: str | Path) -> City:
     outdeg = np.bincount(src_a, minlength=len(ids))
     pairs = set(zip(src, dst))
     non_reciprocal = sum(1 for a, b in pairs if (b, a) not in pairs)
-    weak = nx.number_weakly_connected_components(g)
+    adj = coo_matrix((np.ones(len(src)), (src_a, dst_a)), shape=(len(ids), len(ids))).tocsr()
+    weak, _ = connected_components(adj, directed=True, connection="weak")
+    strong, _ = connected_components(adj, directed=True, connection="strong")
     d_az = np.abs(np.asarray(heads, dtype=float) - geo_az)
     d_az = np.minimum(d_az, 360.0 - d_az)[dist > 0.0]
     facts = {
         "nodes": len(ids),
         "links": len(src),
         "components": int(weak),
-        "strong_components": int(nx.number_strongly_connected_components(g)),
+        "strong_components": int(strong),
         "out_degree_histogram": {str(k): int(v) for k, v in sorted(Counter(outdeg.tolist()).items())},
         "nodes_fewer_than_2_out_links": int((outdeg < 2).sum()),
         "nodes_without_out_links": int((outdeg == 0).sum()),

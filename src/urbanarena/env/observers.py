@@ -1,0 +1,104 @@
+"""Observers for :class:`~urbanarena.env.arena_env.ArenaEnv`: panorama views and location maps.
+
+An observer is any callable ``(city, pose) -> RGB uint8 (H, W, 3) | None``
+(:class:`~urbanarena.env.arena_env.Observer`). This module provides the two
+the arena uses:
+
+* :class:`PanoramaObserver` — the perspective view at the pose's compass yaw
+  and pitch, cut from the panorama of ``pose.nearest_node`` (between
+  panoramas the nearer node's image is shown, the Movie Map paradigm), with
+  red ground arrows drawn at the true bearings of ``pose.arrows`` (the
+  branches LEFT/RIGHT/UP can choose), as in 360CityArena.
+* :class:`LocationMapObserver` — the current-location map with the agent's
+  marker at the pose, pointing along the camera yaw.
+
+:func:`panorama_observer_for` returns ``None`` for graph-only cities so the
+env runs without images.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from urbanarena.env.arena_env import ArenaPose
+from urbanarena.render.maps import Extent, map_renderer_for
+from urbanarena.render.overlays import draw_branch_arrows
+from urbanarena.render.panorama_store import DEFAULT_BUDGET_BYTES, PanoramaStore
+from urbanarena.render.views import ViewRenderer, node_view
+from urbanarena.world.city import City
+from urbanarena.world.imagery import has_imagery
+
+
+class PanoramaObserver:
+    """Perspective view from the nearest panorama with red branch arrows.
+
+    Args:
+        store: the city's :class:`PanoramaStore` (one per city; its LRU cache
+            holds decoded panoramas).
+        hfov_deg: horizontal field of view, degrees (default 90).
+        width, height: view size in pixels (default 640x360, the 360CityArena
+            capture size).
+        draw_arrows: draw red arrows for ``pose.arrows`` (default True).
+        arrow_labels: write the keys that select each arrow (``LEFT``,
+            ``UP/LEFT``) next to it; default False (360CityArena's arrows are
+            unlabelled).
+        renderer: :class:`ViewRenderer` with cached sampling grids (default shared).
+    Raises (on call): ``KeyError``/``ImageFormatError`` from the store when the
+    nearest node's panorama is missing or invalid.
+    """
+
+    def __init__(self, store: PanoramaStore, *, hfov_deg: float = 90.0, width: int = 640, height: int = 360,
+                 draw_arrows: bool = True, arrow_labels: bool = False, renderer: ViewRenderer | None = None):
+        self.store = store
+        self.hfov_deg = float(hfov_deg)
+        self.width = int(width)
+        self.height = int(height)
+        self.draw_arrows = draw_arrows
+        self.arrow_labels = arrow_labels
+        self.renderer = renderer
+        self.last_placements: list = []
+
+    def __call__(self, city: City, pose: ArenaPose) -> np.ndarray:
+        view = node_view(self.store, pose.nearest_node, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
+                         self.width, self.height, renderer=self.renderer)
+        self.last_placements = []
+        if self.draw_arrows and pose.arrows:
+            branches = [(b.bearing_deg, "/".join(b.keys) if self.arrow_labels else "") for b in pose.arrows]
+            view, self.last_placements = draw_branch_arrows(view, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
+                                                            branches, inplace=bool(view.flags.writeable))
+        return view
+
+
+def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, budget_bytes: int = DEFAULT_BUDGET_BYTES,
+                          max_width: int | None = None, **kwargs) -> PanoramaObserver | None:
+    """A :class:`PanoramaObserver` for ``city``, or ``None`` for a graph-only city.
+
+    Args:
+        base_dir: folder a relative imagery root resolves against (the saved city directory).
+        budget_bytes, max_width: passed to :class:`PanoramaStore`.
+        kwargs: passed to :class:`PanoramaObserver` (hfov_deg, width, height, ...).
+    """
+    if not has_imagery(city):
+        return None
+    return PanoramaObserver(PanoramaStore(city, budget_bytes=budget_bytes, max_width=max_width, base_dir=base_dir),
+                            **kwargs)
+
+
+class LocationMapObserver:
+    """Current-location map: the city's street map with the agent marker at the pose.
+
+    Args:
+        width, height: map size in pixels (default 640x640, the 360CityArena map capture size).
+        extent: map extent (default: the whole city, see :class:`~urbanarena.render.maps.Extent`).
+    """
+
+    def __init__(self, width: int = 640, height: int = 640, extent: Extent | None = None):
+        self.width = int(width)
+        self.height = int(height)
+        self.extent = extent
+
+    def __call__(self, city: City, pose: ArenaPose) -> np.ndarray:
+        return map_renderer_for(city, self.width, self.height, self.extent).location_map(pose.x_m, pose.y_m,
+                                                                                         pose.yaw_deg)
