@@ -1,0 +1,113 @@
+"""OpenAI and OpenAI-compatible servers (vLLM, SGLang, Ollama, LM Studio,
+Gemini's OpenAI endpoint ...) through the ``openai`` SDK's Chat Completions API.
+
+Request mapping: ``system`` -> a ``system`` message; user turns -> content
+lists of ``{"type": "text"}`` and ``{"type": "image_url", "image_url":
+{"url": "data:<media>;base64,...", "detail": ...}}`` (``detail`` only when
+set); assistant turns -> plain strings. Generation: ``temperature``,
+``top_p``, ``seed``, ``reasoning_effort`` when set; the output cap is sent as
+``max_completion_tokens`` to OpenAI (``max_tokens`` is deprecated there) and as
+``max_tokens`` to OpenAI-compatible servers (what vLLM, Ollama and LM Studio
+all accept); ``max_tokens_param`` overrides.
+
+Reply mapping: ``choices[0].message.content`` (``""`` when null), finish
+``stop`` -> ``stop``, ``length`` -> ``length``, ``content_filter`` or a
+``message.refusal`` -> ``refusal``, ``tool_calls``/``function_call`` ->
+``tool_use``; ``usage.prompt_tokens`` / ``completion_tokens`` /
+``completion_tokens_details.reasoning_tokens``; ``model``; request id from the
+``x-request-id`` header.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Mapping
+
+import openai
+
+from urbanarena.agents.clients.base import ModelClient
+from urbanarena.agents.clients.images import EncodedImage
+from urbanarena.agents.clients.spec import ModelSpec
+from urbanarena.agents.clients.types import Image, ModelReply, ModelRequest
+
+_FINISH = {"stop": "stop", "length": "length", "content_filter": "refusal", "tool_calls": "tool_use", "function_call": "tool_use"}
+
+
+class OpenAIClient(ModelClient):
+    """Client for ``openai:`` and ``openai-compatible:`` specs (see module docstring).
+
+    Extra args:
+        max_tokens_param: ``max_completion_tokens`` or ``max_tokens``;
+            default by provider (module docstring).
+    Other args as :class:`~urbanarena.agents.clients.base.ModelClient`.
+    """
+
+    provider = "openai"
+
+    def __init__(self, spec: ModelSpec, *, max_tokens_param: Literal["max_completion_tokens", "max_tokens"] | None = None, **kw: Any):
+        self.max_tokens_param = max_tokens_param or ("max_completion_tokens" if spec.provider == "openai" else "max_tokens")
+        super().__init__(spec, **kw)
+
+    def _make_sdk(self, api_key: str) -> openai.OpenAI:
+        return openai.OpenAI(api_key=api_key, base_url=self.spec.endpoint, max_retries=0, timeout=self.timeout_s)
+
+    def _request_options(self) -> dict[str, Any]:
+        return {"max_tokens_param": self.max_tokens_param}
+
+    def build_payload(self, request: ModelRequest, encoded: dict[str, EncodedImage]) -> dict[str, Any]:
+        """The keyword arguments of ``chat.completions.create`` for ``request`` (no key inside)."""
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        for m in request.messages:
+            if m.role == "assistant":
+                messages.append({"role": "assistant", "content": "".join(p.text for p in m.parts())})  # type: ignore[union-attr]
+                continue
+            parts: list[dict[str, Any]] = []
+            for p in m.parts():
+                if isinstance(p, Image):
+                    url: dict[str, Any] = {"url": encoded[p.sha256].data_url()}
+                    if self.images.detail is not None:
+                        url["detail"] = self.images.detail
+                    parts.append({"type": "image_url", "image_url": url})
+                else:
+                    parts.append({"type": "text", "text": p.text})
+            messages.append({"role": "user", "content": parts})
+        g = self.generation.effective_for(self.spec.provider)
+        payload: dict[str, Any] = {"model": self.spec.model, "messages": messages, self.max_tokens_param: g["max_output_tokens"]}
+        for name in ("temperature", "top_p", "seed", "reasoning_effort"):
+            if g[name] is not None:
+                payload[name] = g[name]
+        return payload
+
+    def _send(self, request: ModelRequest, encoded: dict[str, EncodedImage]) -> tuple[ModelReply, Mapping[str, str]]:
+        raw = self._sdk.chat.completions.with_raw_response.create(**self.build_payload(request, encoded))
+        completion = raw.parse()
+        headers = raw.headers
+        text, raw_finish, refusal_text = "", None, None
+        if completion.choices:
+            choice = completion.choices[0]
+            raw_finish = choice.finish_reason
+            text = choice.message.content or ""
+            refusal_text = getattr(choice.message, "refusal", None) or None
+        finish = _FINISH.get(raw_finish or "", "other")
+        if refusal_text:
+            finish = "refusal"
+        usage = completion.usage
+        reasoning = None
+        if usage is not None and getattr(usage, "completion_tokens_details", None) is not None:
+            reasoning = getattr(usage.completion_tokens_details, "reasoning_tokens", None)
+        reply = ModelReply(
+            text=text,
+            finish_reason=finish,  # type: ignore[arg-type]
+            raw_finish_reason=raw_finish,
+            input_tokens=None if usage is None else usage.prompt_tokens,
+            output_tokens=None if usage is None else usage.completion_tokens,
+            reasoning_tokens=reasoning,
+            requested_model=self.spec.model,
+            reported_model=completion.model or None,
+            request_id=headers.get("x-request-id"),
+            response_id=completion.id or None,
+            flags=self._flags(text, finish, bool(refusal_text)),
+            refusal=refusal_text,
+        )
+        return reply, headers

@@ -1,0 +1,456 @@
+"""Fake model servers for tests: OpenAI Chat Completions and Anthropic Messages.
+
+Each server is a real HTTP/1.1 server (``http.server.ThreadingHTTPServer``)
+bound to ``127.0.0.1`` on a free port, so the real ``openai`` / ``anthropic``
+SDKs talk to it over TCP. It
+
+* answers from a *script*: a list of replies consumed in order, or a function
+  ``(request_json, reply_index) -> reply``; a reply is a string or a
+  :class:`ScriptedReply` (finish reason, reported model, refusal, token counts);
+* records every request (:attr:`FakeModelServer.log`): arrival index, path,
+  parsed JSON body, whether the API key matched, the fault injected, and the
+  images it decoded (format, size, base64 length, mean RGB);
+* decodes every image it receives with Pillow and enforces limits like the real
+  APIs (``max_image_b64_bytes``, ``max_image_side_px`` -> HTTP 400);
+* injects transport faults from a plan: ``fault_plan[i]`` applies to the
+  i-th arriving request (``None`` = serve normally). Kinds:
+
+  - ``timeout`` — read the request, send nothing for ``timeout_sleep_s``, close;
+  - ``connection`` — read the request, close the socket without a reply;
+  - ``http_429`` — 429 with ``Retry-After`` (and ``retry-after-ms`` if set);
+  - ``http_<status>`` — that status (500, 503, 529 ...) with an error body;
+
+  faulted requests never consume a scripted reply, and :attr:`injected`
+  counts faults per kind.
+
+The server never writes anything to disk, and it stores only whether the
+presented key matched, never the key.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import io
+import itertools
+import json
+import socket
+import threading
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+import numpy as np
+from PIL import Image as PILImage
+
+
+@dataclass
+class ScriptedReply:
+    """One scripted model reply.
+
+    Attributes:
+        text: reply text.
+        finish: provider-native finish reason (OpenAI ``stop``/``length``/
+            ``content_filter``; Anthropic ``end_turn``/``max_tokens``/``refusal``);
+            ``None`` = the provider's normal stop.
+        model: model name to report (default: the requested one).
+        refusal: OpenAI ``message.refusal`` text.
+        input_tokens / output_tokens: usage to report (default: computed,
+            see :meth:`FakeModelServer.default_usage`).
+    """
+
+    text: str
+    finish: str | None = None
+    model: str | None = None
+    refusal: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+@dataclass
+class ReceivedImage:
+    """An image the server decoded from a request."""
+
+    format: str
+    width: int
+    height: int
+    b64_len: int
+    mean_rgb: tuple[float, float, float]
+
+
+@dataclass
+class RecordedRequest:
+    """One arrival at the server."""
+
+    index: int
+    path: str
+    body: dict[str, Any] | None
+    auth_ok: bool
+    fault: str | None
+    images: list[ReceivedImage] = field(default_factory=list)
+    status: int | None = None
+    reply_index: int | None = None
+
+    def texts(self) -> list[str]:
+        """All text parts of the request (system prompt included), in order."""
+        out: list[str] = []
+        b = self.body or {}
+        sys_ = b.get("system")
+        if isinstance(sys_, str):
+            out.append(sys_)
+        for m in b.get("messages", []):
+            c = m.get("content")
+            if isinstance(c, str):
+                out.append(c)
+            elif isinstance(c, list):
+                out += [p["text"] for p in c if p.get("type") == "text"]
+        return out
+
+
+Script = list[ScriptedReply | str] | Callable[[dict[str, Any], int], ScriptedReply | str]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class FakeModelServer(ABC):
+    """Base of the two fakes (see module docstring).
+
+    Args:
+        script: replies (list, consumed in order) or a function of (body, reply index).
+        fault_plan: fault kind (or ``None``) per arrival index.
+        api_key: the key the client must present (``None``: accept any).
+        timeout_sleep_s: how long a ``timeout`` fault stays silent.
+        retry_after: ``Retry-After`` header value sent with 429.
+        retry_after_ms: ``retry-after-ms`` header value sent with 429 (``None``: not sent).
+        max_image_b64_bytes / max_image_side_px: image limits (HTTP 400 beyond).
+    """
+
+    path = ""
+    key_header = ""  # header holding the key besides "Authorization: Bearer"
+
+    def __init__(
+        self,
+        script: Script,
+        *,
+        fault_plan: list[str | None] | None = None,
+        api_key: str | None = None,
+        timeout_sleep_s: float = 1.0,
+        retry_after: str = "1",
+        retry_after_ms: str | None = None,
+        max_image_b64_bytes: int | None = None,
+        max_image_side_px: int | None = None,
+    ):
+        self.script = script
+        self.fault_plan = list(fault_plan or [])
+        self.api_key = api_key
+        self.timeout_sleep_s = timeout_sleep_s
+        self.retry_after = retry_after
+        self.retry_after_ms = retry_after_ms
+        self.max_image_b64_bytes = max_image_b64_bytes
+        self.max_image_side_px = max_image_side_px
+        self.log: list[RecordedRequest] = []
+        self.injected: collections.Counter[str] = collections.Counter()
+        self.replies_served = 0
+        self._lock = threading.Lock()
+        self._arrivals = itertools.count()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> FakeModelServer:
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server naming
+                owner._handle(self)
+
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._httpd is not None:
+            self._httpd.shutdown()
+            self._httpd.server_close()
+            self._httpd = None
+
+    def __enter__(self) -> FakeModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        assert self._httpd is not None, "server not started"
+        return int(self._httpd.server_address[1])
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def served(self) -> list[RecordedRequest]:
+        """Requests answered with a scripted reply (status 200)."""
+        return [r for r in self.log if r.status == 200]
+
+    # ------------------------------------------------------------------ handling
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        length = int(h.headers.get("Content-Length") or 0)
+        raw = h.rfile.read(length) if length else b""
+        index = next(self._arrivals)
+        fault = self.fault_plan[index] if index < len(self.fault_plan) else None
+        presented = {(h.headers.get("Authorization") or "").removeprefix("Bearer ").strip()}
+        if self.key_header:
+            presented.add((h.headers.get(self.key_header) or "").strip())
+        auth_ok = self.api_key is None or self.api_key in presented
+        try:
+            body = json.loads(raw) if raw else None
+        except json.JSONDecodeError:
+            body = None
+        rec = RecordedRequest(index=index, path=h.path, body=body, auth_ok=auth_ok, fault=fault)
+        with self._lock:
+            self.log.append(rec)
+            if fault is not None:
+                self.injected[fault] += 1
+        if fault == "connection":
+            h.close_connection = True
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if fault == "timeout":
+            time.sleep(self.timeout_sleep_s)
+            h.close_connection = True
+            try:
+                h.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        if fault is not None:
+            status = int(fault.removeprefix("http_"))
+            headers = {}
+            if status == 429:
+                headers["Retry-After"] = self.retry_after
+                if self.retry_after_ms is not None:
+                    headers["retry-after-ms"] = self.retry_after_ms
+            self._send_json(h, rec, status, self.error_body(status, f"injected {fault}"), headers)
+            return
+        if h.path != self.path:
+            self._send_json(h, rec, 404, self.error_body(404, f"unknown path {h.path}"))
+            return
+        if not auth_ok:
+            self._send_json(h, rec, 401, self.error_body(401, "invalid api key"))
+            return
+        if body is None:
+            self._send_json(h, rec, 400, self.error_body(400, "body is not JSON"))
+            return
+        problem = self._check_request(body, rec)
+        if problem:
+            self._send_json(h, rec, 400, self.error_body(400, problem))
+            return
+        with self._lock:
+            reply_index = self.replies_served
+            try:
+                item = self.script(body, reply_index) if callable(self.script) else self.script[reply_index]
+            except IndexError:
+                item = None
+            if item is not None:
+                self.replies_served += 1
+        if item is None:
+            self._send_json(h, rec, 400, self.error_body(400, f"script exhausted after {reply_index} replies"))
+            return
+        reply = ScriptedReply(item) if isinstance(item, str) else item
+        rec.reply_index = reply_index
+        payload, headers = self.reply_body(body, reply, reply_index)
+        self._send_json(h, rec, 200, payload, headers)
+
+    def _send_json(self, h: BaseHTTPRequestHandler, rec: RecordedRequest, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
+        rec.status = status
+        data = json.dumps(payload).encode()
+        try:
+            h.send_response(status)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(data)))
+            for k, v in (headers or {}).items():
+                h.send_header(k, v)
+            h.end_headers()
+            h.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _decode_image(self, b64: str, rec: RecordedRequest) -> str | None:
+        if self.max_image_b64_bytes is not None and len(b64) > self.max_image_b64_bytes:
+            return f"image exceeds {self.max_image_b64_bytes} bytes (base64 length {len(b64)})"
+        try:
+            data = base64.b64decode(b64, validate=True)
+            pil = PILImage.open(io.BytesIO(data))
+            pil.load()
+        except Exception as e:  # noqa: BLE001 - any decode failure is a 400
+            return f"could not decode image: {e}"
+        if self.max_image_side_px is not None and max(pil.size) > self.max_image_side_px:
+            return f"image side {max(pil.size)} px exceeds {self.max_image_side_px}"
+        arr = np.asarray(pil.convert("RGB"), dtype=np.float64)
+        mean = tuple(float(x) for x in arr.reshape(-1, 3).mean(axis=0))
+        rec.images.append(ReceivedImage(pil.format or "?", pil.size[0], pil.size[1], len(b64), mean))  # type: ignore[arg-type]
+        return None
+
+    @staticmethod
+    def default_usage(body: dict[str, Any], text: str) -> tuple[int, int]:
+        """Deterministic usage: input = ceil(text chars / 4) + 100 per image; output = ceil(len(text) / 4) + 1."""
+        chars, images = 0, 0
+        if isinstance(body.get("system"), str):
+            chars += len(body["system"])
+        for m in body.get("messages", []):
+            c = m.get("content")
+            if isinstance(c, str):
+                chars += len(c)
+                continue
+            for p in c or []:
+                if p.get("type") == "text":
+                    chars += len(p["text"])
+                elif p.get("type") in ("image", "image_url"):
+                    images += 1
+        return -(-chars // 4) + 100 * images, -(-len(text) // 4) + 1
+
+    # ------------------------------------------------------------------ provider specifics
+    @abstractmethod
+    def _check_request(self, body: dict[str, Any], rec: RecordedRequest) -> str | None:
+        """Validate a request (decoding its images); return a 400 message or ``None``."""
+
+    @abstractmethod
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        """The provider's error JSON."""
+
+    @abstractmethod
+    def reply_body(self, body: dict[str, Any], reply: ScriptedReply, n: int) -> tuple[dict[str, Any], dict[str, str]]:
+        """The provider's reply JSON and response headers for scripted reply number ``n``."""
+
+
+class FakeOpenAIServer(FakeModelServer):
+    """Fake ``POST /v1/chat/completions``; :attr:`base_url` is ``http://127.0.0.1:PORT/v1``."""
+
+    path = "/v1/chat/completions"
+
+    @property
+    def base_url(self) -> str:
+        return self.root_url + "/v1"
+
+    def _check_request(self, body: dict[str, Any], rec: RecordedRequest) -> str | None:
+        if not isinstance(body.get("model"), str) or not isinstance(body.get("messages"), list) or not body["messages"]:
+            return "model and messages are required"
+        for m in body["messages"]:
+            c = m.get("content")
+            if isinstance(c, list):
+                for p in c:
+                    if p.get("type") == "image_url":
+                        url = p["image_url"]["url"]
+                        if not url.startswith("data:image/") or ";base64," not in url:
+                            return "image_url must be a base64 data URL"
+                        err = self._decode_image(url.split(";base64,", 1)[1], rec)
+                        if err:
+                            return err
+        return None
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        return {"error": {"message": message, "type": "fake_error", "code": status}}
+
+    def reply_body(self, body: dict[str, Any], reply: ScriptedReply, n: int) -> tuple[dict[str, Any], dict[str, str]]:
+        tin, tout = self.default_usage(body, reply.text)
+        tin = reply.input_tokens if reply.input_tokens is not None else tin
+        tout = reply.output_tokens if reply.output_tokens is not None else tout
+        finish = reply.finish or ("content_filter" if reply.refusal else "stop")
+        payload = {
+            "id": f"chatcmpl-fake-{n}",
+            "object": "chat.completion",
+            "created": 1700000000 + n,
+            "model": reply.model or body["model"],
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": None if reply.refusal else reply.text, "refusal": reply.refusal},
+                "finish_reason": finish,
+                "logprobs": None,
+            }],
+            "usage": {"prompt_tokens": tin, "completion_tokens": tout, "total_tokens": tin + tout},
+        }
+        return payload, {"x-request-id": f"req_fake_{n}"}
+
+
+class FakeAnthropicServer(FakeModelServer):
+    """Fake ``POST /v1/messages``; :attr:`base_url` is ``http://127.0.0.1:PORT`` (the SDK adds ``/v1``).
+
+    Rejects requests without ``anthropic-version`` or ``max_tokens`` (400), like
+    the real API. The key is accepted from ``x-api-key`` or ``Authorization:
+    Bearer`` (recent SDKs send the latter).
+    """
+
+    path = "/v1/messages"
+    key_header = "x-api-key"
+
+    def __init__(self, script: Script, **kw: Any):
+        kw.setdefault("max_image_b64_bytes", 5 * 1024 * 1024)
+        kw.setdefault("max_image_side_px", 8000)
+        super().__init__(script, **kw)
+        self.versions_seen: set[str] = set()
+
+    @property
+    def base_url(self) -> str:
+        return self.root_url
+
+    def _handle(self, h: BaseHTTPRequestHandler) -> None:
+        v = h.headers.get("anthropic-version")
+        if v:
+            self.versions_seen.add(v)
+        super()._handle(h)
+
+    def _check_request(self, body: dict[str, Any], rec: RecordedRequest) -> str | None:
+        if not self.versions_seen:
+            return "anthropic-version header required"
+        if not isinstance(body.get("max_tokens"), int):
+            return "max_tokens: field required"
+        if not isinstance(body.get("messages"), list) or not body["messages"]:
+            return "messages: field required"
+        for m in body["messages"]:
+            c = m.get("content")
+            if isinstance(c, list):
+                for p in c:
+                    if p.get("type") == "image":
+                        src = p["source"]
+                        if src.get("type") != "base64" or src.get("media_type") not in ("image/jpeg", "image/png", "image/gif", "image/webp"):
+                            return "image source must be base64 jpeg/png/gif/webp"
+                        err = self._decode_image(src["data"], rec)
+                        if err:
+                            return err
+        return None
+
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}.get(status, "api_error")
+        return {"type": "error", "error": {"type": kind, "message": message}}
+
+    def reply_body(self, body: dict[str, Any], reply: ScriptedReply, n: int) -> tuple[dict[str, Any], dict[str, str]]:
+        tin, tout = self.default_usage(body, reply.text)
+        tin = reply.input_tokens if reply.input_tokens is not None else tin
+        tout = reply.output_tokens if reply.output_tokens is not None else tout
+        payload = {
+            "id": f"msg_fake_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": reply.model or body["model"],
+            "content": [{"type": "text", "text": reply.text}] if reply.text else [],
+            "stop_reason": reply.finish or "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": tin, "output_tokens": tout},
+        }
+        return payload, {"request-id": f"req_fake_{n}"}
