@@ -1,0 +1,1 @@
+"""The ``urbanarena`` command line (typer)."""

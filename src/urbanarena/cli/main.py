@@ -1,0 +1,326 @@
+"""``urbanarena`` command line.
+
+Argument grammar shared by every command:
+
+* CITY — ``KIND:PATH`` for an importer (``cityseeker:DIR``, ``touchdown:DIR``),
+  a path to a saved city directory, or the name of a city in the cache;
+* TASKS — ``KIND:PATH`` for a foreign task format (``cityseeker:FILE``,
+  ``map2seq:FILE``), a path to a task file in our schema, or ``default``;
+* ``--seeds N`` runs seeds ``0 .. N-1`` (``--seed-base S`` shifts them).
+
+Errors caused by input (bad files, unknown names, unwritable paths) print one
+line ``error: <message>`` on stderr and exit with status 2, without a
+traceback. Ctrl-C during ``run`` exits with status 130 after closing the
+store; rerunning the same command resumes.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+from urbanarena.errors import UrbanArenaError
+
+app = typer.Typer(
+    name="urbanarena",
+    help="Evaluate embodied agents on city street-view graphs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+city_app = typer.Typer(help="Inspect and cache cities.", no_args_is_help=True)
+app.add_typer(city_app, name="city")
+
+out_console = Console()
+err_console = Console(stderr=True)
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def _fail(e: BaseException) -> typer.Exit:
+    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    typer.echo(f"error: {msg}", err=True)
+    return typer.Exit(EXIT_BAD_INPUT)
+
+
+def _parse_params(items: list[str] | None) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UrbanArenaError(f"--param {item!r}: expected KEY=VALUE")
+        try:
+            params[key] = json.loads(value)
+        except json.JSONDecodeError:
+            params[key] = value
+    return params
+
+
+def _fmt(v: Any, key: str = "") -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    return str(v)
+
+
+# -------------------------------------------------------------------- run
+class _ProgressEvents:
+    def __init__(self, progress: Progress):
+        self.progress = progress
+        self.task = None
+        self.errors = 0
+        self.started = False
+
+    def on_start(self, total: int, skipped: int) -> None:
+        self.progress.start()  # only now: errors before this point print no progress residue
+        self.started = True
+        if skipped:
+            typer.echo(f"resuming: {skipped} finished episodes skipped", err=True)
+        self.task = self.progress.add_task("episodes", total=total, errors=0)
+
+    def on_result(self, result: dict[str, Any]) -> None:
+        self.errors += result.get("stop_reason") == "error"
+        self.progress.update(self.task, advance=1, errors=self.errors)
+
+
+@app.command()
+def run(
+    city: str = typer.Option(..., "--city", help="CITY: KIND:PATH, saved city directory, or cached city name."),
+    tasks: str = typer.Option(..., "--tasks", help="TASKS: KIND:PATH, task file, or 'default'."),
+    agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle) or module:Callable."),
+    out: Path = typer.Option(..., "--out", help="RUN_DIR (created; rerun the same command to resume)."),
+    seeds: int = typer.Option(1, "--seeds", help="Number of seeds: seeds seed-base .. seed-base+N-1."),
+    seed_base: int = typer.Option(0, "--seed-base", help="First seed."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes (1 = run in this process)."),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol id (default: each task family's)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default: each task family's)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks."),
+    param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="Agent parameter KEY=VALUE (JSON value), repeatable."),
+    retry_errors: bool = typer.Option(False, "--retry-errors", help="Rerun stored episodes whose agent raised."),
+) -> None:
+    """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR."""
+    from urbanarena.runner.driver import RunRequest, execute, prepare
+
+    try:
+        req = RunRequest(
+            city=city, tasks=tasks, agent=agent, out=out, seeds=seeds, seed_base=seed_base,
+            agent_params=_parse_params(param), workers=workers, protocol=protocol, max_steps=max_steps,
+            limit=limit, retry_errors=retry_errors, command=list(sys.argv),
+        )
+        prepared = prepare(req)
+    except (UrbanArenaError, OSError) as e:
+        raise _fail(e) from None
+    progress = Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("errors {task.fields[errors]}"), TimeElapsedColumn(), TimeRemainingColumn(),
+        console=err_console, transient=False,
+    )
+    events = _ProgressEvents(progress)
+    try:
+        try:
+            outcome = execute(prepared, events)
+        finally:
+            if events.started:
+                progress.stop()
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: finished episodes are stored in {out}; rerun the same command to resume", err=True)
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except (UrbanArenaError, OSError) as e:
+        raise _fail(e) from None
+    protos = ", ".join(sorted({c.protocol_id for c in prepared.configs.values()}))
+    hashes = ", ".join(h[:12] for h in prepared.configs)
+    typer.echo(
+        f"{outcome.run} episodes run, {outcome.skipped} skipped, {outcome.errors} agent errors "
+        f"(protocol {protos}; config {hashes}) -> {outcome.run_dir}"
+    )
+
+
+# ---------------------------------------------------------------- summary
+def _metric_table(title: str, s: dict[str, Any]) -> Table:
+    t = Table(title=title)
+    t.add_column("protocol", no_wrap=True)
+    t.add_column("metric", no_wrap=True)
+    t.add_column("value", justify="right")
+    t.add_column("95% CI", justify="right")
+    t.add_column("n", justify="right")
+    counts = s.get("counts") or {}
+    for k, v in s["metrics"].items():
+        if v is None:
+            continue
+        ci = s["ci95"].get(k)
+        t.add_row(s["protocol"], k, _fmt(v), f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "–", str(counts.get(k, "")))
+    return t
+
+
+#: short column labels of the per-group tables
+SHORT_LABELS = {
+    "tc_exact": "TC-E", "tc_proximity_50m": "TC-P50", "tc_category": "TC-C", "tc": "TC", "spl": "SPL",
+    "ndtw": "nDTW", "sdtw": "SDTW", "goal_dist_m": "dist m", "spd_m": "SPD m", "spd_hops": "SPD hops",
+    "sed": "SED", "avg_steps": "steps",
+}
+
+
+def _group_table(title: str, groups: dict[str, Any], protocol: str, keys: list[str]) -> Table:
+    t = Table(title=f"{title} — protocol {protocol}")
+    t.add_column("group", no_wrap=True)
+    t.add_column("n", justify="right")
+    for k in keys:
+        t.add_column(SHORT_LABELS.get(k, k), justify="right")
+    for name, g in groups.items():
+        vals = [g["metrics"].get(k) for k in keys]
+        t.add_row(name, str(g["episodes"]), *("–" if v is None else f"{v:.1f}" for v in vals))
+    return t
+
+
+@app.command()
+def summary(
+    run_dir: Path = typer.Argument(..., help="RUN_DIR of a run."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    config: Optional[str] = typer.Option(None, "--config", help="Config hash prefix (when RUN_DIR holds several)."),
+    resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples per interval."),
+) -> None:
+    """Metric means with cluster-bootstrap 95 % CIs (rates in percent), overall, per category and per difficulty."""
+    from urbanarena.runner.summary import summarize_run
+
+    try:
+        s = summarize_run(run_dir, config=config, n_resamples=resamples)
+    except UrbanArenaError as e:
+        raise _fail(e) from None
+    if as_json:
+        sys.stdout.write(json.dumps(s, allow_nan=False) + "\n")
+        return
+    head = (
+        f"{run_dir} — agent {s['agent']} · protocol {s['protocol']} · family {s['family']} · "
+        f"config {s['config_hash'][:12]} · {s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
+    )
+    out_console.print(_metric_table(head, s))
+    keys = [k for k in ("tc_exact", "tc_proximity_50m", "tc", "spl", "ndtw", "sed", "goal_dist_m")
+            if s["metrics"].get(k) is not None]
+    if s["by_category"]:
+        out_console.print(_group_table("by category", s["by_category"], s["protocol"], keys))
+    if s["by_difficulty"]:
+        out_console.print(_group_table("by difficulty", s["by_difficulty"], s["protocol"], keys))
+    if s.get("complete") is False:
+        out_console.print(f"[yellow]incomplete: {s['episodes']} of {s['planned']} planned episodes are stored; "
+                          "rerun the run command to finish[/yellow]")
+    if s["errors"]:
+        out_console.print(f"[yellow]{s['errors']} episodes ended with an agent error (stop reason 'error')[/yellow]")
+
+
+# ----------------------------------------------------------------- export
+@app.command()
+def export(
+    run_dir: Path = typer.Argument(..., help="RUN_DIR of a run."),
+    fmt: str = typer.Option(..., "--format", help="csv, jsonl or parquet (parquet needs urbanarena[export])."),
+    out: Path = typer.Option(..., "--out", help="Output file."),
+    config: Optional[str] = typer.Option(None, "--config", help="Only this config (hash prefix)."),
+) -> None:
+    """Export the stored episodes (one row each, with protocol id, trajectory, metrics)."""
+    from urbanarena.runner.export import export_run
+    from urbanarena.runner.store import STORE_FILE, Store
+
+    try:
+        hashes = None
+        if config:
+            with Store(Path(run_dir) / STORE_FILE, readonly=True) as store:
+                hashes = [c["config_hash"] for c in store.configs() if c["config_hash"].startswith(config)]
+            if not hashes:
+                raise UrbanArenaError(f"{run_dir}: no config matches {config!r}")
+        n = export_run(run_dir, fmt, out, hashes)
+    except (UrbanArenaError, OSError) as e:
+        raise _fail(e) from None
+    typer.echo(f"{n} episodes -> {out}")
+
+
+# --------------------------------------------------------------- protocols
+@app.command()
+def protocols(as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """List protocol ids."""
+    from urbanarena.env.protocols import PROTOCOLS
+
+    if as_json:
+        sys.stdout.write(json.dumps({k: {"faithful_to": p.faithful_to, "per_stage_scoring": p.per_stage_scoring,
+                                         "description": p.description, "params": p.params}
+                                     for k, p in PROTOCOLS.items()}) + "\n")
+        return
+    t = Table(title="protocols")
+    t.add_column("id")
+    t.add_column("faithful to")
+    t.add_column("description")
+    for k, p in PROTOCOLS.items():
+        t.add_row(k, p.faithful_to or "(urbanarena)", p.description)
+    out_console.print(t)
+
+
+# -------------------------------------------------------------------- city
+@city_app.command("info")
+def city_info(
+    city: str = typer.Argument(..., help="CITY: KIND:PATH, saved city directory, or cached city name."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Graph facts of a city (nodes, edges, components, bbox, degrees ...)."""
+    from urbanarena.world.facts import graph_facts
+    from urbanarena.world.resolve import resolve_city_source
+
+    try:
+        c, source = resolve_city_source(city)
+    except (UrbanArenaError, OSError) as e:
+        raise _fail(e) from None
+    facts = graph_facts(c)
+    facts["directory"] = str(source.directory)
+    facts["source"] = c.meta.source
+    if as_json:
+        facts["import_report"] = c.meta.extra
+        sys.stdout.write(json.dumps(facts, default=str) + "\n")
+        return
+    t = Table(title=f"city {facts['name']}")
+    t.add_column("fact")
+    t.add_column("value")
+    for k, v in facts.items():
+        if k == "source":
+            continue
+        t.add_row(k, json.dumps(v) if isinstance(v, (dict, list)) else _fmt(v))
+    out_console.print(t)
+
+
+@city_app.command("import")
+def city_import(
+    city: str = typer.Argument(..., help="CITY to import (usually KIND:PATH)."),
+    name: str = typer.Option(..., "--name", help="Name to save it under in the cache."),
+) -> None:
+    """Import (or copy) a city into the cache under NAME; later commands accept NAME as CITY."""
+    from urbanarena.world.resolve import resolve_city, save_named
+
+    try:
+        c = resolve_city(city)
+        path = save_named(c, name)
+    except (UrbanArenaError, OSError) as e:
+        raise _fail(e) from None
+    typer.echo(f"{c.name}: {c.graph.number_of_nodes()} nodes, {c.graph.number_of_edges()} edges -> {path}")
+
+
+@city_app.command("list")
+def city_list() -> None:
+    """Names of the cities in the cache."""
+    from urbanarena import paths
+    from urbanarena.world.resolve import cached_city_names
+
+    names = cached_city_names()
+    typer.echo("\n".join(names) if names else f"(no cached cities in {paths.cities_dir()})")
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

@@ -1,0 +1,82 @@
+"""Episode configuration and its hash.
+
+The config hash is the sha256 (hex) of the canonical JSON (sorted keys, no
+whitespace, no NaN) of everything that changes an episode's result apart from
+the task and the seed:
+
+* ``protocol``: protocol id and its parameters (:data:`urbanarena.env.protocols.PROTOCOLS`);
+* ``max_steps``: the step limit;
+* ``agent``: the agent's ``config()`` (name and parameters; later agents put
+  their model, strategies and prompt-template hashes there);
+* ``family``: task family name and its ``version`` attribute when it has one;
+* ``city``: the city's content hash.
+
+Wall-clock facts (code version, timestamps) are *not* in the hash: they go
+into ``run.json``. A row of the store is keyed by ``(task_id, seed, agent,
+config_hash)``; rerunning the same command produces the same keys and skips
+finished episodes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from urbanarena.env.protocols import get_protocol
+
+CONFIG_VERSION = 1
+
+
+def canonical_json(obj: Any) -> str:
+    """Canonical JSON: sorted keys, compact separators, NaN/inf rejected; values
+    JSON cannot hold (paths, ...) are written as ``str(value)``."""
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False, ensure_ascii=False, default=str)
+
+
+def hash_config(config: dict[str, Any]) -> str:
+    """sha256 hex of :func:`canonical_json` of ``config``."""
+    return hashlib.sha256(canonical_json(config).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """Everything besides task and seed that determines an episode.
+
+    Attributes:
+        protocol_id: protocol id (``cityseeker-v1`` ...).
+        max_steps: step limit (actions, STOP included).
+        agent_name: the name the agent was built from (registry name).
+        agent_config: ``agent.config()`` — JSON-able.
+        family: task family name.
+        family_version: the family's ``version`` attribute or ``None``.
+        city_hash: city content hash.
+    """
+
+    protocol_id: str
+    max_steps: int
+    agent_name: str
+    agent_config: dict[str, Any]
+    family: str
+    city_hash: str
+    family_version: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The JSON object that is hashed (see module docstring)."""
+        proto = get_protocol(self.protocol_id)
+        return {
+            "config_version": CONFIG_VERSION,
+            "protocol": {"id": proto.id, "params": proto.params, "per_stage_scoring": proto.per_stage_scoring},
+            "max_steps": int(self.max_steps),
+            "agent": {"name": self.agent_name, "config": self.agent_config},
+            "family": {"name": self.family, "version": self.family_version},
+            "city": {"content_hash": self.city_hash},
+            **({"extra": self.extra} if self.extra else {}),
+        }
+
+    @property
+    def hash(self) -> str:
+        """Config hash (sha256 hex)."""
+        return hash_config(self.as_dict())

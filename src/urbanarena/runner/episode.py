@@ -1,0 +1,220 @@
+"""Run one episode: env + agent + scorer -> a plain JSON-able result dict.
+
+An episode is fully determined by (task, seed, episode config): a fresh agent
+is built for every episode (so no state leaks between episodes, and results
+do not depend on which worker ran what, or in which order), the agent gets
+``AgentContext(seed=seed)`` and the env is reset with ``seed``.
+
+Agent failures (an exception raised by the agent factory, ``reset`` or
+``act``) never crash a run: the episode ends with ``stop_reason = "error"``,
+the exception text goes into ``error``, and the trajectory so far is scored
+like any other (so an error counts as the failure it is). Failures of our own
+code (env, scorer) propagate.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import traceback
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+from urbanarena.agents.base import Agent, AgentContext
+from urbanarena.env.graph_env import GraphNavEnv
+from urbanarena.env.protocols import make_motion
+from urbanarena.env.wrappers import StepLimit
+from urbanarena.tasks.families import get_family
+from urbanarena.tasks.families.base import Trajectory
+from urbanarena.tasks.resolve import task_hash
+from urbanarena.tasks.schema import Task
+from urbanarena.world.city import City
+
+AgentFactory = Callable[[], Agent]
+
+#: stop reason of an episode whose agent raised
+ERROR_STOP = "error"
+#: longest traceback text kept in a result (characters, tail kept)
+MAX_ERROR_CHARS = 4000
+
+
+def utc_now() -> str:
+    """Current UTC time, ISO 8601 with microseconds and ``+00:00``."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+def jsonable(obj: Any) -> Any:
+    """Convert numpy scalars/arrays, tuples and sets to plain JSON types (recursively)."""
+    if obj is None or isinstance(obj, (bool, str)):
+        return obj
+    if isinstance(obj, int):
+        return int(obj)
+    if isinstance(obj, float):
+        return float(obj)
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, (set, frozenset)):
+        return sorted(jsonable(v) for v in obj)
+    item = getattr(obj, "item", None)
+    if callable(item):  # numpy scalar
+        try:
+            return jsonable(item())
+        except (TypeError, ValueError):
+            pass
+    tolist = getattr(obj, "tolist", None)
+    if callable(tolist):
+        return jsonable(tolist())
+    return str(obj)
+
+
+def _error_text(exc: BaseException) -> str:
+    text = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    head = f"{type(exc).__name__}: {exc}"
+    if len(text) > MAX_ERROR_CHARS:
+        text = text[-MAX_ERROR_CHARS:]
+    return head + "\n" + text
+
+
+class EpisodeRunner:
+    """Runs episodes on one city with one agent factory.
+
+    Motion models (and their per-node caches) and environments are built once
+    per (protocol id, action style) and reused across episodes.
+
+    Args:
+        city: the city.
+        agent_factory: zero-argument callable returning a fresh :class:`Agent`.
+        agent_name: name stored with each result (registry name).
+    """
+
+    def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str):
+        self.city = city
+        self.agent_factory = agent_factory
+        self.agent_name = agent_name
+        self._envs: dict[tuple[str, str], GraphNavEnv] = {}
+
+    def _env(self, protocol_id: str, action_style: str) -> GraphNavEnv:
+        key = (protocol_id, action_style)
+        env = self._envs.get(key)
+        if env is None:
+            env = GraphNavEnv(self.city, make_motion(protocol_id, self.city, action_style))  # type: ignore[arg-type]
+            self._envs[key] = env
+        return env
+
+    def run(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "") -> dict[str, Any]:
+        """Run one episode and score it.
+
+        Args:
+            task: the task (its ``family`` picks the scorer and action style).
+            seed: episode seed (agent RNG and env reset).
+            protocol_id: protocol id.
+            max_steps: step limit (:class:`StepLimit`).
+            config_hash: stored with the result.
+        Returns: a JSON-able dict: ``task_id``, ``seed``, ``agent``,
+            ``config_hash``, ``protocol``, ``family``, ``category``,
+            ``difficulty``, ``task_hash``, ``trajectory`` (node ids, start
+            first), ``headings`` (degrees, one per trajectory node),
+            ``actions`` (ints; -1 STOP, -2 unparseable), ``stop_reason``
+            (``"stop"``, ``"max_steps"``, ``"error"``), ``error`` (text or
+            ``None``), ``steps`` (actions taken), ``invalid_actions``,
+            ``metrics`` (family scorer output), ``timings`` (seconds:
+            ``agent_s``, ``env_s``, ``score_s``, ``total_s``), ``agent_stats``,
+            ``started_at``/``finished_at`` (ISO 8601 UTC).
+        """
+        family = get_family(task.family)
+        started_at = utc_now()
+        t0 = time.perf_counter()
+        env_base = self._env(protocol_id, family.action_style)
+        env = StepLimit(env_base, max_steps)
+        agent_s = env_s = 0.0
+        error: str | None = None
+        agent: Agent | None = None
+        t = time.perf_counter()
+        obs, info = env.reset(seed=seed, options=family.env_options(task))
+        env_s += time.perf_counter() - t
+        stop_reason: str | None = info.get("stop_reason")
+        if stop_reason is None:
+            t = time.perf_counter()
+            try:
+                agent = self.agent_factory()
+                agent.reset(task, AgentContext(city=self.city, motion=env_base.motion, seed=seed, protocol_id=protocol_id))
+            except Exception as e:  # noqa: BLE001 - agent failures are recorded, never fatal
+                error = _error_text(e)
+                stop_reason = ERROR_STOP
+            agent_s += time.perf_counter() - t
+        while stop_reason is None:
+            t = time.perf_counter()
+            try:
+                action = agent.act(obs)  # type: ignore[union-attr]
+            except Exception as e:  # noqa: BLE001
+                agent_s += time.perf_counter() - t
+                error = _error_text(e)
+                stop_reason = ERROR_STOP
+                break
+            agent_s += time.perf_counter() - t
+            t = time.perf_counter()
+            obs, _, terminated, truncated, info = env.step(action)
+            env_s += time.perf_counter() - t
+            if terminated or truncated:
+                stop_reason = info.get("stop_reason") or ("stop" if terminated else "max_steps")
+        traj = Trajectory(
+            path=list(env_base.path),
+            actions=list(env_base.actions),
+            stop_reason=stop_reason,
+            invalid_actions=int(env_base.invalid_actions),
+        )
+        t = time.perf_counter()
+        try:
+            metrics = family.score(task, self.city, protocol_id, traj)
+        except Exception as e:
+            raise RuntimeError(f"scoring task {task.task_id!r} (seed {seed}) failed: {type(e).__name__}: {e}") from e
+        score_s = time.perf_counter() - t
+        metrics = jsonable(metrics)
+        for k, v in metrics.items():
+            if isinstance(v, float) and not math.isfinite(v):
+                raise RuntimeError(f"scorer of family {family.name!r} returned {k}={v} for task {task.task_id!r}")
+        stats = jsonable(dict(agent.stats)) if agent is not None and isinstance(getattr(agent, "stats", None), dict) else {}
+        return {
+            "task_id": task.task_id,
+            "seed": int(seed),
+            "agent": self.agent_name,
+            "config_hash": config_hash,
+            "protocol": protocol_id,
+            "family": family.name,
+            "category": task.category,
+            "difficulty": task.difficulty,
+            "task_hash": task_hash(task),
+            "trajectory": traj.path,
+            "headings": [float(h) for h in env_base.headings],
+            "actions": [int(a) for a in traj.actions],
+            "stop_reason": stop_reason,
+            "error": error,
+            "steps": traj.steps,
+            "invalid_actions": traj.invalid_actions,
+            "metrics": metrics,
+            "timings": {
+                "agent_s": agent_s,
+                "env_s": env_s,
+                "score_s": score_s,
+                "total_s": time.perf_counter() - t0,
+            },
+            "agent_stats": stats,
+            "started_at": started_at,
+            "finished_at": utc_now(),
+        }
+
+
+def run_episode(
+    task: Task,
+    city: City,
+    agent_factory: AgentFactory,
+    seed: int,
+    protocol_id: str,
+    max_steps: int,
+    agent_name: str = "agent",
+    config_hash: str = "",
+) -> dict[str, Any]:
+    """Run one episode (convenience wrapper over :class:`EpisodeRunner`)."""
+    return EpisodeRunner(city, agent_factory, agent_name).run(task, seed, protocol_id, max_steps, config_hash)

@@ -1,0 +1,111 @@
+"""Summaries of a run store: metric means with cluster-bootstrap 95 % CIs,
+overall, per category and per difficulty
+(:func:`urbanarena.tasks.metrics.aggregate.summarize`; tasks are the clusters).
+
+A RUN_DIR may hold several configs (another agent, protocol or step limit run
+into the same directory). A summary is always of **one** config: with a
+single config it is chosen automatically; otherwise :func:`summarize_run`
+raises :class:`~urbanarena.errors.StoreError` listing the configs, and the
+caller picks one with ``config`` (a config-hash prefix).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from urbanarena.errors import StoreError
+from urbanarena.runner.metadata import read_run_json
+from urbanarena.runner.store import STORE_FILE, Store
+from urbanarena.tasks.metrics import METRIC_KEYS, PERCENT_KEYS
+from urbanarena.tasks.metrics.aggregate import summarize
+
+
+def _pick_config(configs: list[dict[str, Any]], run_dir: Path, config: str | None) -> dict[str, Any]:
+    if not configs:
+        raise StoreError(f"{run_dir}: the run store holds no episodes yet")
+    if config:
+        hits = [c for c in configs if c["config_hash"].startswith(config)]
+        if len(hits) != 1:
+            raise StoreError(
+                f"{run_dir}: --config {config!r} matches {len(hits)} configs; stored: "
+                + "; ".join(describe_config(c) for c in configs)
+            )
+        return hits[0]
+    if len(configs) > 1:
+        raise StoreError(
+            f"{run_dir}: holds {len(configs)} configs, choose one with --config HASH_PREFIX: "
+            + "; ".join(describe_config(c) for c in configs)
+        )
+    return configs[0]
+
+
+def describe_config(c: dict[str, Any]) -> str:
+    """One line: ``<hash12> agent=... protocol=... family=... max_steps=... (N episodes)``."""
+    cfg = c.get("config") or {}
+    return (
+        f"{c['config_hash'][:12]} agent={c['agent']} protocol={c['protocol']} family={c['family']} "
+        f"max_steps={cfg.get('max_steps')} ({c['episodes']} episodes)"
+    )
+
+
+def summarize_run(
+    run_dir: str | Path, config: str | None = None, n_resamples: int = 2000, seed: int = 0
+) -> dict[str, Any]:
+    """Summary of one config of a run.
+
+    Args:
+        run_dir: the RUN_DIR.
+        config: config-hash prefix (needed when the store holds several configs).
+        n_resamples, seed: bootstrap parameters (see ``aggregate.summarize``).
+    Returns: ``{"protocol", "episodes", "metrics", "ci95", "by_category",
+        "by_difficulty", "counts", "config_hash", "config", "agent", "family",
+        "tasks", "seeds", "errors", "stop_reasons", "planned", "complete"}``
+        (``planned``: episodes the latest invocation of this config planned,
+        from ``run.json``; ``complete``: all of them are stored; both
+        ``None`` without that record): ``metrics``/``ci95``
+        keyed by every key of :data:`METRIC_KEYS` (rates in percent, ``None``
+        where a key does not apply); each ``by_category``/``by_difficulty``
+        group repeats ``protocol`` and has ``episodes``, ``metrics``,
+        ``ci95``, ``counts``.
+    Raises:
+        StoreError: no store, an empty store, or an ambiguous/unknown config.
+    """
+    run_dir = Path(run_dir)
+    with Store(run_dir / STORE_FILE, readonly=True) as store:
+        chosen = _pick_config(store.configs(), run_dir, config)
+        rows = list(store.rows([chosen["config_hash"]], parse_json=False))
+    s = summarize(rows, METRIC_KEYS, PERCENT_KEYS, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
+    protocol = chosen["protocol"]
+    for grp in ("by_category", "by_difficulty"):
+        for g in s[grp].values():
+            g["protocol"] = protocol
+    planned = None
+    meta = read_run_json(run_dir)
+    for rec in ([meta] + list(reversed(meta.get("history") or []))) if meta else []:
+        n = (rec.get("planned_by_config") or {}).get(chosen["config_hash"])
+        if n is not None:
+            planned = int(n)
+            break
+    stops: dict[str, int] = {}
+    for r in rows:
+        stops[str(r["stop_reason"])] = stops.get(str(r["stop_reason"]), 0) + 1
+    return {
+        "protocol": protocol,
+        "episodes": s["episodes"],
+        "metrics": s["metrics"],
+        "ci95": s["ci95"],
+        "by_category": s["by_category"],
+        "by_difficulty": s["by_difficulty"],
+        "counts": s.get("counts"),
+        "config_hash": chosen["config_hash"],
+        "config": chosen.get("config"),
+        "agent": chosen["agent"],
+        "family": chosen["family"],
+        "tasks": len({r["task_id"] for r in rows}),
+        "seeds": sorted({r["seed"] for r in rows}),
+        "errors": chosen["errors"],
+        "stop_reasons": dict(sorted(stops.items())),
+        "planned": planned,
+        "complete": None if planned is None else s["episodes"] >= planned,
+    }

@@ -1,0 +1,177 @@
+"""Resolve a TASKS argument (``--tasks``) to a list of :class:`Task`.
+
+Grammar:
+
+* ``KIND:PATH`` — a foreign task format, imported by the family whose
+  ``foreign_format == KIND`` (``cityseeker:question.json``,
+  ``map2seq:dev.jsonl``);
+* a path to a task file in our schema (:func:`~urbanarena.tasks.schema.load_task_file`);
+  its ``city.content_hash`` (and each task's) must match the city's;
+* ``default`` — the city's default suite, named by ``city.meta.extra["default_tasks"]``
+  (itself a TASKS argument; a relative path is taken relative to the saved
+  city's directory).
+
+The task source hash (:attr:`TaskSet.source_hash`) is a sha256 over the bytes
+of the file(s) read; it goes into the run metadata. Each task's own hash
+(:func:`task_hash`) is stored with every episode so a resumed run notices a
+task that changed under the same id.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from urbanarena.errors import TaskFormatError, UrbanArenaError
+from urbanarena.tasks.families import families
+from urbanarena.tasks.schema import Task, load_task_file
+from urbanarena.world.city import City
+
+
+@dataclass
+class TaskSet:
+    """Resolved tasks.
+
+    Attributes:
+        spec: the TASKS argument.
+        tasks: tasks in source order.
+        source_hash: sha256 hex over the source file bytes (see :func:`file_hash`).
+        source_files: the files read.
+    """
+
+    spec: str
+    tasks: list[Task]
+    source_hash: str
+    source_files: list[Path] = field(default_factory=list)
+
+
+def file_hash(files: list[Path]) -> str:
+    """sha256 hex over each file's name and bytes, in the given order (a
+    directory contributes its files recursively, sorted by relative path)."""
+    h = hashlib.sha256()
+    for f in files:
+        f = Path(f)
+        members = sorted(p for p in f.rglob("*") if p.is_file()) if f.is_dir() else [f]
+        for m in members:
+            h.update(m.name.encode() + b"\0")
+            with open(m, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+            h.update(b"\0")
+    return h.hexdigest()
+
+
+def task_hash(task: Task) -> str:
+    """sha256 hex of a task's canonical JSON (sorted keys)."""
+    blob = json.dumps(task.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def foreign_kinds() -> dict[str, str]:
+    """``{foreign_format: family name}`` for every family that imports a foreign format."""
+    return {f.foreign_format: name for name, f in families().items() if f.foreign_format}
+
+
+def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
+    """Check families are known and start/goal nodes exist in ``city``.
+
+    Raises:
+        TaskFormatError: naming the task index and id.
+    """
+    fams = families()
+    for i, t in enumerate(tasks):
+        rec = f"task {i} ({t.task_id})"
+        if t.family not in fams:
+            raise TaskFormatError(path, rec, f"unknown task family {t.family!r}; known: {', '.join(sorted(fams)) or 'none'}")
+        if t.start.node is not None and t.start.node not in city:
+            raise TaskFormatError(path, rec, f"start node {t.start.node!r} is not in city {city.name!r}")
+        for k, g in enumerate(t.goals):
+            if g.node is not None and g.node not in city:
+                raise TaskFormatError(path, rec, f"goal {k} node {g.node!r} is not in city {city.name!r}")
+        if t.start.node is None:
+            raise TaskFormatError(path, rec, "graph navigation needs a start node")
+
+
+def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None) -> TaskSet:
+    """Resolve a TASKS argument against ``city``.
+
+    Args:
+        spec: ``KIND:PATH``, a task-file path, or ``default``.
+        city: the city the tasks run in.
+        city_dir: the saved city's directory (for a relative ``default_tasks``).
+    Raises:
+        TaskFormatError: unreadable/malformed task source, a task file for
+            another city (content hash mismatch), unknown family, or a
+            start/goal node missing from the city.
+        UrbanArenaError: an unknown ``KIND``, a missing path, or ``default``
+            for a city without a default suite.
+    """
+    spec = str(spec)
+    if spec == "default":
+        default = (city.meta.extra or {}).get("default_tasks")
+        if not default:
+            raise UrbanArenaError(
+                f"city {city.name!r} has no default task suite (its metadata names none); "
+                "pass --tasks KIND:PATH or a task file"
+            )
+        default = str(default)
+        if default == "default":
+            raise UrbanArenaError(f"city {city.name!r}: default_tasks must not be 'default'")
+        kinds = foreign_kinds()
+        kind, sep, rest = default.partition(":")
+        if city_dir is not None:
+            if sep and kind in kinds and not Path(rest).is_absolute():
+                default = f"{kind}:{Path(city_dir) / rest}"
+            elif not (sep and kind in kinds) and not Path(default).is_absolute():
+                default = str(Path(city_dir) / default)
+        ts = resolve_task_set(default, city, city_dir)
+        return TaskSet(spec, ts.tasks, ts.source_hash, ts.source_files)
+
+    kinds = foreign_kinds()
+    kind, sep, rest = spec.partition(":")
+    if sep and kind in kinds and rest:
+        p = Path(rest).expanduser()
+        if not p.exists():
+            raise TaskFormatError(p, None, "file not found")
+        fam = families()[kinds[kind]]
+        tasks = fam.load_foreign(p, city)
+        if not tasks:
+            raise TaskFormatError(p, None, f"no {kind} tasks in this file")
+        _check_tasks(tasks, city, p)
+        return TaskSet(spec, list(tasks), file_hash([p]), [p])
+
+    p = Path(spec).expanduser()
+    if not p.exists():
+        if sep and not Path(kind).exists() and len(kind) > 1:
+            raise UrbanArenaError(
+                f"unknown task format {kind!r} in {spec!r}; known: {', '.join(sorted(kinds)) or 'none'} "
+                "(or give a task file path, or 'default')"
+            )
+        raise TaskFormatError(p, None, "file not found (TASKS is KIND:PATH, a task file, or 'default')")
+    if p.is_dir():
+        raise TaskFormatError(p, None, "is a directory; a task file (JSON) or KIND:PATH is expected")
+    tf = load_task_file(p)
+    if tf.city.content_hash and tf.city.content_hash != city.content_hash:
+        raise TaskFormatError(
+            p, "city.content_hash",
+            f"task file is for city {tf.city.name!r} (hash {tf.city.content_hash[:12]}...), "
+            f"but city {city.name!r} has hash {city.content_hash[:12]}...",
+        )
+    for i, t in enumerate(tf.tasks):
+        if t.city.content_hash and t.city.content_hash != city.content_hash:
+            raise TaskFormatError(
+                p, f"task {i} ({t.task_id}) field city.content_hash",
+                f"task is for city {t.city.name!r} (hash {t.city.content_hash[:12]}...), "
+                f"but city {city.name!r} has hash {city.content_hash[:12]}...",
+            )
+    if not tf.tasks:
+        raise TaskFormatError(p, "tasks", "the task file holds no tasks")
+    _check_tasks(tf.tasks, city, p)
+    return TaskSet(spec, list(tf.tasks), file_hash([p]), [p])
+
+
+def resolve_tasks(spec: str, city: City, city_dir: str | Path | None = None) -> list[Task]:
+    """The tasks of a TASKS argument (see :func:`resolve_task_set`)."""
+    return resolve_task_set(spec, city, city_dir).tasks
