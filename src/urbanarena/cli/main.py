@@ -266,6 +266,10 @@ def protocols(as_json: bool = typer.Option(False, "--json", help="Print JSON."))
 def city_info(
     city: str = typer.Argument(..., help="CITY: KIND:PATH, saved city directory, or cached city name."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    untakeable: bool = typer.Option(
+        False, "--untakeable",
+        help="Also count the directed edges no action can take under each protocol and action style (slower).",
+    ),
 ) -> None:
     """Graph facts of a city (nodes, edges, components, bbox, degrees ...)."""
     from urbanarena.world.facts import graph_facts
@@ -278,6 +282,15 @@ def city_info(
     facts = graph_facts(c)
     facts["directory"] = str(source.directory)
     facts["source"] = c.meta.source
+    if untakeable:
+        from urbanarena.env.protocols import make_motion
+
+        counts = {}
+        for protocol, style in (("cityseeker-v1", "heading"), ("urbanarena-graph-v1", "heading"),
+                                ("touchdown-v1", "turn"), ("urbanarena-graph-v1", "turn")):
+            taken = make_motion(protocol, c, style).takeable_edges()
+            counts[f"{protocol}/{style}"] = c.graph.number_of_edges() - len(taken)
+        facts["untakeable_edges"] = counts
     if as_json:
         facts["import_report"] = c.meta.extra
         sys.stdout.write(json.dumps(facts, default=str) + "\n")
@@ -316,6 +329,20 @@ def city_list() -> None:
 
     names = cached_city_names()
     typer.echo("\n".join(names) if names else f"(no cached cities in {paths.cities_dir()})")
+
+
+def _register_plugins() -> None:
+    """Commands that live in their own modules."""
+    from urbanarena.cli.cache_cmd import cache_export
+    from urbanarena.cli.frames_cmd import from_frames
+    from urbanarena.cli.view_cmd import view
+
+    app.command("view")(view)
+    app.command("cache-export")(cache_export)
+    city_app.command("from-frames")(from_frames)
+
+
+_register_plugins()
 
 
 def main() -> None:  # pragma: no cover - console entry
