@@ -11,13 +11,16 @@ along the ground). Modes (``follow``):
 * ``"reference"`` — replay the task's reference path node by node (each hop
   planned legally, e.g. turns then FORWARD under Touchdown rules).
 * ``"auto"`` (default) — per stage, replay the reference route when it is a
-  shortest path (length within 1e-6 relative of the shortest), else shortest;
-  so an oracle and a shortest-path reference cannot split on ties.
+  shortest path (length within 1e-6 relative of the shortest) that the
+  protocol can walk hop by hop, else the shortest legal route; so an oracle
+  and a shortest-path reference cannot split on ties.
 
 Goals: under a protocol with per-stage scoring every stage goal is visited in
 order; otherwise only the final goal is targeted (as the protocol only checks
 the final node). When no legal route exists the oracle stops at once and
-records ``stats["no_legal_path"] = True`` with the unreachable target.
+records ``stats["no_legal_path"] = True`` with the unreachable target. A
+reference node the protocol cannot reach is skipped (the oracle heads for the
+stage goal instead; ``stats["reference_abandoned"]`` counts it).
 """
 
 from __future__ import annotations
@@ -86,6 +89,37 @@ def plan_to(motion: MotionModel, start: NavState, target: str, max_expansions: i
     return None
 
 
+def hop_actions(motion: MotionModel, state: NavState, nxt: str) -> tuple[list[int], NavState] | None:
+    """Actions that move from ``state`` to the adjacent node ``nxt`` in one move,
+    turning in place first if the protocol needs it (breadth-first over the
+    states at the current node). ``None`` if the protocol offers no such move.
+    Returns the actions and the state on arrival."""
+    frontier = [(state, [])]
+    seen = {state}
+    while frontier:
+        st, acts = frontier.pop(0)
+        for i in range(len(motion.choices(st))):
+            nx_ = motion.transition(st, i)
+            if nx_.node == nxt:
+                return acts + [i], nx_
+            if nx_.node == st.node and nx_ not in seen:
+                seen.add(nx_)
+                frontier.append((nx_, acts + [i]))
+    return None
+
+
+def _legal_route(motion: MotionModel, state: NavState, route: list[str]) -> NavState | None:
+    """Final state if ``route`` (starting at ``state.node``) can be walked hop by hop, else ``None``."""
+    for nxt in route[1:]:
+        if nxt == state.node:
+            continue
+        hop = hop_actions(motion, state, nxt)
+        if hop is None:
+            return None
+        state = hop[1]
+    return state
+
+
 def _is_path(city, path: list[str]) -> bool:
     return len(path) >= 1 and all(n in city for n in path) and all(
         a == b or city.graph.has_edge(a, b) for a, b in zip(path, path[1:])
@@ -121,7 +155,11 @@ class OracleAgent(Agent):
             refs = [None] * len(goals)
         # waypoints: nodes to pass in order
         self.waypoints: list[str] = []
+        self.goal_marks: set[int] = set()  # indices (in the original list) of stage goals
         prev = task.start.node
+        state: NavState | None = self.motion.start_state(
+            task.start.node, task.start.heading_deg if task.start.heading_deg is not None
+            else (self.city.node(task.start.node).get("heading_deg") or 0.0))
         for goal, ref in zip(goals, refs):
             if self.follow == "shortest" or ref is None:
                 ref = None
@@ -131,25 +169,35 @@ class OracleAgent(Agent):
                 shortest = self.city.shortest_path_length_m(prev, goal, cache=False)
                 if not abs(self.city.path_length_m(ref) - shortest) <= _REL_TOL * max(1.0, shortest):
                     ref = None
+                elif state is None or (state := _legal_route(self.motion, state, ref)) is None:
+                    ref = None  # the protocol cannot walk this route: plan legally instead
+            if ref is None:
+                state = None  # later stages start from wherever planning ends
             self.waypoints.extend(ref[1:] if ref is not None else [goal])
+            self.goal_marks.add(len(self.waypoints) - 1)
             prev = goal
         self.plan: list[int] = []
-        self.state: NavState | None = None
+        self._next = 0
 
     def act(self, observation: dict[str, Any]) -> int:
         cur = NavState(observation["node"], float(observation["heading_deg"]))
         if self.plan:
             return self.plan.pop(0)
-        while self.waypoints and self.waypoints[0] == cur.node:
-            self.waypoints.pop(0)
-        if not self.waypoints:
-            return STOP
-        target = self.waypoints[0]
-        actions = plan_to(self.motion, cur, target)
-        if actions is None:
-            self.stats["no_legal_path"] = True
-            self.stats["unreachable_target"] = target
-            self.waypoints = []
-            return STOP
-        self.plan = actions
-        return self.plan.pop(0)
+        while True:
+            while self._next < len(self.waypoints) and self.waypoints[self._next] == cur.node:
+                self._next += 1
+            if self._next >= len(self.waypoints):
+                return STOP
+            target = self.waypoints[self._next]
+            actions = plan_to(self.motion, cur, target)
+            if actions is not None:
+                self.plan = actions
+                return self.plan.pop(0)
+            if self._next in self.goal_marks:
+                self.stats["no_legal_path"] = True
+                self.stats["unreachable_target"] = target
+                self._next = len(self.waypoints)
+                return STOP
+            # a reference node the protocol cannot reach: head for the stage goal instead
+            self.stats["reference_abandoned"] = self.stats.get("reference_abandoned", 0) + 1
+            self._next = min(i for i in self.goal_marks if i > self._next)
