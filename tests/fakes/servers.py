@@ -167,6 +167,7 @@ class FakeModelServer(ABC):
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # headers and body go out in separate writes: avoid 40 ms delayed-ACK stalls
 
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass

@@ -7,12 +7,17 @@ from typing import Any
 from urbanarena.agents.base import Agent
 from urbanarena.agents.baselines import ForwardAgent, RandomAgent, StraightAgent
 from urbanarena.agents.oracle import OracleAgent
+from urbanarena.agents.vlm import ArenaReActAgent, CitySeekerVLMAgent
 
 AGENTS: dict[str, type[Agent]] = {
     "random": RandomAgent,
     "forward": ForwardAgent,
     "straight": StraightAgent,
     "oracle": OracleAgent,
+    # VLM agents; parameters in urbanarena.agents.vlm.common (model spec, generation, images,
+    # prompt_templates, cache, cache_path, max_usd, max_requests, budget_ledger ...)
+    "vlm-arena": ArenaReActAgent,
+    "vlm-cityseeker": CitySeekerVLMAgent,
 }
 
 
