@@ -192,6 +192,8 @@ def summary(
     from urbanarena.runner.summary import summarize_run
 
     try:
+        if resamples < 1:
+            raise UrbanArenaError(f"--resamples must be >= 1 (got {resamples})")
         s = summarize_run(run_dir, config=config, n_resamples=resamples)
     except UrbanArenaError as e:
         raise _fail(e) from None
@@ -220,7 +222,7 @@ def summary(
 @app.command()
 def export(
     run_dir: Path = typer.Argument(..., help="RUN_DIR of a run."),
-    fmt: str = typer.Option(..., "--format", help="csv, jsonl or parquet (parquet needs urbanarena[export])."),
+    fmt: str = typer.Option(..., "--format", help="csv, jsonl or parquet (parquet needs the export extra: pip install urbanarena\\[export])."),
     out: Path = typer.Option(..., "--out", help="Output file."),
     config: Optional[str] = typer.Option(None, "--config", help="Only this config (hash prefix)."),
 ) -> None:
@@ -229,6 +231,8 @@ def export(
     from urbanarena.runner.store import STORE_FILE, Store
 
     try:
+        if Path(out).is_dir():
+            raise UrbanArenaError(f"--out {out} is a directory; give a file name")
         hashes = None
         if config:
             with Store(Path(run_dir) / STORE_FILE, readonly=True) as store:
@@ -309,13 +313,14 @@ def city_info(
 def city_import(
     city: str = typer.Argument(..., help="CITY to import (usually KIND:PATH)."),
     name: str = typer.Option(..., "--name", help="Name to save it under in the cache."),
+    force: bool = typer.Option(False, "--force", help="Replace a cached city of the same name."),
 ) -> None:
     """Import (or copy) a city into the cache under NAME; later commands accept NAME as CITY."""
     from urbanarena.world.resolve import resolve_city, save_named
 
     try:
         c = resolve_city(city)
-        path = save_named(c, name)
+        path = save_named(c, name, overwrite=force)
     except (UrbanArenaError, OSError) as e:
         raise _fail(e) from None
     typer.echo(f"{c.name}: {c.graph.number_of_nodes()} nodes, {c.graph.number_of_edges()} edges -> {path}")

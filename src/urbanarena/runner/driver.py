@@ -38,6 +38,10 @@ from urbanarena.world.city import City
 from urbanarena.world.resolve import CitySource, resolve_city_source
 
 
+#: largest --seeds accepted (jobs are planned up front)
+MAX_SEEDS = 100_000
+
+
 @dataclass
 class RunRequest:
     """A ``urbanarena run`` invocation.
@@ -137,6 +141,10 @@ def prepare(req: RunRequest) -> PreparedRun:
     """
     if req.seeds < 1:
         raise UrbanArenaError(f"--seeds must be >= 1 (got {req.seeds})")
+    if req.seeds > MAX_SEEDS:
+        raise UrbanArenaError(f"--seeds must be <= {MAX_SEEDS} (got {req.seeds})")
+    if req.seed_base < 0:
+        raise UrbanArenaError(f"--seed-base must be >= 0 (got {req.seed_base})")
     if req.workers < 1:
         raise UrbanArenaError(f"--workers must be >= 1 (got {req.workers})")
     if req.limit is not None and req.limit < 1:

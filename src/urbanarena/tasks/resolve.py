@@ -75,7 +75,7 @@ def foreign_kinds() -> dict[str, str]:
 
 
 def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
-    """Check families are known and start/goal nodes exist in ``city``.
+    """Check families are known and start, goal, reference and category nodes exist in ``city``.
 
     Raises:
         TaskFormatError: naming the task index and id.
@@ -90,6 +90,12 @@ def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
         for k, g in enumerate(t.goals):
             if g.node is not None and g.node not in city:
                 raise TaskFormatError(path, rec, f"goal {k} node {g.node!r} is not in city {city.name!r}")
+        for name, nodes in [("reference_path", t.reference_path)] + [
+            (f"reference_stages[{k}]", st) for k, st in enumerate(t.reference_stages or [])
+        ] + [(f"goal {k} category_nodes", g.category_nodes or []) for k, g in enumerate(t.goals)]:
+            for n in nodes:
+                if n not in city:
+                    raise TaskFormatError(path, rec, f"{name} node {n!r} is not in city {city.name!r}")
         if t.start.node is None:
             raise TaskFormatError(path, rec, "graph navigation needs a start node")
 

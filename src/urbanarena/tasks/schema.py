@@ -26,7 +26,7 @@ SCHEMA_VERSION = 1
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    model_config = ConfigDict(extra="forbid", frozen=False, allow_inf_nan=False)
 
 
 class CityRef(_Model):
@@ -48,7 +48,7 @@ class Start(_Model):
 
     node: str | None = None
     position: Position | None = None
-    heading_deg: float | None = None
+    heading_deg: float | None = Field(default=None, ge=0, le=360)
 
     @model_validator(mode="after")
     def _need_one(self):

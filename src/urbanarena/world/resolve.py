@@ -147,10 +147,26 @@ def cached_city_names() -> list[str]:
     return sorted(p.name for p in d.iterdir() if (p / META_FILE).is_file())
 
 
+def _remove_stale_tmp(parent: Path) -> None:
+    """Delete temporary import directories left by processes that died (their pid is gone)."""
+    for p in parent.glob(".*.tmp-*"):
+        try:
+            pid = int(p.name.rsplit(".tmp-", 1)[1].split("-")[0])
+        except (IndexError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(p, ignore_errors=True)
+        except PermissionError:
+            pass
+
+
 def _atomic_save(city: City, final: Path) -> None:
     """Save ``city`` into ``final`` via a temporary sibling directory and a rename,
     so a crash never leaves a half-written cache entry."""
     final.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_tmp(final.parent)
     tmp = final.parent / f".{final.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         save_city(city, tmp)
@@ -222,7 +238,7 @@ def save_named(city: City, name: str, overwrite: bool = True) -> Path:
     final = paths.cities_dir() / name
     if final.exists():
         if not overwrite:
-            raise UnknownCityError(f"a cached city named {name!r} already exists at {final}")
+            raise UnknownCityError(f"a cached city named {name!r} already exists at {final} (use --force to replace it)")
         shutil.rmtree(final)
     _atomic_save(city, final)
     return final

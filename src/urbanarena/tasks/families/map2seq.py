@@ -215,6 +215,8 @@ class Map2seqFamily(TaskFamily):
         h = d["start_heading"]
         if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h):
             raise TaskFormatError(p, rec, f"start_heading must be a finite number of degrees, got {h!r}")
+        if not 0 <= h <= 360:
+            raise TaskFormatError(p, rec, f"start_heading {h!r} is outside [0, 360] degrees")
         task_id = f"{split}/{rid}-{iid}"
         if task_id in seen:
             raise TaskFormatError(p, rec, f"duplicate task id {task_id!r} (id {rid}, instructions_id {iid}; first on line {seen[task_id]})")
