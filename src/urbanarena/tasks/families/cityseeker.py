@@ -42,7 +42,7 @@ from urbanarena.env.protocols import get_protocol
 from urbanarena.errors import TaskFormatError
 from urbanarena.tasks.families.base import TaskFamily, Trajectory
 from urbanarena.tasks.metrics import METRIC_KEYS
-from urbanarena.tasks.metrics.dtw import dtw_distance, ndtw, sdtw
+from urbanarena.tasks.metrics.dtw import dedup_consecutive, dtw_distance, ndtw, sdtw
 from urbanarena.tasks.metrics.navigation import spl, tc_exact, within_radius
 from urbanarena.tasks.schema import CityRef, Goal, Start, Task
 from urbanarena.world.city import City
@@ -88,13 +88,6 @@ def _stage_target_types(q: dict[str, Any]) -> tuple[list[str], list[str]]:
         types.append(SERVICE_TARGET_TYPES.get(service, words[j]) if isinstance(service, str) else words[j])
     return types, words
 
-
-def _dedup(seq: list[str]) -> list[str]:
-    out: list[str] = []
-    for x in seq:
-        if not out or out[-1] != x:
-            out.append(x)
-    return out
 
 
 class CitySeekerFamily(TaskFamily):
@@ -291,10 +284,10 @@ class CitySeekerFamily(TaskFamily):
         out["spd_m"] = float(spd) if math.isfinite(spd) else None
 
         # DTW family
-        ref_nodes = _dedup([n for n in task.reference_path if n in city])
+        ref_nodes = dedup_consecutive([n for n in task.reference_path if n in city])
         if not ref_nodes:
             ref_nodes = self._fallback_reference(city, start, [g.node for g in goals])
-        q_xy = np.array([city.xy(n) for n in _dedup(path)], dtype=float)
+        q_xy = np.array([city.xy(n) for n in dedup_consecutive(path)], dtype=float)
         r_xy = np.array([city.xy(n) for n in ref_nodes], dtype=float)
         out["dtw_m"] = dtw_distance(q_xy, r_xy)
         out["ndtw"] = ndtw(q_xy, r_xy, radius)
@@ -317,6 +310,6 @@ class CitySeekerFamily(TaskFamily):
         for g in goals:
             leg = city.shortest_path(nodes[-1], g)
             if leg is None:
-                return _dedup([start, *goals])
+                return dedup_consecutive([start, *goals])
             nodes.extend(leg[1:])
-        return _dedup(nodes)
+        return dedup_consecutive(nodes)

@@ -64,7 +64,7 @@ from urbanarena.env.protocols import get_protocol
 from urbanarena.errors import TaskFormatError
 from urbanarena.tasks.families.base import TaskFamily, Trajectory
 from urbanarena.tasks.metrics import METRIC_KEYS
-from urbanarena.tasks.metrics.dtw import dtw_distance, sed
+from urbanarena.tasks.metrics.dtw import dedup_consecutive, dtw_distance, sed
 from urbanarena.tasks.metrics.navigation import spl, tc_exact, within_radius
 from urbanarena.tasks.schema import CityRef, Goal, Start, Task
 from urbanarena.world.city import City
@@ -87,13 +87,6 @@ def split_name(path: str | Path) -> str:
             name = name[: -len(suffix)]
     return name or "map2seq"
 
-
-def _dedup(seq: list[str]) -> list[str]:
-    out: list[str] = []
-    for x in seq:
-        if not out or out[-1] != x:
-            out.append(x)
-    return out
 
 
 def _undirected_distances(city: City, a: str, b: str) -> tuple[float | None, float | None]:
@@ -286,7 +279,7 @@ class Map2seqFamily(TaskFamily):
             src = start if start is not None and start in city else path[0]
             ref = _directed_path(city, src, goal) or [src, goal]
 
-        p_nodes, r_nodes = _dedup(path), _dedup(ref)
+        p_nodes, r_nodes = dedup_consecutive(path), dedup_consecutive(ref)
         same = p_nodes == r_nodes  # then every distance below is 0 (a shortcut, same values)
 
         # SED with map2seq's edit distance (optimal string alignment), repeats removed

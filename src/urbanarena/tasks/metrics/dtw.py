@@ -112,15 +112,16 @@ def sed(success: float, path: Sequence, reference: Sequence, *, transpositions: 
     """
     if not success:
         return 0.0
-    p = _dedup(path)
-    r = _dedup(reference)
+    p = dedup_consecutive(path)
+    r = dedup_consecutive(reference)
     denom = max(len(p), len(r))
     if denom == 0:
         return float(success)
     return float(success) * (1.0 - edit_distance(p, r, transpositions=transpositions) / denom)
 
 
-def _dedup(seq: Sequence) -> list:
+def dedup_consecutive(seq: Sequence) -> list:
+    """``seq`` without consecutive repeats (turning in place is not a move)."""
     out: list = []
     for x in seq:
         if not out or out[-1] != x:
