@@ -12,6 +12,12 @@ Errors caused by input (bad files, unknown names, unwritable paths) print one
 line ``error: <message>`` on stderr and exit with status 2, without a
 traceback. Ctrl-C during ``run`` exits with status 130 after closing the
 store; rerunning the same command resumes.
+
+Exit status of ``run``: 0 finished; 2 bad input (nothing written); 3 stopped
+at a budget cap (``--max-usd`` / ``--max-requests``); 4 stopped at a miss of
+a read-only response cache (``--cache read-only``); 130 interrupted. After
+3, 4 and 130 the finished episodes are stored and rerunning the command
+(with a higher cap, or another cache mode) resumes.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ out_console = Console()
 err_console = Console(stderr=True)
 
 EXIT_BAD_INPUT = 2
+EXIT_BUDGET = 3
+EXIT_CACHE_MISS = 4
 EXIT_INTERRUPTED = 130
 
 
@@ -96,29 +104,64 @@ class _ProgressEvents:
 def run(
     city: str = typer.Option(..., "--city", help="CITY: KIND:PATH, saved city directory, or cached city name."),
     tasks: str = typer.Option(..., "--tasks", help="TASKS: KIND:PATH, task file, or 'default'."),
-    agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle) or module:Callable."),
+    agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle, vlm-arena, vlm-cityseeker) or module:Callable."),
     out: Path = typer.Option(..., "--out", help="RUN_DIR (created; rerun the same command to resume)."),
     seeds: int = typer.Option(1, "--seeds", help="Number of seeds: seeds seed-base .. seed-base+N-1."),
     seed_base: int = typer.Option(0, "--seed-base", help="First seed."),
-    workers: int = typer.Option(1, "--workers", help="Worker processes (1 = run in this process)."),
+    workers: int = typer.Option(1, "--workers", help="Concurrent episodes: worker processes, or threads for VLM agents (1 = run in this process)."),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol id (default: each task family's)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default: each task family's)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks."),
     param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="Agent parameter KEY=VALUE (JSON value), repeatable."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Rerun stored episodes whose agent raised."),
+    model: Optional[str] = typer.Option(
+        None, "--model", help="VLM agents: model spec (openai:gpt-4o, anthropic:MODEL, openai-compatible:URL:MODEL)."),
+    cache: Optional[str] = typer.Option(
+        None, "--cache", help="VLM agents: response cache read-write (default), read-only (replay, no API call) or off."),
+    cache_path: Optional[Path] = typer.Option(
+        None, "--cache-path", help="VLM agents: response-cache file (default RUN_DIR/responses.sqlite)."),
+    max_usd: Optional[float] = typer.Option(
+        None, "--max-usd", help="VLM agents: stop cleanly before spending more than this (USD, shared ledger RUN_DIR/budget.sqlite)."),
+    max_requests: Optional[int] = typer.Option(
+        None, "--max-requests", help="VLM agents: stop cleanly before more than this many API requests (shared ledger)."),
+    prices: Optional[Path] = typer.Option(None, "--prices", help="Price-table override JSON (see docs/model-clients.md)."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Print the requests, images, tokens and cost the run would take at most; run nothing, write nothing."),
+    trace: bool = typer.Option(False, "--trace", help="Write per-step debug traces (JSONL + images) under RUN_DIR/traces/."),
+    backend: str = typer.Option(
+        "auto", "--backend",
+        help="auto (threads for VLM agents, processes otherwise, in-process for one worker), in-process, threads, processes."),
 ) -> None:
-    """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR."""
+    """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
+
+    With a VLM agent, --workers N runs N episodes at once (threads). Exit status: 0 finished, 2 bad input,
+    3 budget cap reached, 4 read-only cache miss, 130 interrupted; rerun the same command to resume.
+    """
     from urbanarena.runner.driver import RunRequest, execute, prepare
+    from urbanarena.runner.episode import RunStopped
 
     try:
         req = RunRequest(
             city=city, tasks=tasks, agent=agent, out=out, seeds=seeds, seed_base=seed_base,
             agent_params=_parse_params(param), workers=workers, protocol=protocol, max_steps=max_steps,
-            limit=limit, retry_errors=retry_errors, command=list(sys.argv),
+            limit=limit, retry_errors=retry_errors, command=list(sys.argv), model=model, cache=cache,
+            cache_path=cache_path, max_usd=max_usd, max_requests=max_requests, prices=prices, trace=trace,
+            backend=backend,
         )
-        prepared = prepare(req)
+        prepared = prepare(req, check_keys=not dry_run)
+        if dry_run:
+            from urbanarena.runner.preflight import estimate_prepared
+
+            if not prepared.model_agent:
+                typer.echo(f"dry run: agent {agent!r} calls no model API; {len(prepared.jobs)} episodes would run "
+                           f"({len(prepared.tasks)} tasks x {len(prepared.seeds)} seeds), no request")
+                return
+            report = estimate_prepared(prepared)
     except (UrbanArenaError, OSError) as e:
         raise _fail(e) from None
+    if dry_run:
+        typer.echo(report.format())
+        return
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("errors {task.fields[errors]}"), TimeElapsedColumn(), TimeRemainingColumn(),
@@ -134,6 +177,17 @@ def run(
     except KeyboardInterrupt:
         typer.echo(f"interrupted: finished episodes are stored in {out}; rerun the same command to resume", err=True)
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    except RunStopped as e:
+        done = getattr(e, "outcome", None)
+        n = done.run if done is not None else 0
+        if e.reason == "budget":
+            hint = "rerun the same command with a higher cap (or without it) to resume"
+            code = EXIT_BUDGET
+        else:
+            hint = "the cache lacks a reply: rerun with --cache read-write (calls the API) to finish"
+            code = EXIT_CACHE_MISS
+        typer.echo(f"stopped ({e.reason}): {e.detail}; {n} episodes stored in {out} this time; {hint}", err=True)
+        raise typer.Exit(code) from None
     except (UrbanArenaError, OSError) as e:
         raise _fail(e) from None
     protos = ", ".join(sorted({c.protocol_id for c in prepared.configs.values()}))
@@ -165,7 +219,8 @@ def _metric_table(title: str, s: dict[str, Any]) -> Table:
 SHORT_LABELS = {
     "tc_exact": "TC-E", "tc_proximity_50m": "TC-P50", "tc_category": "TC-C", "tc": "TC", "spl": "SPL",
     "ndtw": "nDTW", "sdtw": "SDTW", "goal_dist_m": "dist m", "spd_m": "SPD m", "spd_hops": "SPD hops",
-    "sed": "SED", "avg_steps": "steps",
+    "sed": "SED", "avg_steps": "steps", "evaluation_score": "score", "scored_success": "success",
+    "is_correct": "correct", "distance_to_goal": "dist m",
 }
 
 
@@ -205,8 +260,10 @@ def summary(
         f"config {s['config_hash'][:12]} · {s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
     )
     out_console.print(_metric_table(head, s))
-    keys = [k for k in ("tc_exact", "tc_proximity_50m", "tc", "spl", "ndtw", "sed", "goal_dist_m")
-            if s["metrics"].get(k) is not None]
+    preferred = ("tc_exact", "tc_proximity_50m", "tc", "spl", "ndtw", "sed", "goal_dist_m")
+    if "missing_scores" in s:  # arena config
+        preferred = ("evaluation_score", "scored_success", "is_correct", "distance_to_goal", "steps")
+    keys = [k for k in preferred if s["metrics"].get(k) is not None]
     if s["by_category"]:
         out_console.print(_group_table("by category", s["by_category"], s["protocol"], keys))
     if s["by_difficulty"]:
@@ -216,13 +273,16 @@ def summary(
                           "rerun the run command to finish[/yellow]")
     if s["errors"]:
         out_console.print(f"[yellow]{s['errors']} episodes ended with an agent error (stop reason 'error')[/yellow]")
+    if s.get("missing_scores"):
+        out_console.print(f"[yellow]{s['missing_scores']} answers could not be validated (no judge / unparsable "
+                          "verdict); they count 0 in evaluation_score[/yellow]")
 
 
 # ----------------------------------------------------------------- export
 @app.command()
 def export(
     run_dir: Path = typer.Argument(..., help="RUN_DIR of a run."),
-    fmt: str = typer.Option(..., "--format", help="csv, jsonl or parquet (parquet needs the export extra: pip install urbanarena\\[export])."),
+    fmt: str = typer.Option(..., "--format", help="csv, jsonl, parquet (needs the export extra: pip install urbanarena\\[export]) or cityarena-csv (360CityArena results schema v3, arena episodes)."),
     out: Path = typer.Option(..., "--out", help="Output file."),
     config: Optional[str] = typer.Option(None, "--config", help="Only this config (hash prefix)."),
 ) -> None:

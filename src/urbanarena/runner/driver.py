@@ -13,11 +13,26 @@ Two phases, so bad input never leaves a partial run directory behind:
 Resume = run the same command again. A different config (another agent,
 protocol, step limit ...) may share a ``RUN_DIR``: its rows get their own
 config hash, and ``summary``/``export`` select one with ``--config``.
+
+Model (VLM) agents: the request's ``model`` / ``cache`` / ``cache_path`` /
+``max_usd`` / ``max_requests`` fill the agent's parameters of the same names
+(:func:`model_params`): the response cache defaults to ``read-write`` in
+``RUN_DIR/responses.sqlite`` and the caps share the ledger
+``RUN_DIR/budget.sqlite`` (so they hold across worker threads/processes and
+resumes). None of these settings changes a reply, so none enters the config
+hash: a replay from another RUN_DIR's cache has the same config hash. A
+run-level stop (budget cap reached, read-only cache miss) ends
+:func:`execute` with :class:`~urbanarena.runner.episode.RunStopped`
+(finished episodes committed, ``run.json`` status ``"stopped"``; rerun to
+resume). Arena families (``cityarena``) run in the arena episode loop
+(:mod:`urbanarena.runner.dispatch`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import os
 import shlex
 import shutil
@@ -26,16 +41,35 @@ from pathlib import Path
 from typing import Any
 
 from urbanarena.env.protocols import get_protocol, make_motion
-from urbanarena.errors import StoreError, UrbanArenaError
-from urbanarena.runner.config import EpisodeConfig
-from urbanarena.runner.episode import ERROR_STOP, utc_now
+from urbanarena.errors import ProtocolError, StoreError, TaskFormatError, UrbanArenaError
+from urbanarena.runner.arena import ArenaViewSettings
+from urbanarena.runner.config import EpisodeConfig, canonical_json
+from urbanarena.runner.episode import ERROR_STOP, RunStopped, utc_now
+from urbanarena.runner.logs import RunLog
 from urbanarena.runner.metadata import start_record, write_run_json
-from urbanarena.runner.pool import Job, WorkerSpec, agent_factory, make_backend
+from urbanarena.runner.pool import (
+    BACKENDS,
+    AgentSpecError,
+    Job,
+    WorkerSpec,
+    agent_factory,
+    backend_name,
+    is_model_agent,
+    make_backend,
+)
 from urbanarena.runner.store import STORE_FILE, Store
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.resolve import TaskSet, resolve_task_set, task_hash
 from urbanarena.world.city import City
+from urbanarena.world.imagery import has_imagery
 from urbanarena.world.resolve import CitySource, resolve_city_source
+
+log = logging.getLogger("urbanarena.runner")
+
+#: response-cache and budget-ledger files of model agents inside RUN_DIR
+CACHE_FILE = "responses.sqlite"
+LEDGER_FILE = "budget.sqlite"
+CACHE_MODES = ("read-write", "read-only", "off")
 
 
 #: largest --seeds accepted (jobs are planned up front)
@@ -58,6 +92,14 @@ class RunRequest:
         limit: run only the first ``limit`` tasks.
         retry_errors: rerun stored episodes whose agent raised.
         command: the process argv, for the metadata.
+        model: model spec for a model agent (its ``model`` parameter).
+        cache: response-cache mode of a model agent (default ``read-write``).
+        cache_path: response-cache file (default ``RUN_DIR/responses.sqlite``).
+        max_usd, max_requests: budget caps (ledger ``RUN_DIR/budget.sqlite``).
+        prices: price-table override file (exported as ``$URBANARENA_PRICES``).
+        trace: write per-step traces under ``RUN_DIR/traces``.
+        backend: ``auto``, ``in-process``, ``threads`` or ``processes``.
+        arena_view: :class:`~urbanarena.runner.arena.ArenaViewSettings` fields.
     """
 
     city: str
@@ -73,6 +115,15 @@ class RunRequest:
     limit: int | None = None
     retry_errors: bool = False
     command: list[str] = field(default_factory=list)
+    model: str | None = None
+    cache: str | None = None
+    cache_path: Path | None = None
+    max_usd: float | None = None
+    max_requests: int | None = None
+    prices: Path | None = None
+    trace: bool = False
+    backend: str = "auto"
+    arena_view: dict[str, Any] | None = None
 
     def command_line(self) -> str:
         """The canonical ``urbanarena run ...`` command of this request (rerun it to resume)."""
@@ -87,9 +138,80 @@ class RunRequest:
             parts += ["--limit", str(self.limit)]
         for k, v in self.agent_params.items():
             parts += ["--param", f"{k}={json.dumps(v)}"]
+        if self.model is not None:
+            parts += ["--model", self.model]
+        if self.cache is not None:
+            parts += ["--cache", self.cache]
+        if self.cache_path is not None:
+            parts += ["--cache-path", str(self.cache_path)]
+        if self.max_usd is not None:
+            parts += ["--max-usd", repr(float(self.max_usd))]
+        if self.max_requests is not None:
+            parts += ["--max-requests", str(self.max_requests)]
+        if self.prices is not None:
+            parts += ["--prices", str(self.prices)]
+        if self.trace:
+            parts.append("--trace")
+        if self.backend != "auto":
+            parts += ["--backend", self.backend]
         if self.retry_errors:
             parts.append("--retry-errors")
         return shlex.join(parts)
+
+
+def model_params(req: RunRequest, model_agent: bool) -> dict[str, Any]:
+    """The agent parameters of a request: ``-p`` values, then the model flags (module docstring).
+
+    Raises:
+        AgentSpecError: model flags for an agent that calls no model, or a bad cache mode.
+    """
+    params = dict(req.agent_params)
+    flags = {"--model": req.model, "--cache": req.cache, "--cache-path": req.cache_path, "--max-usd": req.max_usd,
+             "--max-requests": req.max_requests}
+    if not model_agent:
+        given = [k for k, v in flags.items() if v is not None]
+        if given:
+            raise AgentSpecError(f"agent {req.agent!r} calls no model API: {', '.join(given)} apply to VLM agents "
+                                 "(vlm-arena, vlm-cityseeker)")
+        return params
+    out = Path(req.out).expanduser().absolute()
+    if req.model is not None:
+        params["model"] = req.model
+    mode = req.cache or params.get("cache") or "read-write"
+    if mode not in CACHE_MODES:
+        raise AgentSpecError(f"--cache {mode!r}: expected one of {', '.join(CACHE_MODES)}")
+    params["cache"] = mode
+    if mode != "off":
+        path = Path(req.cache_path or params.get("cache_path") or out / CACHE_FILE).expanduser().absolute()
+        if mode == "read-only" and not path.is_file():
+            raise AgentSpecError(f"--cache read-only: no response cache at {path} (give --cache-path FILE)")
+        params["cache_path"] = str(path)
+    else:
+        params.pop("cache_path", None)
+    if req.max_usd is not None:
+        if req.max_usd <= 0:
+            raise AgentSpecError(f"--max-usd must be > 0 (got {req.max_usd})")
+        params["max_usd"] = float(req.max_usd)
+    if req.max_requests is not None:
+        if req.max_requests < 1:
+            raise AgentSpecError(f"--max-requests must be >= 1 (got {req.max_requests})")
+        params["max_requests"] = int(req.max_requests)
+    if params.get("max_usd") is not None or params.get("max_requests") is not None:
+        params.setdefault("budget_ledger", str(out / LEDGER_FILE))
+    return params
+
+
+def task_catalog_hash(tasks: list, task_dir: Path | None) -> str:
+    """sha256 (hex) of the tasks a run plans: the canonical JSON of ``[[task_id, task_hash], ...]`` (in run
+    order) and ``{reference image name: sha256 of its bytes}`` of the arena tasks' reference images."""
+    refs: dict[str, str] = {}
+    for t in tasks:
+        fam = get_family(t.family)
+        if fam.action_style == "arena":
+            for name, path in zip(fam.reference_image_names(t), fam.reference_image_paths(t, task_dir)):
+                refs[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    blob = canonical_json({"tasks": [[t.task_id, task_hash(t)] for t in tasks], "reference_images": refs})
+    return hashlib.sha256(blob.encode()).hexdigest()
 
 
 @dataclass
@@ -107,6 +229,17 @@ class PreparedRun:
     jobs: list[Job]
     task_hashes: dict[str, str]
     agent_config: dict[str, Any]
+    agent_params: dict[str, Any] = field(default_factory=dict)
+    model_agent: bool = False
+    prompt_hash: str | None = None
+    task_catalog_hash: str = ""
+    task_dir: Path | None = None
+    runtime: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def backend(self) -> str:
+        """The backend this run uses (:func:`~urbanarena.runner.pool.backend_name`)."""
+        return backend_name(self.request.backend, self.request.workers, self.model_agent)
 
 
 @dataclass
@@ -119,6 +252,7 @@ class RunOutcome:
     run: int
     errors: int
     status: str
+    stop: RunStopped | None = None
 
 
 class RunEvents:
@@ -129,15 +263,21 @@ class RunEvents:
     def on_result(self, result: dict[str, Any]) -> None: ...
 
 
-def prepare(req: RunRequest) -> PreparedRun:
+def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     """Resolve and validate a run request (no side effect on ``RUN_DIR``).
 
+    Args:
+        req: the request.
+        check_keys: check that a model agent's API key variable is set (off for ``--dry-run``).
     Raises:
         UnknownCityError, CityFormatError: bad CITY.
-        TaskFormatError, UrbanArenaError: bad TASKS.
+        TaskFormatError, UrbanArenaError: bad TASKS (arena tasks: kind, answer, goal, reference images).
         ProtocolError: unknown protocol, or one a family cannot run.
-        AgentSpecError: unknown agent or bad agent parameters.
-        UrbanArenaError: bad seeds/workers/limit/max-steps, or ``--out`` is a file.
+        AgentSpecError: unknown agent, bad agent parameters, model flags for a non-model
+            agent, an agent that cannot act in a family's env.
+        MissingAPIKeyError: the model's key variable is unset.
+        UrbanArenaError: bad seeds/workers/limit/max-steps/backend, ``--out`` is a file,
+            a graph-only city for a VLM agent on arena tasks.
     """
     if req.seeds < 1:
         raise UrbanArenaError(f"--seeds must be >= 1 (got {req.seeds})")
@@ -154,21 +294,58 @@ def prepare(req: RunRequest) -> PreparedRun:
     out = Path(req.out)
     if out.exists() and not out.is_dir():
         raise UrbanArenaError(f"--out {out} exists and is not a directory")
+    if req.backend not in BACKENDS:
+        raise UrbanArenaError(f"--backend {req.backend!r}: choose one of {', '.join(BACKENDS)}")
     if req.protocol is not None:
         get_protocol(req.protocol)
-    factory = agent_factory(req.agent, req.agent_params)
-    agent_config = factory().config()
+    if req.prices is not None:
+        from urbanarena.agents.clients import PriceTable
+        from urbanarena.agents.clients.cost import PRICES_ENV
+
+        prices = Path(req.prices).expanduser().absolute()
+        PriceTable(prices)  # raises ModelClientError for an unreadable table
+        os.environ[PRICES_ENV] = str(prices)  # the agents' clients read it
+    model_agent = is_model_agent(req.agent)
+    params = model_params(req, model_agent)
+    factory = agent_factory(req.agent, params)
+    probe = factory()
+    agent_config = probe.config()
+    prompt_hash = getattr(probe, "prompt_hash", None)
+    if model_agent and params.get("max_usd") is not None:
+        from urbanarena.agents.clients import PriceTable
+
+        spec = probe.model_spec
+        entry = PriceTable().lookup(spec.provider, spec.model)
+        if not entry.priced:
+            raise AgentSpecError(f"--max-usd: {spec.provider}:{spec.model} has no price in the price table "
+                                 f"(matched entry {entry.matched!r}); add one with --prices FILE")
+    if check_keys and model_agent:
+        from urbanarena.agents.clients.spec import resolve_api_key
+
+        resolve_api_key(probe.model_spec, getattr(probe, "api_key_env", None))  # MissingAPIKeyError before RUN_DIR
+    arena_view = ArenaViewSettings(**(req.arena_view or {}))
     city, source = resolve_city_source(req.city)
     task_set = resolve_task_set(req.tasks, city, source.directory)
     tasks = task_set.tasks[: req.limit] if req.limit else list(task_set.tasks)
     seeds = list(range(req.seed_base, req.seed_base + req.seeds))
+    task_file = task_set.source_files[0] if task_set.source_files else None
+    task_dir = Path(task_file).absolute().parent if task_file is not None else None
 
     configs: dict[str, EpisodeConfig] = {}
     family_config: dict[str, str] = {}
     for fam_name in dict.fromkeys(t.family for t in tasks):
         fam = get_family(fam_name)
         protocol_id = req.protocol or fam.default_protocol
-        make_motion(protocol_id, city, fam.action_style)  # raises ProtocolError if the family cannot run it
+        arena = fam.action_style == "arena"
+        if arena:
+            fam.check_protocol(protocol_id)
+        else:
+            make_motion(protocol_id, city, fam.action_style)  # raises ProtocolError if the family cannot run it
+        _check_agent_fits(req.agent, probe, fam_name, arena, protocol_id)
+        if model_agent and not has_imagery(city):
+            raise UrbanArenaError(
+                f"city {city.name!r} is graph-only (no imagery): the VLM agent {req.agent!r} on {fam_name!r} tasks "
+                "needs panorama images (attach them, see docs/city-format.md)")
         cfg = EpisodeConfig(
             protocol_id=protocol_id,
             max_steps=int(req.max_steps if req.max_steps is not None else fam.default_max_steps),
@@ -177,9 +354,17 @@ def prepare(req: RunRequest) -> PreparedRun:
             family=fam.name,
             family_version=getattr(fam, "version", None),
             city_hash=city.content_hash,
+            extra={"arena_view": arena_view.as_dict()} if arena else {},
         )
         configs[cfg.hash] = cfg
         family_config[fam_name] = cfg.hash
+    for i, t in enumerate(tasks):
+        fam = get_family(t.family)
+        if fam.action_style == "arena":
+            try:
+                fam.check_task(t, task_dir)
+            except ValueError as e:
+                raise TaskFormatError(task_file, f"task {i} ({t.task_id})", str(e)) from e
 
     jobs = []
     task_json = {t.task_id: t.model_dump(mode="json") for t in tasks}
@@ -188,11 +373,44 @@ def prepare(req: RunRequest) -> PreparedRun:
             h = family_config[t.family]
             cfg = configs[h]
             jobs.append(Job(task_json[t.task_id], seed, cfg.protocol_id, cfg.max_steps, h))
+    runtime: dict[str, Any] = {}
+    if model_agent:
+        runtime = {
+            "model": str(probe.model_spec),
+            "cache": {"mode": params.get("cache"), "path": params.get("cache_path")},
+            "budget": {"max_usd": params.get("max_usd"), "max_requests": params.get("max_requests"),
+                       "ledger": params.get("budget_ledger")},
+            "timeout_s": getattr(probe, "timeout_s", None),
+        }
     return PreparedRun(
         request=req, city=city, city_source=source, task_set=task_set, tasks=tasks, seeds=seeds,
         configs=configs, family_config=family_config, jobs=jobs,
         task_hashes={t.task_id: task_hash(t) for t in tasks}, agent_config=agent_config,
+        agent_params=params, model_agent=model_agent, prompt_hash=prompt_hash,
+        task_catalog_hash=task_catalog_hash(tasks, task_dir), task_dir=task_dir, runtime=runtime,
     )
+
+
+def _check_agent_fits(agent_name: str, probe: Any, family: str, arena: bool, protocol_id: str) -> None:
+    """Refuse agents that cannot act in a family's env (before anything runs).
+
+    Raises: :class:`AgentSpecError`.
+    """
+    from urbanarena.agents.vlm import ArenaReActAgent
+
+    acts_in_arena = isinstance(probe, ArenaReActAgent)
+    if arena and not acts_in_arena and ":" not in agent_name:
+        raise AgentSpecError(f"agent {agent_name!r} acts on graph choices; {family!r} tasks run in the arena "
+                             "(use vlm-arena, or a module:Callable agent returning ArenaAction)")
+    if not arena and acts_in_arena:
+        raise AgentSpecError(f"agent {agent_name!r} acts in the arena; {family!r} tasks are graph tasks "
+                             "(use vlm-cityseeker or a graph agent)")
+    per_step = getattr(probe, "max_requests_per_step", None)
+    if callable(per_step):
+        try:
+            per_step(protocol_id)
+        except ProtocolError as e:
+            raise AgentSpecError(f"agent {agent_name!r} on {family!r} tasks: {e}") from e
 
 
 def _invocation(p: PreparedRun) -> dict[str, Any]:
@@ -206,14 +424,18 @@ def _invocation(p: PreparedRun) -> dict[str, Any]:
             "spec": r.tasks, "source_hash": p.task_set.source_hash,
             "files": [str(f) for f in p.task_set.source_files], "count": len(p.tasks), "limit": r.limit,
         },
-        "agent": {"name": r.agent, "params": r.agent_params, "config": p.agent_config},
+        "agent": {"name": r.agent, "params": p.agent_params, "config": p.agent_config},
         "seeds": p.seeds,
         "protocols": {fam: p.configs[h].protocol_id for fam, h in p.family_config.items()},
         "max_steps": {fam: p.configs[h].max_steps for fam, h in p.family_config.items()},
         "configs": {h: c.as_dict() for h, c in p.configs.items()},
         "planned_by_config": {h: sum(j.config_hash == h for j in p.jobs) for h in p.configs},
         "workers": r.workers,
-        "backend": "in-process" if r.workers <= 1 else "process-pool",
+        "backend": p.backend,
+        "prompt_hash": p.prompt_hash,
+        "task_catalog_hash": p.task_catalog_hash,
+        "model_runtime": p.runtime or None,
+        "trace": bool(r.trace),
         "command": r.command_line(),
         "argv": r.command,
         "started_at": utc_now(),
@@ -228,6 +450,9 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
             task id, different task content).
         RunnerError: a worker died or our own code failed on an episode
             (finished episodes stay committed; rerun to resume).
+        RunStopped: a budget cap was reached or a read-only cache missed
+            (finished episodes committed, ``run.json`` status ``"stopped"``
+            with ``stop``; its ``outcome`` attribute is the :class:`RunOutcome`).
         KeyboardInterrupt: propagated after the store and ``run.json`` are
             closed/updated.
     """
@@ -237,10 +462,12 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
     run_dir.mkdir(parents=True, exist_ok=True)
     store = None
     lock = None
+    runlog = None
     record: dict[str, Any] | None = None
     outcome = RunOutcome(run_dir, len(p.jobs), 0, 0, 0, "failed")
     try:
         lock = _lock_run_dir(run_dir)
+        runlog = RunLog(run_dir).__enter__()
         store = Store(run_dir / STORE_FILE)
         now = utc_now()
         for h, cfg in p.configs.items():
@@ -266,21 +493,40 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                 replace.add(key)
         outcome.skipped = len(p.jobs) - len(pending)
         record = start_record(run_dir, _invocation(p))
+        log.info("run started: %d episodes planned, %d stored already, %d to run (backend %s, %d workers): %s",
+                 len(p.jobs), outcome.skipped, len(pending), p.backend, p.request.workers, p.request.command_line())
         events.on_start(len(pending), outcome.skipped)
-        spec = WorkerSpec(str(p.city_source.directory), p.city.content_hash, agent, p.request.agent_params)
-        with make_backend(spec, p.request.workers, p.city) as backend:
+        spec = WorkerSpec(str(p.city_source.directory), p.city.content_hash, agent, p.agent_params,
+                          task_dir=str(p.task_dir) if p.task_dir is not None else None,
+                          run_dir=str(run_dir.absolute()), trace=bool(p.request.trace),
+                          arena_view=dict(p.request.arena_view or {}))
+        with make_backend(spec, p.request.workers, p.city, kind=p.request.backend, api_bound=p.model_agent) as backend:
             for result in backend.run(pending):
                 key = (result["task_id"], result["seed"], result["agent"], result["config_hash"])
                 store.add(result, replace=key in replace)
                 outcome.run += 1
                 outcome.errors += result.get("stop_reason") == ERROR_STOP
+                log.info("stored %s seed %s: %s in %d steps", result["task_id"], result["seed"],
+                         result.get("stop_reason"), int(result.get("steps") or 0))
                 events.on_result(result)
         outcome.status = "finished"
+        log.info("run finished: %d episodes run, %d skipped, %d agent errors", outcome.run, outcome.skipped,
+                 outcome.errors)
         return outcome
+    except RunStopped as e:
+        outcome.status = "stopped"
+        outcome.stop = e
+        e.outcome = outcome  # type: ignore[attr-defined]
+        log.warning("run stopped (%s): %s; %d episodes stored this time, rerun to resume", e.reason, e.detail,
+                    outcome.run)
+        raise
     except KeyboardInterrupt:
         outcome.status = "interrupted"
+        log.warning("run interrupted: %d episodes stored this time, rerun to resume", outcome.run)
         raise
     finally:
+        if runlog is not None:
+            runlog.__exit__(None, None, None)
         committed = store.count() if store is not None else 0
         if store is not None:
             store.close()
@@ -292,6 +538,9 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                 finished_at=utc_now(),
                 episodes={"planned": outcome.planned, "skipped": outcome.skipped, "run": outcome.run, "errors": outcome.errors},
             )
+            if outcome.stop is not None:
+                record["stop"] = {"reason": outcome.stop.reason, "message": outcome.stop.detail,
+                                  "task_id": outcome.stop.task_id, "seed": outcome.stop.seed}
             write_run_json(run_dir, record)
         if lock is not None:
             lock.close()

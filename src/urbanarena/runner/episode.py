@@ -10,6 +10,16 @@ Agent failures (an exception raised by the agent factory, ``reset`` or
 the exception text goes into ``error``, and the trajectory so far is scored
 like any other (so an error counts as the failure it is). Failures of our own
 code (env, scorer) propagate.
+
+Run-level stops are not agent failures: a model agent that reaches a budget
+cap (:class:`~urbanarena.agents.clients.BudgetExceeded`) or misses the
+read-only response cache (:class:`~urbanarena.agents.clients.CacheMissError`)
+ends the *run* — the episode is not recorded and :class:`RunStopped` is
+raised, so the driver stops cleanly and a rerun resumes the episode (with
+every call already paid for served from the response cache).
+
+Agents are closed after their episode (``agent.close()`` when they have one:
+model agents release their HTTP client and cache connection).
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 from urbanarena.agents.base import Agent, AgentContext
+from urbanarena.agents.clients import BudgetExceeded, CacheMissError
 from urbanarena.env.graph_env import GraphNavEnv
 from urbanarena.env.protocols import make_motion
 from urbanarena.env.wrappers import StepLimit
@@ -28,9 +39,52 @@ from urbanarena.tasks.families import get_family
 from urbanarena.tasks.families.base import Trajectory
 from urbanarena.tasks.resolve import task_hash
 from urbanarena.tasks.schema import Task
+from urbanarena.errors import UrbanArenaError
 from urbanarena.world.city import City
 
 AgentFactory = Callable[[], Agent]
+
+#: exceptions of an agent that stop the run instead of ending the episode as an error
+RUN_LEVEL_ERRORS = (BudgetExceeded, CacheMissError)
+
+
+class RunStopped(UrbanArenaError):
+    """The run stopped before finishing, cleanly and resumably: a budget cap was reached or a
+    read-only response cache had no reply. Finished episodes are stored; the episode that hit
+    the stop is not (a rerun resumes it).
+
+    Attributes:
+        reason: ``"budget"`` (``--max-usd`` / ``--max-requests``) or ``"cache-miss"``.
+        detail: the underlying error message (holds no key).
+        task_id, seed: the episode that hit the stop.
+    """
+
+    def __init__(self, reason: str, detail: str, task_id: str = "", seed: int | None = None):
+        self.reason = reason
+        self.detail = detail
+        self.task_id = task_id
+        self.seed = seed
+        where = f" (episode {task_id!r} seed {seed})" if task_id else ""
+        super().__init__(f"{reason}: {detail}{where}")
+
+    def __reduce__(self):  # picklable across worker processes
+        return (type(self), (self.reason, self.detail, self.task_id, self.seed))
+
+
+def run_stopped(exc: BaseException, task_id: str = "", seed: int | None = None) -> RunStopped:
+    """The :class:`RunStopped` for a run-level agent error (:data:`RUN_LEVEL_ERRORS`)."""
+    reason = "budget" if isinstance(exc, BudgetExceeded) else "cache-miss"
+    return RunStopped(reason, str(exc), task_id, seed)
+
+
+def close_agent(agent: Any) -> None:
+    """Call ``agent.close()`` when the agent has one (errors while closing are ignored)."""
+    close = getattr(agent, "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - closing never fails an episode
+            pass
 
 #: stop reason of an episode whose agent raised
 ERROR_STOP = "error"
@@ -122,6 +176,8 @@ class EpisodeRunner:
             ``metrics`` (family scorer output), ``timings`` (seconds:
             ``agent_s``, ``env_s``, ``score_s``, ``total_s``), ``agent_stats``,
             ``started_at``/``finished_at`` (ISO 8601 UTC).
+        Raises:
+            RunStopped: the agent hit a run-level stop (:data:`RUN_LEVEL_ERRORS`).
         """
         family = get_family(task.family)
         started_at = utc_now()
@@ -135,30 +191,39 @@ class EpisodeRunner:
         obs, info = env.reset(seed=seed, options=family.env_options(task))
         env_s += time.perf_counter() - t
         stop_reason: str | None = info.get("stop_reason")
-        if stop_reason is None:
-            t = time.perf_counter()
-            try:
-                agent = self.agent_factory()
-                agent.reset(task, AgentContext(city=self.city, motion=env_base.motion, seed=seed, protocol_id=protocol_id))
-            except Exception as e:  # noqa: BLE001 - agent failures are recorded, never fatal
-                error = _error_text(e)
-                stop_reason = ERROR_STOP
-            agent_s += time.perf_counter() - t
-        while stop_reason is None:
-            t = time.perf_counter()
-            try:
-                action = agent.act(obs)  # type: ignore[union-attr]
-            except Exception as e:  # noqa: BLE001
+        try:
+            if stop_reason is None:
+                t = time.perf_counter()
+                try:
+                    agent = self.agent_factory()
+                    agent.reset(task, AgentContext(city=self.city, motion=env_base.motion, seed=seed,
+                                                   protocol_id=protocol_id))
+                except RUN_LEVEL_ERRORS as e:
+                    raise run_stopped(e, task.task_id, seed) from e
+                except Exception as e:  # noqa: BLE001 - agent failures are recorded, never fatal
+                    error = _error_text(e)
+                    stop_reason = ERROR_STOP
                 agent_s += time.perf_counter() - t
-                error = _error_text(e)
-                stop_reason = ERROR_STOP
-                break
-            agent_s += time.perf_counter() - t
-            t = time.perf_counter()
-            obs, _, terminated, truncated, info = env.step(action)
-            env_s += time.perf_counter() - t
-            if terminated or truncated:
-                stop_reason = info.get("stop_reason") or ("stop" if terminated else "max_steps")
+            while stop_reason is None:
+                t = time.perf_counter()
+                try:
+                    action = agent.act(obs)  # type: ignore[union-attr]
+                except RUN_LEVEL_ERRORS as e:
+                    raise run_stopped(e, task.task_id, seed) from e
+                except Exception as e:  # noqa: BLE001
+                    agent_s += time.perf_counter() - t
+                    error = _error_text(e)
+                    stop_reason = ERROR_STOP
+                    break
+                agent_s += time.perf_counter() - t
+                t = time.perf_counter()
+                obs, _, terminated, truncated, info = env.step(action)
+                env_s += time.perf_counter() - t
+                if terminated or truncated:
+                    stop_reason = info.get("stop_reason") or ("stop" if terminated else "max_steps")
+        finally:
+            if agent is not None:
+                close_agent(agent)
         traj = Trajectory(
             path=list(env_base.path),
             actions=list(env_base.actions),

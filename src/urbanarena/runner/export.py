@@ -8,9 +8,21 @@ with the store's columns (see :mod:`urbanarena.runner.store`):
 * **CSV** — the same columns; the nested ones hold compact JSON text; empty
   cells for NULL; a header row.
 * **Parquet** — typed columns: ``trajectory`` list<string>, ``headings``
-  list<double>, ``actions`` list<int64>, one double column per metric key,
-  ``metrics``/``agent_stats``/``timings`` as JSON text. Needs ``pyarrow``
-  (``pip install 'urbanarena[export]'``).
+  list<double>, ``actions`` list<int64> (list<string> when the export holds
+  arena episodes, whose actions are labels such as ``"W LARGE"``; graph
+  actions are then written as their decimal text), one double column per
+  metric key, the results-schema-v3 columns typed as stored (int64, double,
+  string), ``metrics``/``agent_stats``/``timings``/``details`` as JSON text.
+  Needs ``pyarrow`` (``pip install 'urbanarena[export]'``).
+* **cityarena-csv** — 360CityArena's ``results.csv`` (results schema v3,
+  :data:`~urbanarena.runner.results.CITYARENA_CSV_COLUMNS`, in its column
+  order) for the arena episodes of the run: ``timestamp`` = the episode's
+  ``finished_at`` (ISO 8601 UTC), ``run_id`` = the RUN_DIR's name,
+  ``experiment_id`` empty, booleans ``true``/``false``, NULL as an empty
+  cell, ``final_position_x``/``final_position_z`` = local ENU x east / y north
+  (metres). As the schema requires, the file holds no API key, prompt body,
+  image payload or absolute path (absolute paths inside messages are cut to
+  their last component). Refused when the run has no arena episode.
 """
 
 from __future__ import annotations
@@ -21,11 +33,17 @@ import os
 from pathlib import Path
 from typing import Any, Iterable
 
+import re
+
 from urbanarena.errors import UrbanArenaError
+from urbanarena.runner.results import CITYARENA_CSV_COLUMNS, V3_STORE_COLUMNS
 from urbanarena.runner.store import COLUMNS, JSON_COLUMNS, Store
 from urbanarena.tasks.metrics import METRIC_KEYS
 
-FORMATS = ("csv", "jsonl", "parquet")
+FORMATS = ("csv", "jsonl", "parquet", "cityarena-csv")
+#: v3 columns holding 0/1 flags, written as true/false in cityarena-csv
+_BOOL_COLUMNS = frozenset({"scored_success", "is_correct", "validation_available", "completed_by_answer"})
+_ABS_PATH = re.compile(r"(?<![\w.:/])(?:/[^\s/'\"]+)+/(?=[^\s/'\"]+)")
 
 
 class ExportError(UrbanArenaError):
@@ -66,23 +84,74 @@ def _write_parquet(rows: Iterable[dict[str, Any]], tmp: Path) -> int:
         raise ExportError(
             "Parquet export needs pyarrow: pip install 'urbanarena[export]' (or pip install pyarrow)"
         ) from e
+    rows = list(rows)
+    labels = any(isinstance(a, str) for r in rows for a in (r["actions"] or []))
+    sql_types = {"INTEGER": pa.int64(), "REAL": pa.float64(), "TEXT": pa.string()}
     types: dict[str, Any] = {
         "id": pa.int64(), "seed": pa.int64(), "steps": pa.int64(), "invalid_actions": pa.int64(),
-        "trajectory": pa.list_(pa.string()), "headings": pa.list_(pa.float64()), "actions": pa.list_(pa.int64()),
+        "trajectory": pa.list_(pa.string()), "headings": pa.list_(pa.float64()),
+        "actions": pa.list_(pa.string() if labels else pa.int64()),
         "duration_s": pa.float64(),
         **{k: pa.float64() for k in METRIC_KEYS},
+        **{c: sql_types[t] for c, t in V3_STORE_COLUMNS},
     }
     schema = pa.schema([(c, types.get(c, pa.string())) for c in COLUMNS])
     cols: dict[str, list] = {c: [] for c in COLUMNS}
     for r in rows:
         for c in COLUMNS:
             v = r[c]
-            if c in ("metrics", "agent_stats", "timings"):
+            if c in ("metrics", "agent_stats", "timings", "details"):
                 v = None if v is None else _dumps(v)
+            elif c == "actions" and labels and v is not None:
+                v = [str(a) for a in v]
             cols[c].append(v)
     table = pa.Table.from_pydict(cols, schema=schema)
     pq.write_table(table, tmp)
     return table.num_rows
+
+
+def _strip_paths(text: str) -> str:
+    """Cut absolute POSIX paths inside free text to their last component."""
+    return _ABS_PATH.sub("", text)
+
+
+def cityarena_rows(rows: Iterable[dict[str, Any]], run_id: str) -> Iterable[list[Any]]:
+    """Store rows of arena episodes -> cityarena-csv cells (see the module docstring)."""
+    for r in rows:
+        if r.get("status") is None:
+            continue
+        out = []
+        for c in CITYARENA_CSV_COLUMNS:
+            if c == "timestamp":
+                v = r.get("finished_at")
+            elif c == "run_id":
+                v = run_id
+            elif c == "experiment_id":
+                v = ""
+            else:
+                v = r.get(c)
+            if v is None:
+                out.append("")
+            elif c in _BOOL_COLUMNS:
+                out.append("true" if v else "false")
+            elif isinstance(v, str):
+                out.append(_strip_paths(v))
+            else:
+                out.append(v)
+        yield out
+
+
+def _write_cityarena_csv(rows: Iterable[dict[str, Any]], tmp: Path, run_id: str) -> int:
+    n = 0
+    with open(tmp, "w", encoding="utf-8", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(CITYARENA_CSV_COLUMNS)
+        for cells in cityarena_rows(rows, run_id):
+            w.writerow(cells)
+            n += 1
+    if n == 0:
+        raise ExportError("no 360CityArena-style (arena family) episodes in this run: nothing to write as cityarena-csv")
+    return n
 
 
 def export_run(run_dir: str | Path, fmt: str, out: str | Path, config_hashes: list[str] | None = None) -> int:
@@ -99,7 +168,9 @@ def export_run(run_dir: str | Path, fmt: str, out: str | Path, config_hashes: li
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}; choose one of {', '.join(FORMATS)}")
     out = Path(out)
-    writer = {"csv": _write_csv, "jsonl": _write_jsonl, "parquet": _write_parquet}[fmt]
+    run_id = Path(run_dir).resolve().name
+    writer = {"csv": _write_csv, "jsonl": _write_jsonl, "parquet": _write_parquet,
+              "cityarena-csv": lambda rows, tmp: _write_cityarena_csv(rows, tmp, run_id)}[fmt]
     with Store(Path(run_dir) / "episodes.sqlite", readonly=True) as store:
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")

@@ -8,11 +8,23 @@ once per run with a :class:`WorkerSpec` (where to load the city from and how
 to build the agent), so its workers load the saved city directory themselves
 instead of receiving a pickled graph.
 
+Every backend runs a job through an
+:class:`~urbanarena.runner.dispatch.EpisodeDispatcher` (graph loop or arena
+loop by the task's family). A run-level stop
+(:class:`~urbanarena.runner.episode.RunStopped`: budget cap, read-only cache
+miss) stops the submission of new jobs; the results of episodes already
+finished (or finishing) are still yielded, then ``RunStopped`` is raised.
+
 Backends here:
 
 * :class:`InProcessBackend` — runs jobs one after another in the driver
-  process (``--workers 1``; also the natural base of a future in-process
-  async backend for API-bound agents);
+  process (``--workers 1``);
+* :class:`ThreadPoolBackend` — ``workers`` episodes at once on threads of the
+  driver process: the backend for API-bound agents (VLM agents spend their
+  time waiting for the model server, so threads give ``workers`` concurrent
+  episodes without a process each). Each thread has its own dispatcher (envs,
+  observers, caches); agents are built per episode. Ctrl-C sets a cancel
+  event that aborts the running episodes at their next step;
 * :class:`ProcessPoolBackend` — a :class:`concurrent.futures.ProcessPoolExecutor`
   of ``workers`` processes (``forkserver`` start method where available,
   else ``spawn``), each initialised once. Jobs are sent in adaptive chunks of
@@ -22,7 +34,7 @@ Backends here:
   worker from a script need the usual ``if __name__ == "__main__":`` guard
   (the workers re-import the main module, as with any spawn/forkserver pool).
 
-A future Ray or async backend implements the same three methods.
+A future Ray backend implements the same three methods.
 """
 
 from __future__ import annotations
@@ -35,14 +47,16 @@ import sys
 import threading
 import time
 from abc import ABC, abstractmethod
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from urbanarena.agents.base import Agent
 from urbanarena.errors import UrbanArenaError
-from urbanarena.runner.episode import AgentFactory, EpisodeRunner
+from urbanarena.runner.dispatch import EpisodeDispatcher
+from urbanarena.runner.episode import AgentFactory, RunStopped
+from urbanarena.runner.trace import EpisodeCancelled
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
 from urbanarena.world.city_io import load_city
@@ -89,12 +103,20 @@ class WorkerSpec:
             skip rehashing).
         agent_name: a registry name (``random``) or ``module.path:Callable``.
         agent_params: keyword arguments for the agent.
+        task_dir: folder of the task file (arena reference images resolve against it).
+        run_dir: the RUN_DIR (traces are written under it).
+        trace: write per-step traces (``--trace``).
+        arena_view: :class:`~urbanarena.runner.arena.ArenaViewSettings` fields.
     """
 
     city_dir: str
     city_hash: str
     agent_name: str
     agent_params: dict[str, Any] = field(default_factory=dict)
+    task_dir: str | None = None
+    run_dir: str | None = None
+    trace: bool = False
+    arena_view: dict[str, Any] | None = None
 
 
 def _import_callable(spec: str):
@@ -149,7 +171,41 @@ def agent_factory(name: str, params: dict[str, Any] | None = None) -> AgentFacto
         raise AgentSpecError(f"agent {name!r}: {msg}") from e
     if not isinstance(probe, Agent):
         raise AgentSpecError(f"agent {name!r}: built a {type(probe).__name__}, not an urbanarena Agent")
+    close = getattr(probe, "close", None)
+    if callable(close):
+        close()
     return make
+
+
+def agent_class(name: str) -> Any:
+    """The class (or callable) an ``--agent`` name builds, without building it.
+
+    Raises: :class:`AgentSpecError` for an unknown name or an unimportable callable.
+    """
+    if ":" in name:
+        return _import_callable(name)
+    registry = importlib.import_module("urbanarena.agents.registry")
+    try:
+        return registry.AGENTS[name]
+    except KeyError:
+        raise AgentSpecError(f"agent {name!r}: unknown agent {name!r}; known: {', '.join(sorted(registry.AGENTS))}") from None
+
+
+def is_model_agent(name: str) -> bool:
+    """Whether ``--agent name`` is a VLM agent calling a model API (a
+    :class:`~urbanarena.agents.vlm.common.ModelAgent` subclass)."""
+    from urbanarena.agents.vlm.common import ModelAgent
+
+    target = agent_class(name)
+    return isinstance(target, type) and issubclass(target, ModelAgent)
+
+
+def make_dispatcher(spec: WorkerSpec, city: City | None = None, cancel: threading.Event | None = None) -> EpisodeDispatcher:
+    """An :class:`EpisodeDispatcher` for ``spec`` (loads the city unless given)."""
+    city = city if city is not None else load_city(spec.city_dir, verify_hash=False)
+    return EpisodeDispatcher(city, agent_factory(spec.agent_name, spec.agent_params), spec.agent_name,
+                             city_dir=spec.city_dir, task_dir=spec.task_dir, run_dir=spec.run_dir, trace=spec.trace,
+                             arena_view=spec.arena_view, cancel=cancel)
 
 
 class Backend(ABC):
@@ -175,7 +231,7 @@ class Backend(ABC):
         self.close(cancel=exc_type is not None)
 
 
-def _run_job(runner: EpisodeRunner, job: Job) -> dict[str, Any]:
+def _run_job(runner: EpisodeDispatcher, job: Job) -> dict[str, Any]:
     task = Task.model_validate(job.task)
     return runner.run(task, job.seed, job.protocol_id, job.max_steps, job.config_hash)
 
@@ -192,19 +248,102 @@ class InProcessBackend(Backend):
     name = "in-process"
 
     def __init__(self, spec: WorkerSpec, city: City | None = None):
-        city = city if city is not None else load_city(spec.city_dir, verify_hash=False)
-        self.runner = EpisodeRunner(city, agent_factory(spec.agent_name, spec.agent_params), spec.agent_name)
+        self.runner = make_dispatcher(spec, city)
 
     def run(self, jobs: Iterable[Job]) -> Iterator[dict[str, Any]]:
         for job in jobs:
             try:
                 yield _run_job(self.runner, job)
+            except RunStopped:
+                raise
             except Exception as e:
                 raise RunnerError(f"episode {job.task_id!r} seed {job.seed} failed: {e}") from e
 
 
+# ----------------------------------------------------------------- threads
+class ThreadPoolBackend(Backend):
+    """``workers`` concurrent episodes on threads of the driver process (see the module docstring).
+
+    At most ``workers`` jobs are submitted at a time, so a stop or an
+    interrupt leaves no queue behind. Results are yielded in completion order.
+
+    Args:
+        spec: worker spec.
+        workers: concurrent episodes (>= 1).
+        city: the loaded city (shared read-only by the threads; loaded when ``None``).
+    """
+
+    name = "threads"
+
+    def __init__(self, spec: WorkerSpec, workers: int, city: City | None = None):
+        if workers < 1:
+            raise ValueError("workers must be >= 1")
+        self.spec = spec
+        self.workers = int(workers)
+        self.city = city if city is not None else load_city(spec.city_dir, verify_hash=False)
+        agent_factory(spec.agent_name, spec.agent_params)  # fail here, not in every thread
+        self.cancel = threading.Event()
+        self._local = threading.local()
+        self.executor = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="urbanarena-episode")
+
+    def _dispatcher(self) -> EpisodeDispatcher:
+        d = getattr(self._local, "dispatcher", None)
+        if d is None:
+            d = make_dispatcher(self.spec, self.city, cancel=self.cancel)
+            self._local.dispatcher = d
+        return d
+
+    def _job(self, job: Job) -> dict[str, Any] | None:
+        if self.cancel.is_set():
+            return None
+        try:
+            return _run_job(self._dispatcher(), job)
+        except EpisodeCancelled:
+            return None
+
+    def run(self, jobs: Iterable[Job]) -> Iterator[dict[str, Any]]:
+        queue = iter(list(jobs))
+        pending: dict[Future, Job] = {}
+        stopped: RunStopped | None = None
+
+        def fill() -> None:
+            while stopped is None and len(pending) < self.workers:
+                job = next(queue, None)
+                if job is None:
+                    return
+                pending[self.executor.submit(self._job, job)] = job
+
+        try:
+            fill()
+            while pending:
+                done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    job = pending.pop(fut)
+                    try:
+                        result = fut.result()
+                    except RunStopped as e:
+                        stopped = stopped or e
+                        continue
+                    except Exception as e:
+                        self.cancel.set()
+                        raise RunnerError(f"episode {job.task_id!r} seed {job.seed} failed: {e}") from e
+                    if result is not None:
+                        yield result
+                fill()
+        except BaseException:
+            self.cancel.set()
+            raise
+        if stopped is not None:
+            raise stopped
+
+    def close(self, cancel: bool = False) -> None:
+        if cancel:
+            self.cancel.set()
+        self.executor.shutdown(wait=True, cancel_futures=True)
+
+
 # ----------------------------------------------------------------- process pool
-_WORKER_RUNNER: EpisodeRunner | None = None
+_WORKER_RUNNER: EpisodeDispatcher | None = None
 
 
 def _pid_alive(pid: int) -> bool:
@@ -243,19 +382,21 @@ def _init_worker(spec: WorkerSpec, driver_pid: int) -> None:
     # the driver handles Ctrl-C and shuts the pool down; workers must not die mid-job
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_driver, args=(driver_pid, os.getppid()), daemon=True).start()
-    city = load_city(spec.city_dir, verify_hash=False)
-    _WORKER_RUNNER = EpisodeRunner(city, agent_factory(spec.agent_name, spec.agent_params), spec.agent_name)
+    _WORKER_RUNNER = make_dispatcher(spec)
 
 
-def _worker_chunk(jobs: list[Job]) -> list[dict[str, Any]]:
+def _worker_chunk(jobs: list[Job]) -> tuple[list[dict[str, Any]], RunStopped | None]:
+    """Run a chunk; returns the finished results and the run-level stop that ended it early (or ``None``)."""
     assert _WORKER_RUNNER is not None, "worker not initialised"
     out = []
     for job in jobs:
         try:
             out.append(_run_job(_WORKER_RUNNER, job))
+        except RunStopped as e:
+            return out, e
         except Exception as e:
             raise RunnerError(f"episode {job.task_id!r} seed {job.seed} failed in a worker: {e}") from e
-    return out
+    return out, None
 
 
 def default_mp_context() -> mp.context.BaseContext:
@@ -319,9 +460,10 @@ class ProcessPoolBackend(Backend):
         for job in jobs:
             groups.setdefault(job.task_id, []).append(job)
         pending: dict[Future, list[Job]] = {}
+        stopped: RunStopped | None = None
 
         def fill() -> None:
-            while len(pending) < self.max_in_flight and groups:
+            while stopped is None and len(pending) < self.max_in_flight and groups:
                 tid = next(iter(groups))
                 group = groups[tid]
                 k = self.chunk_size()
@@ -341,7 +483,7 @@ class ProcessPoolBackend(Backend):
             for fut in done:
                 chunk = pending.pop(fut)
                 try:
-                    results = fut.result()
+                    results, stop = fut.result()
                 except BrokenProcessPool as e:
                     raise RunnerError(
                         f"a worker process died (episode {chunk[0].task_id!r}): {e}; "
@@ -355,14 +497,40 @@ class ProcessPoolBackend(Backend):
                     self._done += 1
                     self._busy_s += float((r.get("timings") or {}).get("total_s") or 0.0)
                 yield from results
+                if stop is not None and stopped is None:
+                    stopped = stop
             fill()
+        if stopped is not None:
+            raise stopped
 
     def close(self, cancel: bool = False) -> None:
         self.executor.shutdown(wait=True, cancel_futures=cancel)
 
 
-def make_backend(spec: WorkerSpec, workers: int, city: City | None = None) -> Backend:
-    """``InProcessBackend`` for ``workers == 1``, else ``ProcessPoolBackend``."""
-    if workers <= 1:
+BACKENDS = ("auto", "in-process", "threads", "processes")
+
+
+def backend_name(kind: str, workers: int, api_bound: bool) -> str:
+    """The backend ``make_backend`` picks: ``auto`` = ``in-process`` for one worker, else
+    ``threads`` for API-bound (VLM) agents and ``process-pool`` for the rest.
+
+    Raises: ``ValueError`` for an unknown kind.
+    """
+    if kind not in BACKENDS:
+        raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(BACKENDS)}")
+    if kind == "in-process" or (kind == "auto" and workers <= 1):
+        return "in-process"
+    if kind == "threads" or (kind == "auto" and api_bound):
+        return "threads"
+    return "process-pool"
+
+
+def make_backend(spec: WorkerSpec, workers: int, city: City | None = None, kind: str = "auto",
+                 api_bound: bool = False) -> Backend:
+    """The backend for ``kind`` (see :func:`backend_name`)."""
+    name = backend_name(kind, workers, api_bound)
+    if name == "in-process":
         return InProcessBackend(spec, city)
+    if name == "threads":
+        return ThreadPoolBackend(spec, workers, city)
     return ProcessPoolBackend(spec, workers)

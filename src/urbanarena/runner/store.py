@@ -39,13 +39,25 @@ metrics            TEXT       JSON object of every metric the scorer returned
                               it does not apply); rates 0/1, as stored per episode
 agent_stats        TEXT       JSON object (requests, tokens ... as the agent counts)
 timings            TEXT       JSON object of seconds (agent_s, env_s, score_s, total_s)
+details            TEXT       JSON object, arena episodes: task_kind, answer,
+                              final_position, positions ([x_m, y_m] per step),
+                              goal_distance_m, env_counters, poses ...; NULL
+                              for graph episodes
+<v3 column>        ...        360CityArena results-schema-v3 columns
+                              (:mod:`urbanarena.runner.results`: status,
+                              evaluation_score, final_position_x ... model,
+                              token totals, error counters); NULL where they
+                              do not apply
 duration_s         REAL       wall time of the episode, seconds
 started_at         TEXT       ISO 8601 UTC
 finished_at        TEXT       ISO 8601 UTC
 =================  =========  ==================================================
 
 ``configs`` — ``config_hash`` -> the hashed config JSON (self-describing store).
-``meta`` — ``schema_version``.
+``meta`` — ``schema_version`` (2). A version-1 store (before the ``details``
+and v3 columns) is upgraded in place when opened for writing (the columns are
+added, old rows hold NULL there); read-only it is read as it is, the missing
+columns returned as ``None``.
 """
 
 from __future__ import annotations
@@ -58,19 +70,22 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from urbanarena.errors import StoreError
+from urbanarena.runner.results import V3_STORE_COLUMNS, V3_STORE_NAMES, V3_TIME_COLUMNS
 from urbanarena.tasks.metrics import METRIC_KEYS
 
 STORE_FILE = "episodes.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: schema versions this code opens (older ones are upgraded when opened for writing)
+READABLE_VERSIONS = (1, 2)
 
 #: test hook: SIGKILL the process inside the Nth commit of this process
 #: (after the INSERT, before COMMIT). Used by the crash-safety tests only.
 KILL_ENV = "URBANARENA_TEST_KILL_AT_COMMIT"
 
 KEY_COLUMNS = ("task_id", "seed", "agent", "config_hash")
-JSON_COLUMNS = ("trajectory", "headings", "actions", "metrics", "agent_stats", "timings")
+JSON_COLUMNS = ("trajectory", "headings", "actions", "metrics", "agent_stats", "timings", "details")
 #: columns that legitimately differ between two runs of the same episode
-TIME_COLUMNS = ("id", "timings", "duration_s", "started_at", "finished_at")
+TIME_COLUMNS = ("id", "timings", "duration_s", "started_at", "finished_at") + V3_TIME_COLUMNS
 SCALAR_COLUMNS = (
     "task_id", "seed", "agent", "config_hash", "protocol", "family", "category", "difficulty",
     "task_hash", "stop_reason", "error", "steps", "invalid_actions",
@@ -78,12 +93,15 @@ SCALAR_COLUMNS = (
 
 _METRIC_COLS = tuple(METRIC_KEYS)
 for _k in _METRIC_COLS:
-    if not _k.isidentifier() or _k in SCALAR_COLUMNS or _k in JSON_COLUMNS or _k in TIME_COLUMNS:
+    if not _k.isidentifier() or _k in SCALAR_COLUMNS or _k in JSON_COLUMNS or _k in TIME_COLUMNS or _k in V3_STORE_NAMES:
         raise RuntimeError(f"metric key {_k!r} cannot be a store column")
 
 COLUMNS: tuple[str, ...] = (
-    ("id",) + SCALAR_COLUMNS + JSON_COLUMNS[:4] + _METRIC_COLS + JSON_COLUMNS[4:] + ("duration_s", "started_at", "finished_at")
+    ("id",) + SCALAR_COLUMNS + JSON_COLUMNS[:4] + _METRIC_COLS + JSON_COLUMNS[4:] + V3_STORE_NAMES
+    + ("duration_s", "started_at", "finished_at")
 )
+#: columns added by schema version 2, with their SQL types
+_V2_COLUMNS: tuple[tuple[str, str], ...] = (("details", "TEXT"),) + V3_STORE_COLUMNS
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -114,6 +132,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     {", ".join(f"{k} REAL" for k in _METRIC_COLS)},
     agent_stats TEXT NOT NULL,
     timings TEXT NOT NULL,
+    {", ".join(f"{c} {t}" for c, t in _V2_COLUMNS)},
     duration_s REAL,
     started_at TEXT,
     finished_at TEXT,
@@ -125,6 +144,17 @@ CREATE INDEX IF NOT EXISTS episodes_config ON episodes (config_hash);
 
 def _dumps(v: Any) -> str:
     return json.dumps(v, separators=(",", ":"), allow_nan=False, ensure_ascii=False)
+
+
+def _column_value(v: Any) -> Any:
+    """A v3 column value as SQLite stores it (bools as 0/1, non-finite floats as NULL)."""
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, float) and v != v:
+        return None
+    if isinstance(v, (dict, list)):
+        return _dumps(v)
+    return v
 
 
 def _metric_value(v: Any) -> float | None:
@@ -183,8 +213,30 @@ class Store:
                     self.conn.execute("ROLLBACK")
                 raise StoreError(f"{self.path}: cannot open the run store ({e})") from e
         row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        if row is None or int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(f"{self.path}: store schema version {row and row[0]!r}, this urbanarena reads {SCHEMA_VERSION}")
+        if row is None or int(row[0]) not in READABLE_VERSIONS:
+            raise StoreError(f"{self.path}: store schema version {row and row[0]!r}, this urbanarena reads "
+                             f"{', '.join(map(str, READABLE_VERSIONS))}")
+        self.schema_version = int(row[0])
+        if self.schema_version < SCHEMA_VERSION and not readonly:
+            self._upgrade()
+        present = {r[1] for r in self.conn.execute("PRAGMA table_info(episodes)")}
+        self._select = ", ".join(c if c in present else f"NULL AS {c}" for c in COLUMNS)
+
+    def _upgrade(self) -> None:
+        """Add the schema-2 columns to a version-1 store (one transaction)."""
+        present = {r[1] for r in self.conn.execute("PRAGMA table_info(episodes)")}
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for c, t in _V2_COLUMNS:
+                if c not in present:
+                    self.conn.execute(f"ALTER TABLE episodes ADD COLUMN {c} {t}")
+            self.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(SCHEMA_VERSION),))
+            self.conn.execute("COMMIT")
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+        self.schema_version = SCHEMA_VERSION
 
     # ---------------------------------------------------------------- writing
     def add_config(self, config_hash: str, config: dict[str, Any], created_at: str) -> None:
@@ -219,6 +271,8 @@ class Store:
             **{k: _metric_value(m.get(k)) for k in _METRIC_COLS},
             "agent_stats": _dumps(result.get("agent_stats") or {}),
             "timings": _dumps(result.get("timings") or {}),
+            "details": _dumps(result["details"]) if result.get("details") is not None else None,
+            **{k: _column_value((result.get("v3") or {}).get(k)) for k in V3_STORE_NAMES},
             "duration_s": (result.get("timings") or {}).get("total_s"),
             "started_at": result.get("started_at"),
             "finished_at": result.get("finished_at"),
@@ -277,7 +331,7 @@ class Store:
         """Stored episodes as dicts (columns of :data:`COLUMNS`), ordered by
         (config_hash, task_id, seed, agent); JSON columns parsed when
         ``parse_json``."""
-        sql = f"SELECT {', '.join(COLUMNS)} FROM episodes"
+        sql = f"SELECT {self._select} FROM episodes"
         args: list[Any] = []
         if config_hashes is not None:
             hs = list(config_hashes)

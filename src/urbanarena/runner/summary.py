@@ -7,6 +7,14 @@ into the same directory). A summary is always of **one** config: with a
 single config it is chosen automatically; otherwise :func:`summarize_run`
 raises :class:`~urbanarena.errors.StoreError` listing the configs, and the
 caller picks one with ``config`` (a config-hash prefix).
+
+Arena configs (360CityArena-style families) are summarised on
+:data:`ARENA_SUMMARY_KEYS` instead of the navigation metrics: the official
+``evaluation_score`` (a missing score — an ANSWER the validator could not
+judge — counts 0, as 360CityArena's run mean does; their number is reported
+as ``missing_scores``), ``scored_success``, ``is_correct`` (episodes without
+a verdict left out), ``completed_by_answer`` (all in percent),
+``distance_to_goal`` (metres, location tasks) and ``steps``.
 """
 
 from __future__ import annotations
@@ -19,6 +27,12 @@ from urbanarena.runner.metadata import read_run_json
 from urbanarena.runner.store import STORE_FILE, Store
 from urbanarena.tasks.metrics import METRIC_KEYS, PERCENT_KEYS
 from urbanarena.tasks.metrics.aggregate import summarize
+
+#: summary keys of arena configs (module docstring)
+ARENA_SUMMARY_KEYS: tuple[str, ...] = (
+    "evaluation_score", "scored_success", "is_correct", "completed_by_answer", "distance_to_goal", "steps",
+)
+ARENA_PERCENT_KEYS = frozenset({"evaluation_score", "scored_success", "is_correct", "completed_by_answer"})
 
 
 def _pick_config(configs: list[dict[str, Any]], run_dir: Path, config: str | None) -> dict[str, Any]:
@@ -60,7 +74,9 @@ def summarize_run(
         n_resamples, seed: bootstrap parameters (see ``aggregate.summarize``).
     Returns: ``{"protocol", "episodes", "metrics", "ci95", "by_category",
         "by_difficulty", "counts", "config_hash", "config", "agent", "family",
-        "tasks", "seeds", "errors", "stop_reasons", "planned", "complete"}``
+        "tasks", "seeds", "errors", "stop_reasons", "planned", "complete",
+        "metric_keys"}`` (arena configs: also ``missing_scores``; their
+        ``metrics`` are keyed by :data:`ARENA_SUMMARY_KEYS`)
         (``planned``: episodes the latest invocation of this config planned,
         from ``run.json``; ``complete``: all of them are stored; both
         ``None`` without that record): ``metrics``/``ci95``
@@ -75,7 +91,18 @@ def summarize_run(
     with Store(run_dir / STORE_FILE, readonly=True) as store:
         chosen = _pick_config(store.configs(), run_dir, config)
         rows = list(store.rows([chosen["config_hash"]], parse_json=False))
-    s = summarize(rows, METRIC_KEYS, PERCENT_KEYS, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
+    arena = any(r.get("status") is not None for r in rows)
+    missing = 0
+    if arena:
+        rows = [dict(r) for r in rows]
+        for r in rows:
+            if r.get("status") is not None and r.get("evaluation_score") is None:
+                r["evaluation_score"] = 0.0
+                missing += 1
+        keys, percent = ARENA_SUMMARY_KEYS, ARENA_PERCENT_KEYS
+    else:
+        keys, percent = METRIC_KEYS, PERCENT_KEYS
+    s = summarize(rows, keys, percent, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
     protocol = chosen["protocol"]
     for grp in ("by_category", "by_difficulty"):
         for g in s[grp].values():
@@ -108,4 +135,6 @@ def summarize_run(
         "stop_reasons": dict(sorted(stops.items())),
         "planned": planned,
         "complete": None if planned is None else s["episodes"] >= planned,
+        "metric_keys": list(keys),
+        **({"missing_scores": missing} if arena else {}),
     }

@@ -1,0 +1,223 @@
+"""Arena episodes for the runner: a task of an ``action_style == "arena"`` family
+(``cityarena``) run by :func:`urbanarena.agents.vlm.run_arena_episode` and turned
+into a store row.
+
+Per runner (one per worker process or thread) the city's camera observer
+(:class:`~urbanarena.env.observers.PanoramaObserver`, ``ArenaViewSettings``:
+640 x 360 px, 90 degree field of view, 360CityArena's capture size) and the
+current-location map (:class:`~urbanarena.env.observers.LocationMapObserver`,
+640 x 640 px, only for tasks with ``extra.requires_current_location``) are
+built once; reference images are read once per file (RGB). The task family
+gives the reset options and the validator
+(:meth:`~urbanarena.tasks.families.cityarena.CityArenaFamily.make_validator`).
+
+Stored row (see :mod:`urbanarena.runner.store`): ``stop_reason`` is the arena
+status (``ANSWER``, ``STEP_LIMIT``, ``STAGNATION``, ``AWAY_FROM_GOAL``, or
+``error`` when the agent raised), ``steps`` the consumed model requests,
+``actions`` the action labels (``"W LARGE"``, ``"ANSWER: x:1 y:2"``),
+``trajectory`` the start node then the nearest panorama node after every
+step, ``headings`` empty, ``metrics`` 360CityArena's episode columns
+(:func:`~urbanarena.tasks.validators.score_episode`) plus the validator's
+full result, ``details`` (positions, final position, goal distances, env
+counters, answer, poses) and the results-schema-v3 columns
+(:mod:`urbanarena.runner.results`). Budget caps and read-only cache misses
+raise :class:`~urbanarena.runner.episode.RunStopped`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from urbanarena.agents.base import Agent, AgentContext
+from urbanarena.agents.vlm.arena_loop import run_arena_episode
+from urbanarena.env.observers import LocationMapObserver, panorama_observer_for
+from urbanarena.render.encode import decode_image
+from urbanarena.render.views import ViewRenderer
+from urbanarena.runner.episode import RUN_LEVEL_ERRORS, close_agent, jsonable, run_stopped, utc_now
+from urbanarena.runner.results import arena_columns
+from urbanarena.runner.trace import EpisodeRecorder, TraceWriter
+from urbanarena.tasks.families import get_family
+from urbanarena.tasks.resolve import task_hash
+from urbanarena.tasks.schema import Task
+from urbanarena.world.city import City
+
+AgentFactory = Callable[[], Agent]
+
+
+@dataclass(frozen=True)
+class ArenaViewSettings:
+    """What the arena agent is shown (part of the episode config and its hash).
+
+    Attributes:
+        width, height, hfov_deg: camera view, pixels and degrees (360CityArena: 640 x 360).
+        map_width, map_height: current-location map, pixels (360CityArena: 640 x 640).
+    """
+
+    width: int = 640
+    height: int = 360
+    hfov_deg: float = 90.0
+    map_width: int = 640
+    map_height: int = 640
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _FailedAgent(Agent):
+    """Stands in for an agent whose factory raised, so the arena loop records the error like any agent error."""
+
+    name = "failed"
+
+    def __init__(self, exc: BaseException):
+        super().__init__()
+        self.exc = exc
+
+    def reset(self, task: Task, context: AgentContext) -> None:
+        raise self.exc
+
+    def act(self, observation: dict[str, Any]) -> Any:
+        raise self.exc
+
+
+def load_reference_image(path: str | Path) -> np.ndarray:
+    """A reference image file as RGB uint8 ``(H, W, 3)``.
+
+    Raises: ``OSError`` when unreadable, ``ValueError``/``ImageFormatError`` when not an image.
+    """
+    return decode_image(Path(path).read_bytes())
+
+
+class ArenaEpisodeRunner:
+    """Runs arena-family episodes on one city (module docstring).
+
+    Args:
+        city: the city (with imagery for a VLM agent).
+        agent_factory: zero-argument callable returning a fresh agent.
+        agent_name: name stored with each result.
+        city_dir: saved city directory (a relative imagery root resolves against it).
+        task_dir: folder of the task file (reference images resolve against it).
+        view: :class:`ArenaViewSettings`.
+        max_cached_references: reference images kept decoded.
+    """
+
+    def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str, *,
+                 city_dir: str | Path | None = None, task_dir: str | Path | None = None,
+                 view: ArenaViewSettings | None = None, max_cached_references: int = 64):
+        self.city = city
+        self.agent_factory = agent_factory
+        self.agent_name = agent_name
+        self.task_dir = Path(task_dir) if task_dir is not None else None
+        self.view = view or ArenaViewSettings()
+        self.observer = panorama_observer_for(city, base_dir=city_dir, width=self.view.width, height=self.view.height,
+                                              hfov_deg=self.view.hfov_deg, renderer=ViewRenderer(max_grids=16))
+        self.map_renderer = LocationMapObserver(self.view.map_width, self.view.map_height)
+        self._refs: OrderedDict[Path, np.ndarray] = OrderedDict()
+        self._max_refs = int(max_cached_references)
+
+    def reference_images(self, paths: list[Path]) -> list[np.ndarray]:
+        """Decoded reference images (cached)."""
+        out = []
+        for p in paths:
+            img = self._refs.get(p)
+            if img is None:
+                img = load_reference_image(p)
+                img.setflags(write=False)
+                self._refs[p] = img
+                while len(self._refs) > self._max_refs:
+                    self._refs.popitem(last=False)
+            else:
+                self._refs.move_to_end(p)
+            out.append(img)
+        return out
+
+    def run(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "", *,
+            trace: TraceWriter | None = None, cancel: threading.Event | None = None) -> dict[str, Any]:
+        """Run one arena episode and return its store row (module docstring).
+
+        Raises:
+            RunStopped: a run-level stop (budget cap, read-only cache miss).
+        """
+        family = get_family(task.family)
+        started_at = utc_now()
+        try:
+            inner = self.agent_factory()
+        except Exception as e:  # noqa: BLE001 - recorded as the episode's agent error
+            inner = _FailedAgent(e)
+        agent = EpisodeRecorder(inner, trace, arena=True, cancel=cancel)
+        opts = family.env_options(task)
+        opts["reference_images"] = self.reference_images(family.reference_image_paths(task, self.task_dir))
+        needs_map = family.requires_current_location(task)
+        validator = family.make_validator(task, self.city, protocol_id)
+        try:
+            res = run_arena_episode(self.city, agent, task, seed=seed, protocol_id=protocol_id, max_steps=max_steps,
+                                    observer=self.observer, map_renderer=self.map_renderer if needs_map else None,
+                                    reset_options=opts, validator=validator)
+        except RUN_LEVEL_ERRORS as e:
+            raise run_stopped(e, task.task_id, seed) from e
+        finally:
+            close_agent(agent)
+        return self._row(task, seed, protocol_id, config_hash, res, agent.poses, started_at)
+
+    def _row(self, task: Task, seed: int, protocol_id: str, config_hash: str, res: dict[str, Any],
+             poses: list[dict[str, Any]], started_at: str) -> dict[str, Any]:
+        family = get_family(task.family)
+        kind = family.task_kind(task)
+        g = task.final_goal
+        landmark = task.extra.get("landmark", g.label if g is not None else None)
+        metric_keys = ("status", "completed_by_answer", "is_correct", "scored_success", "validation_available",
+                       "evaluation_metric", "evaluation_score", "offline_score", "user_answer", "expected",
+                       "distance_to_goal", "validation_threshold", "message", "judge_model", "judge_reported_model",
+                       "judge_model_version", "judge_prompt_hash", "judge_verdict_parsed")
+        metrics = {k: res.get(k) for k in metric_keys}
+        metrics["validation"] = res.get("validation")
+        counters = res.get("env_counters") or {}
+        final_pose = poses[-1] if poses else None
+        trajectory = [task.start.node] + [str(p.get("nearest_node")) for p in poses]
+        details = {
+            "task_kind": kind,
+            "answer": res.get("answer"),
+            "final_position": res.get("final_position"),
+            "positions": res.get("positions"),
+            "goal_distance_m": res.get("goal_distance_m"),
+            "env_counters": counters,
+            "stop_reason_detail": res.get("stop_reason_detail"),
+            "stop_privileged": res.get("stop_privileged"),
+            "poses": poses,
+        }
+        timings = dict(res.get("timings") or {})
+        v3 = arena_columns(res, task_type=family.task_type(task), map_id=task.extra.get("map_id"), landmark=landmark,
+                           final_pose=final_pose)
+        return jsonable({
+            "task_id": task.task_id,
+            "seed": int(seed),
+            "agent": self.agent_name,
+            "config_hash": config_hash,
+            "protocol": protocol_id,
+            "family": family.name,
+            "category": task.category,
+            "difficulty": task.difficulty,
+            "task_hash": task_hash(task),
+            "trajectory": trajectory,
+            "headings": [],
+            "actions": list(res.get("actions") or []),
+            "stop_reason": res.get("stop_reason"),
+            "error": res.get("error"),
+            "steps": int(res.get("steps") or 0),
+            "invalid_actions": int(counters.get("invalid_actions") or 0),
+            "metrics": metrics,
+            "timings": timings,
+            "agent_stats": res.get("agent_stats") or {},
+            "details": details,
+            "v3": v3,
+            "started_at": started_at,
+            "finished_at": utc_now(),
+        })
+
+
+__all__ = ["ArenaEpisodeRunner", "ArenaViewSettings", "load_reference_image"]

@@ -1,0 +1,96 @@
+"""Which episode loop runs a job: the graph loop (:class:`~urbanarena.runner.episode.EpisodeRunner`)
+for graph families, the arena loop (:class:`~urbanarena.runner.arena.ArenaEpisodeRunner`) for
+families whose ``action_style`` is ``"arena"``.
+
+One :class:`EpisodeDispatcher` per worker process or thread (the loops cache
+envs, observers and images; none of them is shared between threads). It also
+opens the episode's trace folder when traces are on (:mod:`urbanarena.runner.trace`)
+and adds the results-schema-v3 columns of graph episodes
+(:func:`urbanarena.runner.results.graph_columns`).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+from urbanarena.agents.base import Agent
+from urbanarena.runner.arena import ArenaEpisodeRunner, ArenaViewSettings
+from urbanarena.runner.episode import EpisodeRunner
+from urbanarena.runner.results import graph_columns
+from urbanarena.runner.trace import TRACES_DIR, EpisodeRecorder, TraceWriter, trace_slug
+from urbanarena.tasks.families import get_family
+from urbanarena.tasks.schema import Task
+from urbanarena.world.city import City
+
+ARENA_STYLE = "arena"
+
+
+def is_arena_family(name: str) -> bool:
+    """Whether task family ``name`` runs in the arena (``action_style == "arena"``)."""
+    return get_family(name).action_style == ARENA_STYLE
+
+
+class EpisodeDispatcher:
+    """Runs one job in the loop its family needs (module docstring).
+
+    Args:
+        city: the loaded city.
+        agent_factory: zero-argument factory of fresh agents.
+        agent_name: name stored with each result.
+        city_dir: saved city directory (imagery root).
+        task_dir: folder of the task file (reference images).
+        run_dir: the RUN_DIR; with ``trace`` the traces go to ``RUN_DIR/traces``.
+        trace: write per-step traces.
+        arena_view: :class:`ArenaViewSettings` fields.
+        cancel: event that aborts running episodes at their next step when set.
+    """
+
+    def __init__(self, city: City, agent_factory: Callable[[], Agent], agent_name: str, *,
+                 city_dir: str | Path | None = None, task_dir: str | Path | None = None,
+                 run_dir: str | Path | None = None, trace: bool = False, arena_view: dict[str, Any] | None = None,
+                 cancel: threading.Event | None = None):
+        self.city = city
+        self.agent_factory = agent_factory
+        self.agent_name = agent_name
+        self.city_dir = city_dir
+        self.task_dir = task_dir
+        self.trace_root = Path(run_dir) / TRACES_DIR if (trace and run_dir is not None) else None
+        self.arena_view = ArenaViewSettings(**(arena_view or {}))
+        self.cancel = cancel
+        self.graph = EpisodeRunner(city, agent_factory, agent_name)
+        self._arena: ArenaEpisodeRunner | None = None
+
+    @property
+    def arena(self) -> ArenaEpisodeRunner:
+        if self._arena is None:
+            self._arena = ArenaEpisodeRunner(self.city, self.agent_factory, self.agent_name, city_dir=self.city_dir,
+                                             task_dir=self.task_dir, view=self.arena_view)
+        return self._arena
+
+    def run(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "") -> dict[str, Any]:
+        """Run one episode; returns its store row. Raises ``RunStopped`` for run-level stops."""
+        slug = trace_slug(task.task_id, seed, config_hash)
+        trace = TraceWriter(self.trace_root / slug) if self.trace_root is not None else None
+        try:
+            if is_arena_family(task.family):
+                result = self.arena.run(task, seed, protocol_id, max_steps, config_hash, trace=trace, cancel=self.cancel)
+            else:
+                factory = self.agent_factory
+                if trace is not None or self.cancel is not None:
+                    cancel = self.cancel
+                    self.graph.agent_factory = lambda: EpisodeRecorder(factory(), trace, cancel=cancel)
+                else:
+                    self.graph.agent_factory = factory
+                result = self.graph.run(task, seed, protocol_id, max_steps, config_hash)
+                result["v3"] = graph_columns(result)
+        finally:
+            if trace is not None:
+                trace.close()
+        if trace is not None:
+            result["v3"]["artifact_dir"] = f"{TRACES_DIR}/{slug}"
+        return result
+
+
+__all__ = ["ARENA_STYLE", "EpisodeDispatcher", "is_arena_family"]
