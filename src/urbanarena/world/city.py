@@ -66,6 +66,11 @@ class City:
             docstring (``x_m``/``y_m`` are filled here from lat/lon if missing).
         meta: :class:`CityMeta`.
         frame: local frame; default centred on the bounding box of the nodes.
+
+    Attributes:
+        annotations: :class:`urbanarena.world.annotations.Annotations` (POIs,
+            street objects, buildings, blocks) or ``None`` when the source has
+            none; saved beside the graph by ``save_city``.
     """
 
     #: number of per-target distance tables kept by :meth:`distances_to`
@@ -79,6 +84,7 @@ class City:
             lons = np.array([d["lon"] for _, d in graph.nodes(data=True)], dtype=float)
             frame = LocalFrame.centred_on(lats, lons) if len(lats) else LocalFrame(0.0, 0.0)
         self.frame = frame
+        self.annotations: Any = None
         self._fill_xy()
         self._dist_to: OrderedDict[tuple[str, str], dict[str, float]] = OrderedDict()
         self._out_sorted: dict[str, list[tuple[str, dict]]] = {}

@@ -6,6 +6,10 @@ A saved city is one directory::
                            local-frame origin, source, licence, attribution,
                            imagery, importer facts)
     <dir>/graph.json.gz    {"nodes": [...], "edges": [...]} (gzip JSON)
+    <dir>/annotations.json.gz  optional: ``city.annotations`` (POIs, objects,
+                           buildings, blocks; see :mod:`urbanarena.world.annotations`);
+                           its sha256 is ``annotations_hash`` in city.json.
+                           Cities saved without one load with ``annotations=None``.
 
 Node records: ``id`` (string), ``lat``/``lon`` (WGS84 degrees),
 ``heading_deg`` (panorama heading, degrees clockwise from true north, or null),
@@ -35,6 +39,7 @@ FORMAT_ID = "urbanarena-city"
 FORMAT_VERSION = 1
 META_FILE = "city.json"
 GRAPH_FILE = "graph.json.gz"
+ANNOTATIONS_FILE = "annotations.json.gz"
 
 
 def save_city(city: City, directory: str | Path) -> Path:
@@ -49,6 +54,13 @@ def save_city(city: City, directory: str | Path) -> Path:
     with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=5) as f:
         json.dump(records, f, separators=(",", ":"), allow_nan=False)
     os.replace(tmp, d / GRAPH_FILE)
+    ann = getattr(city, "annotations", None)
+    ann_hash = None
+    if ann is not None:
+        ann.save(d)
+        ann_hash = ann.content_hash
+    else:
+        (d / ANNOTATIONS_FILE).unlink(missing_ok=True)
     meta = {
         "format": FORMAT_ID,
         "format_version": FORMAT_VERSION,
@@ -63,6 +75,8 @@ def save_city(city: City, directory: str | Path) -> Path:
         "imagery": city.meta.imagery,
         "extra": city.meta.extra,
     }
+    if ann_hash is not None:
+        meta["annotations_hash"] = ann_hash
     tmp = d / (META_FILE + ".tmp")
     tmp.write_text(json.dumps(meta, indent=2, ensure_ascii=False, allow_nan=False))
     os.replace(tmp, d / META_FILE)
@@ -134,4 +148,13 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
     )
     if verify_hash and meta.get("content_hash") and meta["content_hash"] != city.content_hash:
         raise CityFormatError(meta_path, "content_hash", "graph content does not match the stored hash")
+    if meta.get("annotations_hash") is not None or (d / ANNOTATIONS_FILE).is_file():
+        from urbanarena.world.annotations import Annotations  # shapely only when a city has annotations
+
+        ann_path = d / ANNOTATIONS_FILE
+        if not ann_path.is_file():
+            raise CityFormatError(ann_path, None, "annotations file missing (city.json lists annotations_hash)")
+        city.annotations = Annotations.load(ann_path)
+        if verify_hash and meta.get("annotations_hash") and meta["annotations_hash"] != city.annotations.content_hash:
+            raise CityFormatError(meta_path, "annotations_hash", "annotations do not match the stored hash")
     return city
