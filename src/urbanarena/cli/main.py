@@ -131,6 +131,14 @@ def run(
     backend: str = typer.Option(
         "auto", "--backend",
         help="auto (threads for VLM agents, processes otherwise, in-process for one worker), in-process, threads, processes."),
+    judge: Optional[str] = typer.Option(
+        None, "--judge",
+        help="LLM judge of fuzzy_match answers (model spec; never the model under test). Shares the response cache "
+             "and the --max-usd/--max-requests caps; without it fuzzy answers get only the offline string match."),
+    judge_param: Optional[list[str]] = typer.Option(
+        None, "--judge-param",
+        help="Judge generation setting KEY=VALUE (temperature, max_output_tokens, reasoning_effort, seed ...; "
+             "defaults temperature 0, 1024 output tokens), repeatable."),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
@@ -146,7 +154,7 @@ def run(
             agent_params=_parse_params(param), workers=workers, protocol=protocol, max_steps=max_steps,
             limit=limit, retry_errors=retry_errors, command=list(sys.argv), model=model, cache=cache,
             cache_path=cache_path, max_usd=max_usd, max_requests=max_requests, prices=prices, trace=trace,
-            backend=backend,
+            backend=backend, judge=judge, judge_params=_parse_params(judge_param),
         )
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:
@@ -276,6 +284,15 @@ def summary(
     if s.get("missing_scores"):
         out_console.print(f"[yellow]{s['missing_scores']} answers could not be validated (no judge / unparsable "
                           "verdict); they count 0 in evaluation_score[/yellow]")
+    fz = s.get("fuzzy") or {}
+    if fz.get("answers"):
+        judge = f"judge {fz['judge_model']}" if fz.get("judge_model") else "no judge (--judge)"
+        out_console.print(
+            f"fuzzy_match answers: {fz['answers']}, judged {fz['judged']}, unjudged {fz['unjudged']} "
+            f"({fz['no_judge']} without a judge, {fz['unparsable']} unparsable verdicts, {fz['judge_errors']} judge "
+            f"errors) — {judge}; offline string match {fz['offline_matches']} of {fz['answers']} "
+            f"(metrics.offline_score, never in evaluation_score); judge requests {fz['judge_requests']} "
+            f"({fz['judge_api_requests']} API calls)")
 
 
 # ----------------------------------------------------------------- export

@@ -22,6 +22,20 @@ full result, ``details`` (positions, final position, goal distances, env
 counters, answer, poses) and the results-schema-v3 columns
 (:mod:`urbanarena.runner.results`). Budget caps and read-only cache misses
 raise :class:`~urbanarena.runner.episode.RunStopped`.
+
+The camera observer decodes panoramas at the width that loses no detail at
+the view centre (2012 px for the 640 px, 90 degree view;
+:func:`~urbanarena.env.observers.panorama_observer_for`), not at full
+resolution.
+
+Fuzzy-match judge (``--judge``, :mod:`urbanarena.runner.judge`): with a
+:class:`~urbanarena.runner.judge.JudgeSettings` the runner builds one
+:class:`~urbanarena.runner.judge.RunJudge` (its own model client on the
+run's response cache and budget ledger) and passes it to the validator of
+``fuzzy_match`` tasks with the model under test; the episode's judge usage
+goes to ``details.judge_usage`` (never into the agent's counters). Without a
+judge, fuzzy answers get only the offline string match (``offline_score``)
+and a null ``evaluation_score``.
 """
 
 from __future__ import annotations
@@ -40,11 +54,13 @@ from urbanarena.env.observers import LocationMapObserver, panorama_observer_for
 from urbanarena.render.encode import decode_image
 from urbanarena.render.views import ViewRenderer
 from urbanarena.runner.episode import RUN_LEVEL_ERRORS, close_agent, jsonable, run_stopped, utc_now
+from urbanarena.runner.judge import JudgeSettings, RunJudge
 from urbanarena.runner.results import arena_columns
 from urbanarena.runner.trace import EpisodeRecorder, TraceWriter
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.resolve import task_hash
 from urbanarena.tasks.schema import Task
+from urbanarena.tasks.validators import FUZZY_MATCH
 from urbanarena.world.city import City
 
 AgentFactory = Callable[[], Agent]
@@ -104,11 +120,15 @@ class ArenaEpisodeRunner:
         task_dir: folder of the task file (reference images resolve against it).
         view: :class:`ArenaViewSettings`.
         max_cached_references: reference images kept decoded.
+        judge: the fuzzy-match judge (``None``: offline string match only).
+        model_under_test: the agent's model (``provider:model``; the agent name for agents that call no
+            model): the judge must be another model (checked again on every verdict).
     """
 
     def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str, *,
                  city_dir: str | Path | None = None, task_dir: str | Path | None = None,
-                 view: ArenaViewSettings | None = None, max_cached_references: int = 64):
+                 view: ArenaViewSettings | None = None, max_cached_references: int = 64,
+                 judge: JudgeSettings | RunJudge | None = None, model_under_test: str | None = None):
         self.city = city
         self.agent_factory = agent_factory
         self.agent_name = agent_name
@@ -119,6 +139,9 @@ class ArenaEpisodeRunner:
         self.map_renderer = LocationMapObserver(self.view.map_width, self.view.map_height)
         self._refs: OrderedDict[Path, np.ndarray] = OrderedDict()
         self._max_refs = int(max_cached_references)
+        self.judge = RunJudge(judge) if isinstance(judge, JudgeSettings) else judge
+        self.model_under_test = model_under_test or agent_name
+
 
     def reference_images(self, paths: list[Path]) -> list[np.ndarray]:
         """Decoded reference images (cached)."""
@@ -153,7 +176,12 @@ class ArenaEpisodeRunner:
         opts = family.env_options(task)
         opts["reference_images"] = self.reference_images(family.reference_image_paths(task, self.task_dir))
         needs_map = family.requires_current_location(task)
-        validator = family.make_validator(task, self.city, protocol_id)
+        judged = self.judge is not None and family.metric(task) == FUZZY_MATCH
+        if judged:
+            self.judge.begin_episode()  # type: ignore[union-attr]
+        validator = family.make_validator(task, self.city, protocol_id,
+                                          judge=self.judge.judge if judged else None,  # type: ignore[union-attr]
+                                          model_under_test=self.model_under_test if judged else None)
         try:
             res = run_arena_episode(self.city, agent, task, seed=seed, protocol_id=protocol_id, max_steps=max_steps,
                                     observer=self.observer, map_renderer=self.map_renderer if needs_map else None,
@@ -162,10 +190,13 @@ class ArenaEpisodeRunner:
             raise run_stopped(e, task.task_id, seed) from e
         finally:
             close_agent(agent)
-        return self._row(task, seed, protocol_id, config_hash, res, agent.poses, started_at)
+            if judged:
+                self.judge.close()  # type: ignore[union-attr]  # rebuilt on the next judged episode, like agents
+        judge_usage = self.judge.usage() if judged else None  # type: ignore[union-attr]
+        return self._row(task, seed, protocol_id, config_hash, res, agent.poses, started_at, judge_usage)
 
     def _row(self, task: Task, seed: int, protocol_id: str, config_hash: str, res: dict[str, Any],
-             poses: list[dict[str, Any]], started_at: str) -> dict[str, Any]:
+             poses: list[dict[str, Any]], started_at: str, judge_usage: dict[str, Any] | None = None) -> dict[str, Any]:
         family = get_family(task.family)
         kind = family.task_kind(task)
         g = task.final_goal
@@ -190,6 +221,8 @@ class ArenaEpisodeRunner:
             "stop_privileged": res.get("stop_privileged"),
             "poses": poses,
         }
+        if judge_usage is not None:
+            details["judge_usage"] = judge_usage
         timings = dict(res.get("timings") or {})
         v3 = arena_columns(res, task_type=family.task_type(task), map_id=task.extra.get("map_id"), landmark=landmark,
                            final_pose=final_pose)

@@ -18,6 +18,7 @@ from typing import Any, Callable
 from urbanarena.agents.base import Agent
 from urbanarena.runner.arena import ArenaEpisodeRunner, ArenaViewSettings
 from urbanarena.runner.episode import EpisodeRunner
+from urbanarena.runner.judge import JudgeSettings
 from urbanarena.runner.results import graph_columns
 from urbanarena.runner.trace import TRACES_DIR, EpisodeRecorder, TraceWriter, trace_slug
 from urbanarena.tasks.families import get_family
@@ -45,12 +46,15 @@ class EpisodeDispatcher:
         trace: write per-step traces.
         arena_view: :class:`ArenaViewSettings` fields.
         cancel: event that aborts running episodes at their next step when set.
+        judge: fuzzy-match judge of arena tasks (:class:`~urbanarena.runner.judge.JudgeSettings` or its fields).
+        model_under_test: the agent's model (``provider:model``), which the judge must not be.
     """
 
     def __init__(self, city: City, agent_factory: Callable[[], Agent], agent_name: str, *,
                  city_dir: str | Path | None = None, task_dir: str | Path | None = None,
                  run_dir: str | Path | None = None, trace: bool = False, arena_view: dict[str, Any] | None = None,
-                 cancel: threading.Event | None = None):
+                 cancel: threading.Event | None = None, judge: JudgeSettings | dict[str, Any] | None = None,
+                 model_under_test: str | None = None):
         self.city = city
         self.agent_factory = agent_factory
         self.agent_name = agent_name
@@ -59,6 +63,8 @@ class EpisodeDispatcher:
         self.trace_root = Path(run_dir) / TRACES_DIR if (trace and run_dir is not None) else None
         self.arena_view = ArenaViewSettings(**(arena_view or {}))
         self.cancel = cancel
+        self.judge = JudgeSettings(**judge) if isinstance(judge, dict) else judge
+        self.model_under_test = model_under_test
         self.graph = EpisodeRunner(city, agent_factory, agent_name)
         self._arena: ArenaEpisodeRunner | None = None
 
@@ -66,7 +72,8 @@ class EpisodeDispatcher:
     def arena(self) -> ArenaEpisodeRunner:
         if self._arena is None:
             self._arena = ArenaEpisodeRunner(self.city, self.agent_factory, self.agent_name, city_dir=self.city_dir,
-                                             task_dir=self.task_dir, view=self.arena_view)
+                                             task_dir=self.task_dir, view=self.arena_view, judge=self.judge,
+                                             model_under_test=self.model_under_test)
         return self._arena
 
     def run(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "") -> dict[str, Any]:

@@ -26,6 +26,13 @@ run-level stop (budget cap reached, read-only cache miss) ends
 (finished episodes committed, ``run.json`` status ``"stopped"``; rerun to
 resume). Arena families (``cityarena``) run in the arena episode loop
 (:mod:`urbanarena.runner.dispatch`).
+
+Fuzzy-match judge (``judge`` / ``judge_params``, :mod:`urbanarena.runner.judge`):
+checked before anything is written (spec, API key, price for ``--max-usd``,
+never the model under test); its pinned settings enter the config hash of
+every arena config of the run; it shares the response cache and the budget
+ledger of the run (the model flags apply to it even when the agent calls no
+model) and is recorded in ``run.json`` under ``judge``.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ from urbanarena.errors import ProtocolError, StoreError, TaskFormatError, UrbanA
 from urbanarena.runner.arena import ArenaViewSettings
 from urbanarena.runner.config import EpisodeConfig, canonical_json
 from urbanarena.runner.episode import ERROR_STOP, RunStopped, utc_now
+from urbanarena.runner.judge import JudgeSettings, check_judge
 from urbanarena.runner.logs import RunLog
 from urbanarena.runner.metadata import start_record, write_run_json
 from urbanarena.runner.pool import (
@@ -100,6 +108,9 @@ class RunRequest:
         trace: write per-step traces under ``RUN_DIR/traces``.
         backend: ``auto``, ``in-process``, ``threads`` or ``processes``.
         arena_view: :class:`~urbanarena.runner.arena.ArenaViewSettings` fields.
+        judge: model spec of the fuzzy-match judge (``--judge``), ``None`` = no judge.
+        judge_params: :class:`~urbanarena.agents.clients.GenerationSettings` overrides of the judge
+            (``--judge-param``; defaults temperature 0, 1024 output tokens).
     """
 
     city: str
@@ -124,6 +135,8 @@ class RunRequest:
     trace: bool = False
     backend: str = "auto"
     arena_view: dict[str, Any] | None = None
+    judge: str | None = None
+    judge_params: dict[str, Any] = field(default_factory=dict)
 
     def command_line(self) -> str:
         """The canonical ``urbanarena run ...`` command of this request (rerun it to resume)."""
@@ -150,6 +163,10 @@ class RunRequest:
             parts += ["--max-requests", str(self.max_requests)]
         if self.prices is not None:
             parts += ["--prices", str(self.prices)]
+        if self.judge is not None:
+            parts += ["--judge", self.judge]
+        for k, v in self.judge_params.items():
+            parts += ["--judge-param", f"{k}={json.dumps(v)}"]
         if self.trace:
             parts.append("--trace")
         if self.backend != "auto":
@@ -159,45 +176,71 @@ class RunRequest:
         return shlex.join(parts)
 
 
+def model_runtime(req: RunRequest, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Cache and budget settings of the run's model clients (agent and judge) from the model flags.
+
+    Args:
+        req: the request (``--cache``, ``--cache-path``, ``--max-usd``, ``--max-requests``).
+        defaults: values of the same names from ``-p`` parameters (used when a flag is absent).
+    Returns: ``cache`` (mode, default ``read-write``), ``cache_path`` (default ``RUN_DIR/responses.sqlite``,
+        absent with ``off``), ``max_usd`` / ``max_requests`` when capped, and ``budget_ledger``
+        (default ``RUN_DIR/budget.sqlite``) when any cap is set.
+    Raises:
+        AgentSpecError: a bad cache mode or cap, or ``read-only`` without a cache file.
+    """
+    d = dict(defaults or {})
+    out = Path(req.out).expanduser().absolute()
+    rt: dict[str, Any] = {}
+    mode = req.cache or d.get("cache") or "read-write"
+    if mode not in CACHE_MODES:
+        raise AgentSpecError(f"--cache {mode!r}: expected one of {', '.join(CACHE_MODES)}")
+    rt["cache"] = mode
+    if mode != "off":
+        path = Path(req.cache_path or d.get("cache_path") or out / CACHE_FILE).expanduser().absolute()
+        if mode == "read-only" and not path.is_file():
+            raise AgentSpecError(f"--cache read-only: no response cache at {path} (give --cache-path FILE)")
+        rt["cache_path"] = str(path)
+    max_usd = req.max_usd if req.max_usd is not None else d.get("max_usd")
+    max_requests = req.max_requests if req.max_requests is not None else d.get("max_requests")
+    if req.max_usd is not None and req.max_usd <= 0:
+        raise AgentSpecError(f"--max-usd must be > 0 (got {req.max_usd})")
+    if req.max_requests is not None and req.max_requests < 1:
+        raise AgentSpecError(f"--max-requests must be >= 1 (got {req.max_requests})")
+    if max_usd is not None:
+        rt["max_usd"] = float(max_usd)
+    if max_requests is not None:
+        rt["max_requests"] = int(max_requests)
+    if max_usd is not None or max_requests is not None:
+        rt["budget_ledger"] = str(d.get("budget_ledger") or out / LEDGER_FILE)
+    return rt
+
+
 def model_params(req: RunRequest, model_agent: bool) -> dict[str, Any]:
     """The agent parameters of a request: ``-p`` values, then the model flags (module docstring).
 
     Raises:
-        AgentSpecError: model flags for an agent that calls no model, or a bad cache mode.
+        AgentSpecError: model flags for an agent that calls no model (and no ``--judge``), or a bad cache mode.
     """
     params = dict(req.agent_params)
     flags = {"--model": req.model, "--cache": req.cache, "--cache-path": req.cache_path, "--max-usd": req.max_usd,
              "--max-requests": req.max_requests}
     if not model_agent:
-        given = [k for k, v in flags.items() if v is not None]
+        given = [k for k, v in flags.items() if v is not None and not (req.judge is not None and k != "--model")]
         if given:
             raise AgentSpecError(f"agent {req.agent!r} calls no model API: {', '.join(given)} apply to VLM agents "
-                                 "(vlm-arena, vlm-cityseeker)")
+                                 "(vlm-arena, vlm-cityseeker)" + ("" if req.judge is None else " and the --judge"))
         return params
-    out = Path(req.out).expanduser().absolute()
     if req.model is not None:
         params["model"] = req.model
-    mode = req.cache or params.get("cache") or "read-write"
-    if mode not in CACHE_MODES:
-        raise AgentSpecError(f"--cache {mode!r}: expected one of {', '.join(CACHE_MODES)}")
-    params["cache"] = mode
-    if mode != "off":
-        path = Path(req.cache_path or params.get("cache_path") or out / CACHE_FILE).expanduser().absolute()
-        if mode == "read-only" and not path.is_file():
-            raise AgentSpecError(f"--cache read-only: no response cache at {path} (give --cache-path FILE)")
-        params["cache_path"] = str(path)
+    rt = model_runtime(req, params)
+    params["cache"] = rt["cache"]
+    if "cache_path" in rt:
+        params["cache_path"] = rt["cache_path"]
     else:
         params.pop("cache_path", None)
-    if req.max_usd is not None:
-        if req.max_usd <= 0:
-            raise AgentSpecError(f"--max-usd must be > 0 (got {req.max_usd})")
-        params["max_usd"] = float(req.max_usd)
-    if req.max_requests is not None:
-        if req.max_requests < 1:
-            raise AgentSpecError(f"--max-requests must be >= 1 (got {req.max_requests})")
-        params["max_requests"] = int(req.max_requests)
-    if params.get("max_usd") is not None or params.get("max_requests") is not None:
-        params.setdefault("budget_ledger", str(out / LEDGER_FILE))
+    for k in ("max_usd", "max_requests", "budget_ledger"):
+        if k in rt:
+            params[k] = rt[k]
     return params
 
 
@@ -235,6 +278,8 @@ class PreparedRun:
     task_catalog_hash: str = ""
     task_dir: Path | None = None
     runtime: dict[str, Any] = field(default_factory=dict)
+    judge: Any = None  # JudgeSettings | None
+    model_under_test: str | None = None
 
     @property
     def backend(self) -> str:
@@ -277,7 +322,9 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             agent, an agent that cannot act in a family's env.
         MissingAPIKeyError: the model's key variable is unset.
         UrbanArenaError: bad seeds/workers/limit/max-steps/backend, ``--out`` is a file,
-            a graph-only city for a VLM agent on arena tasks.
+            a graph-only city for a VLM agent on arena tasks, ``--judge`` for a run without arena tasks.
+        JudgeConflictError: the ``--judge`` model is the model under test.
+        ModelSpecError: a bad ``--judge`` spec.
     """
     if req.seeds < 1:
         raise UrbanArenaError(f"--seeds must be >= 1 (got {req.seeds})")
@@ -323,6 +370,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         from urbanarena.agents.clients.spec import resolve_api_key
 
         resolve_api_key(probe.model_spec, getattr(probe, "api_key_env", None))  # MissingAPIKeyError before RUN_DIR
+    model_under_test = f"{probe.model_spec.provider}:{probe.model_spec.model}" if model_agent else req.agent
+    judge = _prepare_judge(req, params if model_agent else {}, model_under_test, check_keys)
     arena_view = ArenaViewSettings(**(req.arena_view or {}))
     city, source = resolve_city_source(req.city)
     task_set = resolve_task_set(req.tasks, city, source.directory)
@@ -354,10 +403,14 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             family=fam.name,
             family_version=getattr(fam, "version", None),
             city_hash=city.content_hash,
-            extra={"arena_view": arena_view.as_dict()} if arena else {},
+            extra=({"arena_view": arena_view.as_dict(), **({"judge": judge.config()} if judge is not None else {})}
+                   if arena else {}),
         )
         configs[cfg.hash] = cfg
         family_config[fam_name] = cfg.hash
+    if judge is not None and not any(get_family(f).action_style == "arena" for f in family_config):
+        raise UrbanArenaError(f"--judge scores the fuzzy_match answers of arena tasks (cityarena); the tasks of this "
+                              f"run are {', '.join(family_config)} tasks")
     for i, t in enumerate(tasks):
         fam = get_family(t.family)
         if fam.action_style == "arena":
@@ -388,7 +441,50 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         task_hashes={t.task_id: task_hash(t) for t in tasks}, agent_config=agent_config,
         agent_params=params, model_agent=model_agent, prompt_hash=prompt_hash,
         task_catalog_hash=task_catalog_hash(tasks, task_dir), task_dir=task_dir, runtime=runtime,
+        judge=judge, model_under_test=model_under_test,
     )
+
+
+def _prepare_judge(req: RunRequest, agent_params: dict[str, Any], model_under_test: str,
+                   check_keys: bool) -> JudgeSettings | None:
+    """The run's :class:`JudgeSettings` from ``--judge`` (``None`` without), checked (see :func:`prepare`).
+
+    The judge shares the agent's cache and budget settings (``agent_params`` of a model agent, else the
+    model flags alone), the agent's timeout and retry policy.
+    """
+    if req.judge is None:
+        if req.judge_params:
+            raise AgentSpecError("--judge-param needs --judge")
+        return None
+    from pydantic import ValidationError
+
+    from urbanarena.agents.clients import PriceTable
+    from urbanarena.agents.clients.spec import resolve_api_key
+
+    rt = model_runtime(req, agent_params)
+    settings = JudgeSettings(
+        spec=req.judge, generation=dict(req.judge_params), cache_mode=rt["cache"], cache_path=rt.get("cache_path"),
+        max_usd=rt.get("max_usd"), max_requests=rt.get("max_requests"), budget_ledger=rt.get("budget_ledger"),
+        timeout_s=float(agent_params.get("timeout_s", 120.0)),
+        retry=dict(agent_params["retry"]) if isinstance(agent_params.get("retry"), dict) else None,
+    )
+    spec = settings.model_spec  # ModelSpecError for a bad spec
+    try:
+        settings.generation_settings()
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise AgentSpecError(f"--judge-param {'.'.join(map(str, err.get('loc') or ()))}: {err.get('msg')}") from None
+    except TypeError as e:
+        raise AgentSpecError(f"--judge-param: {e}") from None
+    check_judge(settings, model_under_test)
+    if settings.max_usd is not None:
+        entry = PriceTable().lookup(spec.provider, spec.model)
+        if not entry.priced:
+            raise AgentSpecError(f"--max-usd: the judge {spec.provider}:{spec.model} has no price in the price table "
+                                 f"(matched entry {entry.matched!r}); add one with --prices FILE")
+    if check_keys:
+        resolve_api_key(spec)  # MissingAPIKeyError before RUN_DIR
+    return settings
 
 
 def _check_agent_fits(agent_name: str, probe: Any, family: str, arena: bool, protocol_id: str) -> None:
@@ -435,6 +531,10 @@ def _invocation(p: PreparedRun) -> dict[str, Any]:
         "prompt_hash": p.prompt_hash,
         "task_catalog_hash": p.task_catalog_hash,
         "model_runtime": p.runtime or None,
+        "judge": None if p.judge is None else {
+            "model": p.judge.model_id, "spec": p.judge.spec, "config": p.judge.config(), "runtime": p.judge.runtime(),
+            "model_under_test": p.model_under_test,
+        },
         "trace": bool(r.trace),
         "command": r.command_line(),
         "argv": r.command,
@@ -499,7 +599,9 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
         spec = WorkerSpec(str(p.city_source.directory), p.city.content_hash, agent, p.agent_params,
                           task_dir=str(p.task_dir) if p.task_dir is not None else None,
                           run_dir=str(run_dir.absolute()), trace=bool(p.request.trace),
-                          arena_view=dict(p.request.arena_view or {}))
+                          arena_view=dict(p.request.arena_view or {}),
+                          judge=p.judge.as_dict() if p.judge is not None else None,
+                          model_under_test=p.model_under_test)
         with make_backend(spec, p.request.workers, p.city, kind=p.request.backend, api_bound=p.model_agent) as backend:
             for result in backend.run(pending):
                 key = (result["task_id"], result["seed"], result["agent"], result["config_hash"])

@@ -107,6 +107,8 @@ class WorkerSpec:
         run_dir: the RUN_DIR (traces are written under it).
         trace: write per-step traces (``--trace``).
         arena_view: :class:`~urbanarena.runner.arena.ArenaViewSettings` fields.
+        judge: :class:`~urbanarena.runner.judge.JudgeSettings` fields of the fuzzy-match judge (``--judge``).
+        model_under_test: the agent's model (``provider:model``), which the judge must not be.
     """
 
     city_dir: str
@@ -117,6 +119,8 @@ class WorkerSpec:
     run_dir: str | None = None
     trace: bool = False
     arena_view: dict[str, Any] | None = None
+    judge: dict[str, Any] | None = None
+    model_under_test: str | None = None
 
 
 def _import_callable(spec: str):
@@ -205,7 +209,8 @@ def make_dispatcher(spec: WorkerSpec, city: City | None = None, cancel: threadin
     city = city if city is not None else load_city(spec.city_dir, verify_hash=False)
     return EpisodeDispatcher(city, agent_factory(spec.agent_name, spec.agent_params), spec.agent_name,
                              city_dir=spec.city_dir, task_dir=spec.task_dir, run_dir=spec.run_dir, trace=spec.trace,
-                             arena_view=spec.arena_view, cancel=cancel)
+                             arena_view=spec.arena_view, cancel=cancel, judge=spec.judge,
+                             model_under_test=spec.model_under_test)
 
 
 class Backend(ABC):

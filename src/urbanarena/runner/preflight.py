@@ -22,7 +22,14 @@ For each config (task family) of a prepared run and each of its tasks:
    (``max_output_tokens`` of the protocol preset with the agent's overrides,
    per request) and cost from the price table (shipped ``prices.json``,
    overridden by ``--prices FILE`` / ``$URBANARENA_PRICES``);
-3. tasks are summed per config, configs into the run total.
+3. tasks are summed per config, configs into the run total;
+4. with ``--judge``, each config's ``fuzzy_match`` tasks add at most one
+   judge request per episode (tasks x seeds; judge calls never count toward
+   the step limit but do count toward ``--max-requests`` / ``--max-usd``):
+   input tokens of the judge prompt filled with the task's question and
+   reference answer standing in for the agent's answer (an estimate),
+   output tokens the judge's ``max_output_tokens`` (upper bound), cost from
+   the price table. It is printed on its own line and added to the totals.
 
 The text of later steps grows (memory, the recent-action window): the token
 numbers are the first step's, an estimate; the request count is a true upper
@@ -108,6 +115,7 @@ class ConfigEstimate:
     output_tokens: int = 0
     cost_usd: float | None = 0.0
     per_task: list[dict[str, Any]] = field(default_factory=list)
+    judge: dict[str, Any] | None = None
 
     def add(self, task_id: str, est: RunEstimate) -> None:
         self.requests += est.requests
@@ -132,7 +140,40 @@ class ConfigEstimate:
             f"  input tokens     {self.input_tokens:,} (images {self.image_tokens:,})",
             f"  output tokens    {self.output_tokens:,} (upper bound)",
             f"  cost (max)       {cost}",
-        ])
+        ] + ([] if self.judge is None else [_judge_line(self.judge)]))
+
+
+def _judge_line(j: dict[str, Any]) -> str:
+    cost = "unknown (model not in the price table)" if j["cost_usd"] is None else f"${j['cost_usd']:,.2f}"
+    return (f"  judge (max)      {j['requests']:,} requests = {j['tasks']} fuzzy_match tasks x {j['seeds']} seeds, "
+            f"{j['input_tokens']:,} input tokens, {j['output_tokens']:,} output tokens, cost {cost} "
+            f"({j['model']}, price entry: {j['price_matched']})")
+
+
+def judge_estimate(judge: Any, tasks: list[Task], seeds: int, prices: PriceTable) -> dict[str, Any]:
+    """Upper-bound judge requests of ``tasks`` (their ``fuzzy_match`` ones) x ``seeds`` (module docstring, item 4).
+
+    Args:
+        judge: the run's :class:`~urbanarena.runner.judge.JudgeSettings`.
+    """
+    from urbanarena.agents.clients import ImageSettings
+    from urbanarena.tasks.validators import FUZZY_MATCH, JUDGE_PROMPT_TEMPLATE, judge_prompt
+
+    spec = judge.model_spec
+    gen = judge.generation_settings()
+    fuzzy = [t for t in tasks if get_family(t.family).metric(t) == FUZZY_MATCH]
+    out = {"model": judge.model_id, "tasks": len(fuzzy), "seeds": seeds, "requests": 0, "input_tokens": 0,
+           "output_tokens": 0, "cost_usd": 0.0, "price_matched": prices.lookup(spec.provider, spec.model).matched}
+    for t in fuzzy:
+        ref = "" if t.answer is None else str(t.answer)
+        shape = RequestShape((), len(judge_prompt(t.instruction, ref, ref, JUDGE_PROMPT_TEMPLATE)), 1)
+        est = estimate_run(spec.provider, spec.model, shape, tasks=1, seeds=seeds, step_limit=1, generation=gen,
+                           images=ImageSettings(), prices=prices)
+        out["requests"] += est.requests
+        out["input_tokens"] += est.input_tokens
+        out["output_tokens"] += est.output_tokens
+        out["cost_usd"] = None if out["cost_usd"] is None or est.cost_usd is None else out["cost_usd"] + est.cost_usd
+    return out
 
 
 @dataclass
@@ -158,22 +199,33 @@ class DryRunReport:
         return sum(c.images for c in self.configs)
 
     @property
+    def judge_requests(self) -> int:
+        """Judge requests (max) of every config (``--judge``), not in :attr:`requests`."""
+        return sum(c.judge["requests"] for c in self.configs if c.judge)
+
+    @property
     def cost_usd(self) -> float | None:
-        costs = [c.cost_usd for c in self.configs]
+        """Agent and judge cost (max); ``None`` when a model is unpriced."""
+        costs = [c.cost_usd for c in self.configs] + [c.judge["cost_usd"] for c in self.configs if c.judge]
         return None if any(c is None for c in costs) else float(sum(costs))  # type: ignore[arg-type]
 
     def format(self) -> str:
         lines = ["dry run: no request sent, nothing written"]
         lines += [c.format() for c in self.configs]
-        if len(self.configs) > 1:
+        if len(self.configs) > 1 or self.judge_requests:
             cost = "unknown" if self.cost_usd is None else f"${self.cost_usd:,.2f}"
-            lines.append(f"total: {self.requests:,} requests (max), {self.images:,} images, {self.input_tokens:,} input "
-                         f"tokens, {self.output_tokens:,} output tokens, cost (max) {cost}")
+            jin = sum(c.judge["input_tokens"] for c in self.configs if c.judge)
+            jout = sum(c.judge["output_tokens"] for c in self.configs if c.judge)
+            judge = f" + {self.judge_requests:,} judge requests" if self.judge_requests else ""
+            lines.append(f"total: {self.requests:,} requests{judge} (max), {self.images:,} images, "
+                         f"{self.input_tokens + jin:,} input tokens, {self.output_tokens + jout:,} output tokens, "
+                         f"cost (max) {cost}")
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
         return {"configs": [c.__dict__ for c in self.configs], "requests": self.requests, "images": self.images,
-                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "cost_usd": self.cost_usd}
+                "input_tokens": self.input_tokens, "output_tokens": self.output_tokens, "cost_usd": self.cost_usd,
+                "judge_requests": self.judge_requests}
 
 
 def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_factory) -> tuple[list[ModelRequest], Any]:
@@ -257,8 +309,10 @@ def estimate_prepared(p, prices: PriceTable | None = None) -> DryRunReport:
             est = estimate_run(spec.provider, spec.model, shape, tasks=1, seeds=len(p.seeds), step_limit=cfg.max_steps,
                                generation=gen, images=images, prices=prices, requests_per_step=per_step)
             ce.add(t.task_id, est)
+        if getattr(p, "judge", None) is not None and get_family(cfg.family).action_style == "arena":
+            ce.judge = judge_estimate(p.judge, tasks, len(p.seeds), prices)
         report.append(ce)
     return DryRunReport(report)
 
 
-__all__ = ["ConfigEstimate", "DryRunReport", "PROBE_REPLY", "ProbeClient", "estimate_prepared"]
+__all__ = ["ConfigEstimate", "DryRunReport", "PROBE_REPLY", "ProbeClient", "estimate_prepared", "judge_estimate"]

@@ -21,7 +21,11 @@ included), ``final_action`` (the last action's token: ``W``, ``LEFT``,
 ``u->v`` the agent stood on, or its node), ``user_answer``, ``expected``,
 ``distance_to_goal`` (metres, location tasks), ``validation_threshold``,
 ``message``, ``stop_reason_detail``, ``validation_model`` /
-``validation_provider`` / ``validation_pretrained`` (the fuzzy-match judge).
+``validation_provider`` / ``validation_pretrained`` (the fuzzy-match judge of
+``--judge``: its model name and provider; ``validation_pretrained`` stays
+empty — the model name the provider reported for the verdict is
+``metrics.judge_reported_model``; all three empty when the episode was not
+judged).
 
 Model columns (every episode whose agent calls a model, graph VLM agents
 included): ``model``, ``provider``, ``pretrained`` (empty: specs pin the
@@ -166,8 +170,7 @@ def arena_columns(result: Mapping[str, Any], *, task_type: str | None, map_id: A
     counters = result.get("env_counters") or {}
     cols = llm_columns(stats, env_invalid_actions=_int(counters.get("invalid_actions")),
                        errored=result.get("stop_reason") == "error")
-    judge = result.get("judge_model")
-    jprov, _ = _split_model(judge)
+    jprov, jmodel = _split_model(result.get("judge_model"))
     fp = result.get("final_position") or {}
 
     def b(v):
@@ -176,7 +179,7 @@ def arena_columns(result: Mapping[str, Any], *, task_type: str | None, map_id: A
     cols.update(
         task_type=task_type, map_id=None if map_id is None else str(map_id),
         landmark=None if landmark is None else str(landmark),
-        validation_model=judge, validation_provider=jprov, validation_pretrained=result.get("judge_model_version"),
+        validation_model=jmodel, validation_provider=jprov, validation_pretrained=result.get("judge_model_version"),
         status=result.get("status") or result.get("stop_reason"),
         scored_success=b(result.get("scored_success")), is_correct=b(result.get("is_correct")),
         validation_available=b(result.get("validation_available")),

@@ -15,10 +15,17 @@ judge — counts 0, as 360CityArena's run mean does; their number is reported
 as ``missing_scores``), ``scored_success``, ``is_correct`` (episodes without
 a verdict left out), ``completed_by_answer`` (all in percent),
 ``distance_to_goal`` (metres, location tasks) and ``steps``.
+
+Fuzzy-match answers (arena configs, :func:`fuzzy_counts`): how many ANSWER
+episodes of ``fuzzy_match`` tasks were judged by the ``--judge`` model, how
+many stayed unjudged (no judge configured, an unparsable verdict, a failed
+judge request), how many the offline string match accepts (a separate
+number, never part of ``evaluation_score``) and the judge's requests.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +61,52 @@ def _pick_config(configs: list[dict[str, Any]], run_dir: Path, config: str | Non
     return configs[0]
 
 
+def _json(v: Any) -> Any:
+    if isinstance(v, str):
+        try:
+            return json.loads(v)
+        except json.JSONDecodeError:
+            return None
+    return v
+
+
+def fuzzy_counts(rows: list[dict[str, Any]], config: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Fuzzy-match bookkeeping of arena rows (module docstring).
+
+    Returns: ``answers`` (ANSWER episodes scored by ``fuzzy_match``), ``judged`` (a readable verdict:
+        ``evaluation_score`` 0 or 1), ``unjudged`` (= ``no_judge`` + ``unparsable`` + ``judge_errors``:
+        ``evaluation_score`` null, counted 0), ``offline_matches`` (``offline_score`` 1), ``judge_model``
+        (the config's ``--judge``, ``None`` without), ``judge_requests`` / ``judge_api_requests`` (the
+        judge's calls, cache hits included / API calls only).
+    """
+    judge_cfg = ((config or {}).get("extra") or {}).get("judge") or {}
+    jm = judge_cfg.get("model") or {}
+    out = {"answers": 0, "judged": 0, "unjudged": 0, "no_judge": 0, "unparsable": 0, "judge_errors": 0,
+           "offline_matches": 0, "judge_model": f"{jm['provider']}:{jm['model']}" if jm else None,
+           "judge_requests": 0, "judge_api_requests": 0}
+    for r in rows:
+        if r.get("evaluation_metric") != "fuzzy_match" or r.get("status") != "ANSWER":
+            continue
+        out["answers"] += 1
+        m = _json(r.get("metrics")) or {}
+        usage = (_json(r.get("details")) or {}).get("judge_usage") or {}
+        out["judge_requests"] += int(usage.get("requests") or 0)
+        out["judge_api_requests"] += int(usage.get("api_requests") or 0)
+        if m.get("offline_score") == 1:
+            out["offline_matches"] += 1
+        if r.get("validation_available"):
+            out["judged"] += 1
+            continue
+        out["unjudged"] += 1
+        if m.get("judge_model") is None:
+            out["no_judge"] += 1
+        elif usage.get("errors"):
+            out["judge_errors"] += 1
+        else:
+            out["unparsable"] += 1
+    return out
+
+
 def describe_config(c: dict[str, Any]) -> str:
     """One line: ``<hash12> agent=... protocol=... family=... max_steps=... (N episodes)``."""
     cfg = c.get("config") or {}
@@ -75,7 +128,8 @@ def summarize_run(
     Returns: ``{"protocol", "episodes", "metrics", "ci95", "by_category",
         "by_difficulty", "counts", "config_hash", "config", "agent", "family",
         "tasks", "seeds", "errors", "stop_reasons", "planned", "complete",
-        "metric_keys"}`` (arena configs: also ``missing_scores``; their
+        "metric_keys"}`` (arena configs: also ``missing_scores`` and ``fuzzy``
+        (:func:`fuzzy_counts`); their
         ``metrics`` are keyed by :data:`ARENA_SUMMARY_KEYS`)
         (``planned``: episodes the latest invocation of this config planned,
         from ``run.json``; ``complete``: all of them are stored; both
@@ -93,6 +147,7 @@ def summarize_run(
         rows = list(store.rows([chosen["config_hash"]], parse_json=False))
     arena = any(r.get("status") is not None for r in rows)
     missing = 0
+    fuzzy = fuzzy_counts(rows, chosen.get("config")) if arena else None
     if arena:
         rows = [dict(r) for r in rows]
         for r in rows:
@@ -136,5 +191,5 @@ def summarize_run(
         "planned": planned,
         "complete": None if planned is None else s["episodes"] >= planned,
         "metric_keys": list(keys),
-        **({"missing_scores": missing} if arena else {}),
+        **({"missing_scores": missing, "fuzzy": fuzzy} if arena else {}),
     }

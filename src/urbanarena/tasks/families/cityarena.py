@@ -43,6 +43,12 @@ runner's arena loop scores them with :meth:`CityArenaFamily.make_validator`
 (:func:`~urbanarena.tasks.validators.score_episode`). Arena episodes have no
 graph trajectory for the navigation metrics, so :meth:`CityArenaFamily.score`
 is not used.
+
+``fuzzy_match`` answers are judged by the run's LLM judge (``urbanarena run
+--judge SPEC``, :mod:`urbanarena.runner.judge`), passed to
+:meth:`CityArenaFamily.make_validator` with the model under test; without a
+judge only the offline string match is recorded (``offline_score``) and the
+official score stays missing.
 """
 
 from __future__ import annotations
