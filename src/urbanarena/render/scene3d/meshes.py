@@ -1,0 +1,557 @@
+"""Triangle meshes of a :class:`~urbanarena.render.scene3d.scene.Scene` (numpy, no GL).
+
+Everything is built as non-indexed triangle lists in the local frame (metres,
+``x`` east, ``y`` north, ``z`` up) with flat per-face normals:
+
+* :class:`MeshData` ``ground`` — ground plane, sidewalks/footways, carriageways,
+  crosswalk stripes, all at ``z = 0`` and **ordered back to front**: the
+  renderer draws them in this order with the depth test set to "always", so later
+  layers cover earlier ones without depth fighting.
+* ``facades`` — building walls with per-vertex facade coordinates
+  ``(u_m along the wall, z_m, wall length_m, building height_m)`` and a per-vertex
+  ``shop`` value (``shopfront flag + 2 * wall seed``), from which the fragment shader draws window rows and
+  shopfront glazing (:mod:`urbanarena.render.scene3d.shaders`).
+* ``solids`` — roofs and overhang undersides (vertex colours);
+* ``objects`` — street objects and sign panel bodies/posts (vertex colours; the
+  renderer skips them beyond ``RenderSettings.object_distance_m``).
+* ``signs`` — textured sign faces per atlas page (uv into
+  :class:`SignAtlas` pages, RGB images drawn by :mod:`.fonts`).
+
+Object meshes (local axes: ``forward`` = the object's facing bearing, ``right``
+= 90 degrees clockwise from it):
+
+tree: trunk cylinder + ellipsoid crown; street_lamp: pole, arm over the road,
+lamp head; vending_machine: 1.0 x 0.75 x 1.85 m cabinet with a lit display and
+slot; bench: seat, backrest, legs; traffic_sign: pole + plate (octagon for
+``stop``, triangle for ``give_way``, disc otherwise); traffic_signals: pole +
+housing with red/amber/green lamps facing the road; bus_stop: shelter (roof,
+back glass, posts) + blue sign; subway_entrance: orange "M" pillar sign and a
+stair enclosure; waste_basket, bollard: cylinders; anything else: a grey post.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import shapely
+from shapely.geometry import LineString, Polygon, box as sbox
+
+from urbanarena.render.scene3d.fonts import SignStyle, render_sign_image
+from urbanarena.render.scene3d.layout import SignLayout, SignPlacement, building_polygon, building_walls
+from urbanarena.render.scene3d.palette import facade_colour, stable_index, stable_unit
+from urbanarena.render.scene3d.scene import Scene, StreetObject
+
+# ------------------------------------------------------------------ colours
+GROUND_RGB = (132, 128, 118)
+SIDEWALK_RGB = (168, 165, 158)
+ROAD_RGB = (72, 74, 78)
+STRIPE_RGB = (236, 236, 230)
+ROOF_RGB = (92, 86, 84)
+TRUNK_RGB = (96, 72, 50)
+POLE_RGB = (62, 64, 68)
+
+
+def _rgb(c) -> np.ndarray:
+    return np.asarray(c, dtype=np.float32) / 255.0
+
+
+@dataclass
+class MeshData:
+    """A triangle list: ``positions``/``normals`` ``(N, 3)`` float32, ``colours`` ``(N, 3)`` in 0..1,
+    optional ``facade`` ``(N, 4)`` and ``shop`` ``(N,)`` (facades), ``uv`` ``(N, 2)`` (signs); ``N % 3 == 0``."""
+
+    positions: np.ndarray
+    normals: np.ndarray
+    colours: np.ndarray
+    facade: np.ndarray | None = None
+    shop: np.ndarray | None = None
+    uv: np.ndarray | None = None
+
+    @property
+    def n_triangles(self) -> int:
+        return len(self.positions) // 3
+
+    def take_triangles(self, order: np.ndarray) -> "MeshData":
+        """The same mesh with its triangles reordered (``order``: triangle indices)."""
+        idx = (np.asarray(order)[:, None] * 3 + np.arange(3)[None, :]).reshape(-1)
+
+        def t(a):
+            return None if a is None else a[idx]
+
+        return MeshData(self.positions[idx], self.normals[idx], self.colours[idx], t(self.facade), t(self.shop),
+                        t(self.uv))
+
+    def tiles(self, tile_m: float) -> tuple["MeshData", np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Triangles grouped by ground tile (by centroid, ``tile_m`` squares) for frustum culling.
+
+        Returns:
+            ``(mesh, first, count, lo, hi)``: the reordered mesh, per tile the first
+            vertex and vertex count, and the tile's bounding box corners ``(T, 3)``
+            over the vertices of its triangles.
+        """
+        n = self.n_triangles
+        if n == 0:
+            z = np.zeros((0,), np.int64)
+            return self, z, z, np.zeros((0, 3)), np.zeros((0, 3))
+        tris = self.positions.reshape(n, 3, 3).astype(np.float64)
+        key = np.floor(tris.mean(axis=1)[:, :2] / tile_m).astype(np.int64)
+        order = np.lexsort((key[:, 1], key[:, 0]))
+        mesh = self.take_triangles(order)
+        key = key[order]
+        tris = tris[order]
+        change = np.flatnonzero(np.any(np.diff(key, axis=0) != 0, axis=1)) + 1
+        starts = np.concatenate([[0], change])
+        lo = np.minimum.reduceat(tris.min(axis=1), starts, axis=0)
+        hi = np.maximum.reduceat(tris.max(axis=1), starts, axis=0)
+        counts = np.diff(np.concatenate([starts, [n]]))
+        return mesh, starts * 3, counts * 3, lo, hi
+
+    def interleaved(self, fields: tuple[str, ...]) -> np.ndarray:
+        """Vertex buffer ``(N, sum of field widths)`` float32 with the given fields side by side."""
+        cols = []
+        for f in fields:
+            a = getattr(self, f)
+            cols.append(a.reshape(len(self.positions), -1))
+        return np.ascontiguousarray(np.concatenate(cols, axis=1), dtype=np.float32)
+
+
+class MeshBuilder:
+    """Accumulates triangles (numpy chunks) and concatenates them once."""
+
+    def __init__(self):
+        self._p: list[np.ndarray] = []
+        self._n: list[np.ndarray] = []
+        self._c: list[np.ndarray] = []
+        self._f: list[np.ndarray] = []
+        self._s: list[np.ndarray] = []
+        self._uv: list[np.ndarray] = []
+
+    def add(self, tris: np.ndarray, colour, normals: np.ndarray | None = None, facade: np.ndarray | None = None,
+            shop: float | np.ndarray | None = None, uv: np.ndarray | None = None) -> None:
+        """Add triangles ``tris`` ``(T, 3, 3)``; flat normals from the winding when ``normals`` is ``None``.
+
+        Flat normals are made to point up for horizontal faces (ground, roofs) and
+        otherwise follow the right-hand rule of the vertex order.
+        """
+        tris = np.asarray(tris, dtype=np.float64).reshape(-1, 3, 3)
+        if len(tris) == 0:
+            return
+        if normals is None:
+            nrm = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+            ln = np.linalg.norm(nrm, axis=1, keepdims=True)
+            ln[ln == 0] = 1.0
+            nrm = nrm / ln
+            normals = np.repeat(nrm[:, None, :], 3, axis=1)
+        self._p.append(tris.reshape(-1, 3).astype(np.float32))
+        self._n.append(np.asarray(normals, dtype=np.float32).reshape(-1, 3))
+        col = np.asarray(colour, dtype=np.float32)
+        if col.ndim == 1:
+            col = np.broadcast_to(col, (len(tris) * 3, 3))
+        self._c.append(np.ascontiguousarray(col.reshape(-1, 3), dtype=np.float32))
+        if facade is not None:
+            self._f.append(np.asarray(facade, dtype=np.float32).reshape(-1, 4))
+            if shop is None or np.ndim(shop) == 0:
+                self._s.append(np.full(len(tris) * 3, 0.0 if shop is None else shop, dtype=np.float32))
+            else:
+                self._s.append(np.asarray(shop, dtype=np.float32).reshape(-1))
+        if uv is not None:
+            self._uv.append(np.asarray(uv, dtype=np.float32).reshape(-1, 2))
+
+    def build(self) -> MeshData:
+        if not self._p:
+            z = np.zeros((0, 3), np.float32)
+            return MeshData(z, z.copy(), z.copy())
+        return MeshData(
+            np.concatenate(self._p), np.concatenate(self._n), np.concatenate(self._c),
+            np.concatenate(self._f) if self._f else None,
+            np.concatenate(self._s) if self._s else None,
+            np.concatenate(self._uv) if self._uv else None,
+        )
+
+
+# ------------------------------------------------------------ primitives
+def _frame(x: float, y: float, heading_deg: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    a = math.radians(heading_deg)
+    fwd = np.array([math.sin(a), math.cos(a), 0.0])
+    right = np.array([math.cos(a), -math.sin(a), 0.0])
+    return np.array([x, y, 0.0]), right, fwd
+
+
+def _to_world(local: np.ndarray, origin, right, fwd) -> np.ndarray:
+    """Local ``(a, b, z)`` (right, forward, up) -> world."""
+    local = np.asarray(local, dtype=np.float64)
+    return origin + local[..., 0:1] * right + local[..., 1:2] * fwd + local[..., 2:3] * np.array([0.0, 0.0, 1.0])
+
+
+_BOX_FACES = np.array([  # quads of a unit cube [-0.5,0.5]^2 x [0,1], outward winding
+    [[-.5, -.5, 0], [.5, -.5, 0], [.5, -.5, 1], [-.5, -.5, 1]],   # back (-forward)
+    [[.5, .5, 0], [-.5, .5, 0], [-.5, .5, 1], [.5, .5, 1]],       # front (+forward)
+    [[.5, -.5, 0], [.5, .5, 0], [.5, .5, 1], [.5, -.5, 1]],       # right
+    [[-.5, .5, 0], [-.5, -.5, 0], [-.5, -.5, 1], [-.5, .5, 1]],   # left
+    [[-.5, -.5, 1], [.5, -.5, 1], [.5, .5, 1], [-.5, .5, 1]],     # top
+    [[-.5, .5, 0], [.5, .5, 0], [.5, -.5, 0], [-.5, -.5, 0]],     # bottom
+], dtype=np.float64)
+
+
+def _quads_to_tris(q: np.ndarray) -> np.ndarray:
+    q = np.asarray(q).reshape(-1, 4, 3)
+    return np.concatenate([q[:, [0, 1, 2]], q[:, [0, 2, 3]]], axis=0)
+
+
+def box(mb: MeshBuilder, x: float, y: float, heading_deg: float, a: float, b: float, sx: float, sy: float,
+        z0: float, sz: float, colour) -> None:
+    """Box of size ``sx`` (right) x ``sy`` (forward) x ``sz`` (up), centred at local ``(a, b)``, bottom at ``z0``."""
+    o, r, f = _frame(x, y, heading_deg)
+    loc = _BOX_FACES * np.array([sx, sy, sz]) + np.array([a, b, z0])
+    mb.add(_quads_to_tris(_to_world(loc, o, r, f)), _rgb(colour))
+
+
+def cylinder(mb: MeshBuilder, x: float, y: float, z0: float, radius: float, height: float, colour,
+             segments: int = 8, top_radius: float | None = None) -> None:
+    """Vertical cylinder (or truncated cone with ``top_radius``) with caps."""
+    tr = radius if top_radius is None else top_radius
+    ang = np.linspace(0.0, 2 * np.pi, segments + 1)
+    c, s = np.cos(ang), np.sin(ang)
+    bot = np.stack([x + radius * c, y + radius * s, np.full_like(c, z0)], axis=1)
+    top = np.stack([x + tr * c, y + tr * s, np.full_like(c, z0 + height)], axis=1)
+    q = np.stack([bot[:-1], bot[1:], top[1:], top[:-1]], axis=1)
+    mb.add(_quads_to_tris(q), _rgb(colour))
+    if tr > 0:
+        ctr = np.array([x, y, z0 + height])
+        mb.add(np.stack([np.broadcast_to(ctr, top[:-1].shape), top[:-1], top[1:]], axis=1), _rgb(colour))
+
+
+def ellipsoid(mb: MeshBuilder, x: float, y: float, zc: float, rx: float, rz: float, colour,
+              segments: int = 10, rings: int = 6) -> None:
+    """Low-poly ellipsoid (UV sphere) centred at ``(x, y, zc)``."""
+    th = np.linspace(0.0, np.pi, rings + 1)[:, None]
+    ph = np.linspace(0.0, 2 * np.pi, segments + 1)[None, :]
+    P = np.stack([x + rx * np.sin(th) * np.cos(ph), y + rx * np.sin(th) * np.sin(ph),
+                  np.broadcast_to(zc + rz * np.cos(th), (rings + 1, segments + 1))], axis=-1)
+    q = np.stack([P[:-1, :-1], P[1:, :-1], P[1:, 1:], P[:-1, 1:]], axis=2).reshape(-1, 4, 3)
+    tris = _quads_to_tris(q)
+    # smooth-ish normals: from the centre (scaled), keeps the crown round under lighting
+    n = (tris - np.array([x, y, zc])) / np.array([rx * rx, rx * rx, rz * rz])
+    n /= np.maximum(np.linalg.norm(n, axis=-1, keepdims=True), 1e-9)
+    mb.add(tris, _rgb(colour), normals=n)
+
+
+def vertical_polygon(mb: MeshBuilder, x: float, y: float, heading_deg: float, b: float, zc: float,
+                     radius: float, sides: int, colour, rot_deg: float = 0.0) -> None:
+    """Flat regular polygon standing vertically at local forward offset ``b``, facing ``heading_deg``."""
+    o, r, f = _frame(x, y, heading_deg)
+    ang = np.radians(rot_deg) + np.linspace(0, 2 * np.pi, sides + 1)
+    pts = np.stack([radius * np.sin(ang), np.full_like(ang, b), zc + radius * np.cos(ang)], axis=1)
+    ctr = np.array([0.0, b, zc])
+    tri = np.stack([np.broadcast_to(ctr, pts[:-1].shape), pts[1:], pts[:-1]], axis=1)
+    w = _to_world(tri, o, r, f)
+    n = np.broadcast_to(f, w.shape)
+    mb.add(w, _rgb(colour), normals=n)
+
+
+# --------------------------------------------------------- triangulation
+def triangulate(geom) -> np.ndarray:
+    """Triangles ``(T, 3, 2)`` of a (multi)polygon by constrained Delaunay (shapely/GEOS)."""
+    if geom is None or geom.is_empty:
+        return np.zeros((0, 3, 2))
+    tris = shapely.get_parts(shapely.constrained_delaunay_triangles(geom))
+    if len(tris) == 0:
+        return np.zeros((0, 3, 2))
+    coords = shapely.get_coordinates(shapely.get_exterior_ring(tris))
+    return coords.reshape(len(tris), 4, 2)[:, :3]
+
+
+def _flat(tris2d: np.ndarray, z: float) -> np.ndarray:
+    t = np.concatenate([tris2d, np.full(tris2d.shape[:2] + (1,), z)], axis=2)
+    # make every triangle counter-clockwise seen from above (normal up)
+    cross = ((t[:, 1, 0] - t[:, 0, 0]) * (t[:, 2, 1] - t[:, 0, 1])
+             - (t[:, 1, 1] - t[:, 0, 1]) * (t[:, 2, 0] - t[:, 0, 0]))
+    t[cross < 0] = t[cross < 0][:, [0, 2, 1]]
+    return t
+
+
+# ------------------------------------------------------------------ ground
+def ground_mesh(scene: Scene) -> MeshData:
+    """Ground plane, sidewalks/footways, carriageways, crosswalk stripes (back-to-front order, ``z = 0``)."""
+    mb = MeshBuilder()
+    up = np.array([0.0, 0.0, 1.0])
+    if scene.ground_extent is not None:
+        x0, y0, x1, y1 = scene.ground_extent
+    else:
+        bx0, by0, bx1, by1 = scene.bounds()
+        x0, y0, x1, y1 = bx0 - 500, by0 - 500, bx1 + 500, by1 + 500
+
+    def add_layer(geom, rgb):
+        t = _flat(triangulate(geom), 0.0)
+        if len(t):
+            mb.add(t, _rgb(rgb), normals=np.broadcast_to(up, t.shape))
+
+    add_layer(sbox(x0, y0, x1, y1), GROUND_RGB)
+    carriage = [LineString(r.centreline).buffer(r.width_m / 2, quad_segs=4) for r in scene.roads if r.kind == "road"]
+    walk = [LineString(r.centreline).buffer(r.width_m / 2 + r.sidewalk_m, quad_segs=4)
+            for r in scene.roads if r.kind == "road" and r.sidewalk_m > 0]
+    walk += [LineString(r.centreline).buffer(r.width_m / 2, quad_segs=4) for r in scene.roads if r.kind != "road"]
+    for a in scene.paved_areas:
+        poly = Polygon(a.polygon, a.holes)
+        walk.append(poly if poly.is_valid else shapely.make_valid(poly))
+    road_union = shapely.union_all(carriage) if carriage else None
+    if walk:
+        add_layer(shapely.union_all(walk), SIDEWALK_RGB)
+    if road_union is not None:
+        add_layer(road_union, ROAD_RGB)
+    stripes = []
+    for cw in scene.crosswalks:
+        a = math.radians(cw.road_bearing_deg)
+        d = np.array([math.sin(a), math.cos(a)])       # along traffic
+        acr = np.array([math.cos(a), -math.sin(a)])    # across the road
+        s = cw.stripe_m
+        n = max(1, int((cw.road_width_m - 0.4 + s) // (2 * s)))
+        span = n * s + (n - 1) * s
+        c = np.array([cw.x_m, cw.y_m])
+        for k in range(n):
+            o0 = -span / 2 + 2 * s * k
+            pts = [c + acr * o0 - d * cw.length_m / 2, c + acr * (o0 + s) - d * cw.length_m / 2,
+                   c + acr * (o0 + s) + d * cw.length_m / 2, c + acr * o0 + d * cw.length_m / 2]
+            stripes.append(Polygon(pts))
+    if stripes:
+        add_layer(shapely.union_all(stripes), STRIPE_RGB)
+    return mb.build()
+
+
+# --------------------------------------------------------------- buildings
+def building_meshes(scene: Scene, shop_buildings: set[str]) -> tuple[MeshData, MeshData]:
+    """``(facades, roofs)``: extruded walls with facade coordinates, flat roofs.
+
+    Facade vertices carry ``(u_m, z_m, wall_length_m, height_m)``; ``shop`` is 1 on
+    buildings in ``shop_buildings`` (or with ``Building.shopfront``).
+    """
+    fb, rb = MeshBuilder(), MeshBuilder()
+    up = np.array([0.0, 0.0, 1.0])
+    for b in scene.buildings:
+        h = float(b.height_m)
+        base = float(b.base_m)
+        col = _rgb(b.colour if b.colour is not None else facade_colour(b.id))
+        shop = 1.0 if (b.shopfront or b.id in shop_buildings) else 0.0
+        walls = building_walls(b)
+        if walls:
+            p0 = np.array([w.p0 for w in walls])
+            p1 = np.array([w.p1 for w in walls])
+            L = np.array([w.length_m for w in walls])
+            nrm = np.array([[*w.normal, 0.0] for w in walls])
+            z0 = np.full(len(walls), base)
+            zh = np.full(len(walls), h)
+            q = np.stack([np.column_stack([p0, z0]), np.column_stack([p1, z0]),
+                          np.column_stack([p1, zh]), np.column_stack([p0, zh])], axis=1)
+            fq = np.stack([np.column_stack([np.zeros_like(L), z0, L, zh]), np.column_stack([L, z0, L, zh]),
+                           np.column_stack([L, zh, L, zh]), np.column_stack([np.zeros_like(L), zh, L, zh])], axis=1)
+            tris = _quads_to_tris(q)
+            ftri = np.concatenate([fq[:, [0, 1, 2]], fq[:, [0, 2, 3]]], axis=0)
+            ntri = np.repeat(np.concatenate([nrm, nrm], axis=0)[:, None, :], 3, axis=1)
+            seeds = np.array([int(stable_unit(f"{b.id}/{w.index}", "wall") * (1 << 20)) for w in walls], float)
+            packed = np.repeat(np.concatenate([shop + 2.0 * seeds] * 2)[:, None], 3, axis=1)
+            fb.add(tris, col, normals=ntri, facade=ftri, shop=packed)
+        tri2d = triangulate(building_polygon(b))
+        roof = _flat(tri2d, h)
+        if len(roof):
+            rb.add(roof, _rgb(ROOF_RGB), normals=np.broadcast_to(up, roof.shape))
+        if base > 0:  # underside of an overhang / bridge
+            under = _flat(tri2d, base)
+            rb.add(under, col * 0.7, normals=np.broadcast_to(-up, under.shape))
+    return fb.build(), rb.build()
+
+
+# ----------------------------------------------------------- street objects
+def _facing(layout: SignLayout, o: StreetObject) -> float:
+    if o.heading_deg is not None:
+        return float(o.heading_deg)
+    return layout._facing_road(o.x_m, o.y_m)
+
+
+def object_mesh(mb: MeshBuilder, o: StreetObject, heading: float) -> None:
+    """Append the mesh of one street object (see the module docstring)."""
+    x, y, k = o.x_m, o.y_m, o.kind
+    if k == "tree":
+        s = 0.8 + 0.4 * stable_unit(o.id, "tree-size")
+        greens = ((70, 120, 55), (58, 105, 48), (88, 132, 60))
+        cylinder(mb, x, y, 0.0, 0.16 * s, 2.4 * s, TRUNK_RGB, segments=5)
+        ellipsoid(mb, x, y, 2.4 * s + 1.5 * s, 1.9 * s, 2.0 * s, greens[stable_index(o.id, 3, "tree-col")],
+                  segments=9, rings=5)
+    elif k == "street_lamp":
+        cylinder(mb, x, y, 0.0, 0.08, 5.2, POLE_RGB, segments=6, top_radius=0.06)
+        box(mb, x, y, heading, 0.0, 0.6, 0.08, 1.2, 5.05, 0.08, POLE_RGB)
+        box(mb, x, y, heading, 0.0, 1.15, 0.3, 0.55, 4.9, 0.16, (250, 238, 190))
+    elif k == "vending_machine":
+        body = ((200, 30, 40), (30, 90, 170), (230, 230, 230))[stable_index(o.id, 3, "vm")]
+        box(mb, x, y, heading, 0.0, 0.0, 1.0, 0.75, 0.0, 1.85, body)
+        box(mb, x, y, heading, -0.12, 0.38, 0.6, 0.02, 0.75, 0.95, (235, 240, 245))   # lit product display
+        box(mb, x, y, heading, 0.33, 0.38, 0.18, 0.02, 0.9, 0.5, (40, 40, 45))        # pay panel
+        box(mb, x, y, heading, -0.05, 0.38, 0.7, 0.03, 0.15, 0.3, (30, 30, 35))       # delivery slot
+    elif k == "bench":
+        wood, iron = (150, 100, 58), (45, 45, 48)
+        box(mb, x, y, heading, 0.0, 0.0, 1.8, 0.45, 0.42, 0.06, wood)
+        box(mb, x, y, heading, 0.0, -0.22, 1.8, 0.06, 0.55, 0.38, wood)
+        for a in (-0.8, 0.8):
+            box(mb, x, y, heading, a, 0.0, 0.06, 0.45, 0.0, 0.42, iron)
+            box(mb, x, y, heading, a, -0.22, 0.06, 0.06, 0.42, 0.5, iron)
+    elif k == "traffic_sign":
+        cylinder(mb, x, y, 0.0, 0.035, 2.6, (150, 150, 150), segments=6)
+        lab = (o.label or "").lower()
+        if "stop" in lab:
+            vertical_polygon(mb, x, y, heading, 0.05, 2.25, 0.38, 8, (200, 20, 30), rot_deg=22.5)
+        elif "give" in lab or "yield" in lab:
+            vertical_polygon(mb, x, y, heading, 0.05, 2.2, 0.45, 3, (230, 40, 30), rot_deg=180)
+            vertical_polygon(mb, x, y, heading, 0.052, 2.2, 0.3, 3, (250, 250, 250), rot_deg=180)
+        else:
+            vertical_polygon(mb, x, y, heading, 0.05, 2.25, 0.35, 12, (30, 80, 180))
+            vertical_polygon(mb, x, y, heading, 0.052, 2.25, 0.15, 8, (250, 250, 250))
+    elif k == "traffic_signals":
+        cylinder(mb, x, y, 0.0, 0.07, 3.2, POLE_RGB, segments=6)
+        box(mb, x, y, heading, 0.0, 0.12, 0.34, 0.22, 2.2, 0.95, (25, 25, 25))
+        for i, col in enumerate(((230, 30, 30), (240, 170, 20), (40, 200, 70))):
+            vertical_polygon(mb, x, y, heading, 0.235, 2.98 - i * 0.3, 0.1, 10, col)
+    elif k == "bus_stop":
+        glass, frame = (150, 180, 195), (70, 75, 80)
+        box(mb, x, y, heading, 0.0, 0.0, 3.2, 1.5, 2.4, 0.12, frame)            # roof
+        box(mb, x, y, heading, 0.0, -0.7, 3.0, 0.05, 0.1, 2.25, glass)          # back glass
+        for a in (-1.55, 1.55):
+            box(mb, x, y, heading, a, -0.7, 0.08, 0.08, 0.0, 2.4, frame)
+            box(mb, x, y, heading, a, 0.65, 0.08, 0.08, 0.0, 2.4, frame)
+        box(mb, x, y, heading, 0.0, -0.45, 1.6, 0.35, 0.42, 0.06, (120, 90, 60))  # seat
+        cylinder(mb, x + 2.0 * math.cos(math.radians(heading)), y - 2.0 * math.sin(math.radians(heading)),
+                 0.0, 0.05, 2.9, (150, 150, 150), segments=6)
+        box(mb, x, y, heading, 2.0, 0.0, 0.5, 0.05, 2.3, 0.6, (0, 110, 190))
+    elif k == "subway_entrance":
+        orange = (255, 102, 0)
+        box(mb, x, y, heading, 0.0, 0.0, 2.2, 3.5, 0.0, 1.1, (120, 125, 130))    # stair enclosure
+        box(mb, x, y, heading, 0.0, 0.8, 1.6, 1.8, 1.1, 0.02, (40, 40, 45))      # opening (dark)
+        box(mb, x, y, heading, 1.4, 1.6, 0.25, 0.25, 0.0, 2.6, (90, 90, 95))     # pillar
+        box(mb, x, y, heading, 1.4, 1.6, 0.7, 0.7, 2.6, 0.7, orange)            # orange M cube
+        for a, b_, w, h in ((-0.2, 0.36, 0.08, 0.5), (0.2, 0.36, 0.08, 0.5), (0.0, 0.36, 0.08, 0.3)):
+            box(mb, x, y, heading, 1.4 + a, 1.6 + b_, w, 0.02, 2.7 if h == 0.5 else 2.9, h, (255, 255, 255))
+    elif k == "waste_basket":
+        cylinder(mb, x, y, 0.0, 0.24, 0.9, (40, 80, 55), segments=10)
+    elif k == "bollard":
+        cylinder(mb, x, y, 0.0, 0.1, 0.9, (60, 60, 62), segments=8)
+    else:
+        cylinder(mb, x, y, 0.0, 0.06, 1.5, (128, 128, 128), segments=6)
+        box(mb, x, y, heading, 0.0, 0.0, 0.25, 0.25, 1.5, 0.25, (128, 128, 128))
+
+
+# --------------------------------------------------------------------- signs
+@dataclass
+class SignAtlas:
+    """RGB pages (``(H, W, 3)`` uint8) holding sign face images; ``rects[poi_id] = (page, x, y, w, h)``."""
+
+    pages: list[np.ndarray] = field(default_factory=list)
+    rects: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
+
+
+def build_sign_atlas(signs: list[SignPlacement], px_per_m: float = 128.0, max_px: int = 1536,
+                     page_size: int = 4096, pad: int = 8) -> SignAtlas:
+    """Rasterise every sign face (:func:`render_sign_image`) and shelf-pack them into atlas pages.
+
+    Each image is ``round(width_m * ppm) x round(height_m * ppm)`` pixels with
+    ``ppm = min(px_per_m, max_px / width_m)`` and surrounded by ``pad`` pixels
+    of its own edge colour (no colour bleeding under mipmapping).
+    """
+    imgs = []
+    for s in signs:
+        ppm = min(px_per_m, max_px / max(s.width_m, 1e-6), max_px / max(s.height_m, 1e-6))
+        w = max(4, int(round(s.width_m * ppm)))
+        h = max(4, int(round(s.height_m * ppm)))
+        style = SignStyle(s.background, s.text_colour)
+        img = render_sign_image(s.lines, s.cap_height_m * ppm, style, s.width_axis, size_px=(w, h))
+        imgs.append((s.poi_id, np.pad(img, ((pad, pad), (pad, pad), (0, 0)), mode="edge")))
+    atlas = SignAtlas()
+    order = sorted(range(len(imgs)), key=lambda i: (-imgs[i][1].shape[0], imgs[i][0]))
+    page = -1
+    x = y = shelf_h = 0
+    heights: list[int] = []
+    placed: list[tuple[int, int, int, np.ndarray, str]] = []
+    for i in order:
+        pid, im = imgs[i]
+        h, w = im.shape[:2]
+        if page < 0 or x + w > page_size:
+            x, y, shelf_h = 0, y + shelf_h, 0
+        if page < 0 or y + h > page_size:
+            page += 1
+            heights.append(0)
+            x = y = shelf_h = 0
+        placed.append((page, x, y, im, pid))
+        heights[page] = max(heights[page], y + h)
+        x += w
+        shelf_h = max(shelf_h, h)
+    for p, hgt in enumerate(heights):
+        hh = 1 << max(4, int(math.ceil(math.log2(max(hgt, 16)))))
+        atlas.pages.append(np.zeros((min(hh, page_size), page_size, 3), np.uint8))
+    for p, x, y, im, pid in placed:
+        h, w = im.shape[:2]
+        atlas.pages[p][y:y + h, x:x + w] = im
+        atlas.rects[pid] = (p, x + pad, y + pad, w - 2 * pad, h - 2 * pad)
+    return atlas
+
+
+def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilder,
+                panel_depth_m: float = 0.12) -> list[MeshData]:
+    """Textured sign faces, one :class:`MeshData` per atlas page; panel bodies and posts go to ``solids``."""
+    per_page = [MeshBuilder() for _ in atlas.pages]
+    for s in signs:
+        p, x, y, w, h = atlas.rects[s.poi_id]
+        ph, pw = atlas.pages[p].shape[:2]
+        u0, u1 = x / pw, (x + w) / pw
+        v0, v1 = y / ph, (y + h) / ph  # v0 = top row of the image
+        L, R = np.array([*s.left, 0.0]), np.array([*s.right, 0.0])
+        zb, zt = s.z_bottom_m, s.z_top_m
+        quad = np.array([L + [0, 0, zb], R + [0, 0, zb], R + [0, 0, zt], L + [0, 0, zt]])
+        a = math.radians(s.facing_deg)
+        n = np.array([math.sin(a), math.cos(a), 0.0])
+        uvq = np.array([[u0, v1], [u1, v1], [u1, v0], [u0, v0]])
+        tris = np.stack([quad[[0, 1, 2]], quad[[0, 2, 3]]])
+        uvs = np.stack([uvq[[0, 1, 2]], uvq[[0, 2, 3]]])
+        per_page[p].add(tris, np.ones(3, np.float32), normals=np.broadcast_to(n, tris.shape), uv=uvs)
+        # panel body behind the face (sides, top, bottom, back)
+        cx, cy, _ = s.centre
+        depth = panel_depth_m if not s.freestanding else 0.08
+        body_col = tuple(int(c * 0.6) for c in s.background)
+        bx, by = cx - n[0] * (depth / 2 + 0.005), cy - n[1] * (depth / 2 + 0.005)
+        box(solids, bx, by, s.facing_deg, 0.0, 0.0, s.width_m, depth, zb, zt - zb, body_col)
+        if s.freestanding:
+            for side in (-1, 1):
+                px_ = cx + side * (s.right[0] - s.left[0]) * 0.4 - n[0] * depth
+                py_ = cy + side * (s.right[1] - s.left[1]) * 0.4 - n[1] * depth
+                cylinder(solids, px_, py_, 0.0, 0.05, zb + 0.05, POLE_RGB, segments=6)
+    return [mb.build() for mb in per_page]
+
+
+@dataclass
+class SceneMeshes:
+    """All meshes of a scene plus the sign layout and atlas they were built from."""
+
+    ground: MeshData
+    facades: MeshData
+    solids: MeshData
+    objects: MeshData
+    signs: list[MeshData]
+    atlas: SignAtlas
+    placements: list[SignPlacement]
+
+    @property
+    def n_triangles(self) -> int:
+        return (self.ground.n_triangles + self.facades.n_triangles + self.solids.n_triangles
+                + self.objects.n_triangles + sum(m.n_triangles for m in self.signs))
+
+
+def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m: float = 128.0) -> SceneMeshes:
+    """Build every mesh of ``scene`` (deterministic: same scene, same arrays)."""
+    layout = layout or SignLayout(scene)
+    placements = layout.place()
+    shop = {s.building_id for s in placements if s.building_id is not None}
+    facades, roofs = building_meshes(scene, shop)
+    objects = MeshBuilder()
+    for o in scene.objects:
+        object_mesh(objects, o, _facing(layout, o))
+    atlas = build_sign_atlas(placements, px_per_m=px_per_m)
+    signs = sign_meshes(placements, atlas, objects)
+    return SceneMeshes(ground_mesh(scene), facades, roofs, objects.build(), signs, atlas, placements)

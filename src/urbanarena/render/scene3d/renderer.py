@@ -1,0 +1,491 @@
+"""Render a :class:`~urbanarena.render.scene3d.scene.Scene`: perspective views and equirectangular panoramas.
+
+Camera conventions are those of :mod:`urbanarena.render.views` (and of the
+environment): pose ``(x_m, y_m)`` in the city's local frame, eye
+``eye_height_m`` above the ground, ``yaw_deg`` a compass bearing (clockwise
+from true north), ``pitch_deg`` up positive, no roll; pinhole with square
+pixels whose horizontal field of view ``hfov_deg`` spans the outer edges of the
+``width`` pixels, so pixel ``(u, v)`` (integers at pixel centres) sees the ray
+``((u - (W-1)/2) / f, -(v - (H-1)/2) / f, 1)`` in camera axes (right, up,
+forward) with ``f = (W/2) / tan(hfov/2)`` — exactly the ray
+:class:`~urbanarena.render.views.Camera` gives that pixel. (OpenGL's
+normalised device coordinates put pixel centres at ``(2u + 1)/W - 1``, which
+is the same ray.) Images are RGB ``uint8`` ``(H, W, 3)``, row 0 at the top.
+
+Panoramas
+---------
+A panorama is rendered as six 90-degree cube faces (``S x S`` pixels with
+``S = ceil(W / pi)`` so that the face resolution matches the panorama's at the
+horizon, plus a ``pad``-pixel border rendered with a slightly wider field of
+view so bilinear sampling never crosses a face edge) and resampled with
+``cv2.remap`` to an equirectangular ``W x W/2`` image following
+:mod:`urbanarena.world.imagery`: column ``i`` (centre ``i + 0.5``) looks at
+compass bearing ``centre_bearing_deg + 360 (i + 0.5) / W - 180``, row ``j``
+at elevation ``90 - 180 (j + 0.5) / H`` degrees. The cube is turned to
+``centre_bearing_deg`` (faces at ``centre + 0/90/180/270`` degrees, up, down),
+so the remap grids are the same for every node and cached once per size.
+So a view cut from the panorama with :func:`urbanarena.render.views.compass_view`
+(``heading_deg = centre_bearing_deg``) matches a direct :meth:`SceneRenderer.render_view`
+at the same pose up to resampling.
+
+Determinism: the same scene, settings, size and pose give identical bytes on
+the same GL implementation (Mesa llvmpipe's rasteriser and our CPU remap are
+deterministic). Different drivers (a GPU) may differ in the last bits of
+filtering and anti-aliasing; :meth:`SceneRenderer.identity` names the driver so
+caches and frozen suites can tell.
+
+Attribution: :meth:`render_panorama` writes the scene's attribution (e.g.
+"© OpenStreetMap contributors") in a band along the bottom rows of the
+panorama — the nadir, which views at ordinary pitches never show — so every
+panorama file carries it; :meth:`render_view` adds it only with
+``attribution=True`` (images shown to people).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+
+from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panorama_attribution
+from urbanarena.render.scene3d.context import current, gl_context, gl_info
+from urbanarena.render.scene3d.fonts import sign_font
+from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
+from urbanarena.render.scene3d.scene import Scene
+from urbanarena.render.scene3d import shaders
+from urbanarena.render.views import Camera
+
+#: Bumped whenever a change alters rendered pixels (part of every cache key).
+RENDERER_VERSION = "scene3d-1"
+
+DEFAULT_EYE_HEIGHT_M = 1.7
+DEFAULT_PANO_WIDTH = 2048
+
+
+@dataclass(frozen=True)
+class RenderSettings:
+    """Lighting and quality settings (part of the cache key).
+
+    Attributes:
+        sun_azimuth_deg, sun_elevation_deg: direction towards the sun (compass / above horizon).
+        ambient, sun: light intensities (see :mod:`.shaders`).
+        sign_ambient: brightness of sign faces (backlit boxes).
+        horizon_rgb, zenith_rgb: sky gradient; the horizon colour is also the fog colour.
+        fog_m: fog distance: the scene keeps ``1 / (1 + (d / fog_m)^2)`` of its colour at distance ``d``.
+        near_m, far_m: clip planes.
+        samples: MSAA samples (0 or 1 = off).
+        floor_h_m, ground_h_m: storey heights used for window rows.
+        sign_px_per_m: sign texture resolution (pixels per metre of sign).
+        object_distance_m: street objects (and sign bodies) in ground tiles farther than this
+            are not drawn (a 0.5 m object 200 m away spans under 1 px of a 2048 px panorama).
+    """
+
+    sun_azimuth_deg: float = 200.0
+    sun_elevation_deg: float = 40.0
+    ambient: float = 0.62
+    sun: float = 0.5
+    sign_ambient: float = 0.95
+    horizon_rgb: tuple[int, int, int] = (205, 220, 236)
+    zenith_rgb: tuple[int, int, int] = (92, 142, 212)
+    fog_m: float = 900.0
+    near_m: float = 0.2
+    far_m: float = 3000.0
+    samples: int = 0
+    floor_h_m: float = 3.2
+    ground_h_m: float = 3.6
+    sign_px_per_m: float = 128.0
+    object_distance_m: float = 200.0
+
+    def key(self) -> str:
+        """Short stable hash of the settings."""
+        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+
+    @property
+    def sun_dir(self) -> np.ndarray:
+        a, e = math.radians(self.sun_azimuth_deg), math.radians(self.sun_elevation_deg)
+        return np.array([math.sin(a) * math.cos(e), math.cos(a) * math.cos(e), math.sin(e)])
+
+
+def view_matrix(eye: np.ndarray, yaw_deg: float, pitch_deg: float) -> np.ndarray:
+    """4x4 world -> OpenGL eye matrix (camera looks down -z; x right, y up) for the views.Camera basis."""
+    b = Camera(yaw_deg, pitch_deg, 90.0, 1, 1).basis()  # rows right, up, forward
+    R = np.stack([b[0], b[1], -b[2]])
+    M = np.eye(4)
+    M[:3, :3] = R
+    M[:3, 3] = -R @ np.asarray(eye, dtype=np.float64)
+    return M
+
+
+def projection_matrix(hfov_deg: float, width: int, height: int, near: float, far: float) -> np.ndarray:
+    """4x4 OpenGL perspective matrix with ``tan(hfov/2)`` spanning ``width/2`` pixels and square pixels."""
+    fx = 1.0 / math.tan(math.radians(hfov_deg) / 2.0)
+    fy = fx * width / height
+    P = np.zeros((4, 4))
+    P[0, 0], P[1, 1] = fx, fy
+    P[2, 2] = (far + near) / (near - far)
+    P[2, 3] = 2 * far * near / (near - far)
+    P[3, 2] = -1.0
+    return P
+
+
+def cube_face_size(pano_width: int) -> int:
+    """Cube face size ``S = ceil(W / pi)``: face focal length ``S/2`` equals the panorama's ``W / 2 pi`` px/rad."""
+    return int(math.ceil(pano_width / math.pi))
+
+
+#: Cube faces as (yaw offset from the panorama centre, pitch), degrees.
+CUBE_FACES = ((0.0, 0.0), (90.0, 0.0), (180.0, 0.0), (270.0, 0.0), (0.0, 90.0), (0.0, -90.0))
+
+
+@lru_cache(maxsize=4)
+def _equirect_maps(width: int, height: int, face: int, pad: int) -> tuple[np.ndarray, np.ndarray]:
+    """Fixed-point ``cv2.remap`` maps from a ``6P x P`` face strip (``P = face + 2 pad``) to the panorama."""
+    P = face + 2 * pad
+    lon = (np.arange(width, dtype=np.float64) + 0.5) / width * 2 * np.pi - np.pi
+    lat = np.pi / 2 - (np.arange(height, dtype=np.float64) + 0.5) / height * np.pi
+    cl = np.cos(lat)[:, None]
+    d = np.stack([np.sin(lon)[None, :] * cl, np.cos(lon)[None, :] * cl,
+                  np.broadcast_to(np.sin(lat)[:, None], (height, width))], axis=-1)
+    bases = np.stack([Camera(y, p, 90.0, 1, 1).basis() for y, p in CUBE_FACES])  # (6, 3, 3)
+    fwd = bases[:, 2, :]
+    k = np.argmax(d @ fwd.T, axis=-1)  # (H, W)
+    B = bases[k]  # (H, W, 3, 3)
+    c = np.einsum("hwij,hwj->hwi", B, d)
+    f = face / 2.0
+    cx = (P - 1) / 2.0
+    mx = (cx + f * c[..., 0] / c[..., 2] + k * P).astype(np.float32)
+    my = (cx - f * c[..., 1] / c[..., 2]).astype(np.float32)
+    m1, m2 = cv2.convertMaps(mx, my, cv2.CV_16SC2)
+    return m1, m2
+
+
+#: Side of the ground tiles that meshes are grouped by for frustum culling, metres.
+TILE_M = 40.0
+
+
+def _frustum_planes(M: np.ndarray) -> np.ndarray:
+    """The six clip planes ``(6, 4)`` of a projection-view matrix (Gribb & Hartmann 2001):
+    a point ``p`` is inside when ``plane . (p, 1) >= 0`` for all six."""
+    return np.stack([M[3] + M[0], M[3] - M[0], M[3] + M[1], M[3] - M[1], M[3] + M[2], M[3] - M[2]])
+
+
+class _Tiled:
+    """A vertex array whose triangles are grouped by ground tile; draws only tiles meeting the frustum."""
+
+    def __init__(self, vao, first: np.ndarray, count: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+        self.vao, self.first, self.count, self.lo, self.hi = vao, first, count, lo, hi
+
+    def visible(self, planes: np.ndarray) -> np.ndarray:
+        """Mask of tiles whose bounding box is not entirely outside one plane (conservative)."""
+        n = planes[:, :3]
+        # the box corner farthest along each plane normal ("p-vertex")
+        pv = np.where(n[None, :, :] >= 0, self.hi[:, None, :], self.lo[:, None, :])  # (T, 6, 3)
+        d = np.einsum("tpk,pk->tp", pv, n) + planes[None, :, 3]
+        return np.all(d >= 0, axis=1)
+
+    def render(self, planes: np.ndarray, eye: np.ndarray | None = None, max_dist_m: float | None = None) -> None:
+        import moderngl
+
+        vis = self.visible(planes)
+        if max_dist_m is not None and eye is not None:
+            nearest = np.clip(eye[None, :], self.lo, self.hi)  # closest box point to the eye
+            vis &= np.einsum("tk,tk->t", nearest - eye, nearest - eye) <= max_dist_m * max_dist_m
+        if not vis.any():
+            return
+        # merge runs of consecutive visible tiles into one draw call each
+        edges = np.diff(np.concatenate([[0], vis.astype(np.int8), [0]]))
+        for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
+            first = int(self.first[a])
+            count = int(self.first[b - 1] + self.count[b - 1] - first)
+            self.vao.render(moderngl.TRIANGLES, vertices=count, first=first)
+
+
+def render_identity(scene: Scene, settings: RenderSettings, width: int | None = None,
+                    eye_height_m: float | None = None, poses: str = "") -> dict:
+    """Everything that determines rendered pixels: renderer version, scene content hash, settings,
+    panorama width and eye height (when fixed), the sign font's SHA-256, the OpenGL driver
+    (``GL_RENDERER``/``GL_VERSION``), the OpenCV version (remap) and a hash of node poses.
+    Creates the GL context if needed (to name the driver)."""
+    font = sign_font()
+    return {
+        "renderer_version": RENDERER_VERSION,
+        "scene": scene.name,
+        "scene_hash": scene.content_hash(),
+        "settings": asdict(settings),
+        "width": None if width is None else int(width),
+        "eye_height_m": None if eye_height_m is None else float(eye_height_m),
+        "font": {"family": font.family, "sha256": font.sha256, "licence": font.licence},
+        "gl": gl_info(),
+        "opencv": cv2.__version__,
+        "poses_hash": poses,
+        "attribution": scene.attribution,
+    }
+
+
+class SceneRenderer:
+    """Renders one scene with a shared headless GL context.
+
+    Args:
+        scene: the scene.
+        settings: :class:`RenderSettings`.
+        meshes: prebuilt :class:`SceneMeshes` (default: built here).
+    Raises:
+        RendererUnavailableError: no OpenGL context here (see :mod:`.context`).
+    """
+
+    def __init__(self, scene: Scene, settings: RenderSettings | None = None, meshes: SceneMeshes | None = None):
+        self.ctx = gl_context()  # raises RendererUnavailableError with the reason
+        import moderngl
+
+        self._mgl = moderngl
+        self.scene = scene
+        self.settings = settings or RenderSettings()
+        self.meshes = meshes or build_scene_meshes(scene, px_per_m=self.settings.sign_px_per_m)
+        self._lock = threading.RLock()
+        self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
+        self._resources: list = []
+        self._scene_hash = scene.content_hash()
+        with current(self.ctx):
+            self._build_gl()
+
+    # --------------------------------------------------------------- setup
+    def _keep(self, obj):
+        self._resources.append(obj)
+        return obj
+
+    def _build_gl(self) -> None:
+        ctx = self.ctx
+        self.prog_plain = self._keep(ctx.program(vertex_shader=shaders.PLAIN_VS, fragment_shader=shaders.PLAIN_FS))
+        self.prog_ground = self._keep(ctx.program(vertex_shader=shaders.GROUND_VS,
+                                                  fragment_shader=shaders.GROUND_FS))
+        self.prog_facade = self._keep(ctx.program(vertex_shader=shaders.FACADE_VS, fragment_shader=shaders.FACADE_FS))
+        self.prog_sign = self._keep(ctx.program(vertex_shader=shaders.SIGN_VS, fragment_shader=shaders.SIGN_FS))
+        self.prog_sky = self._keep(ctx.program(vertex_shader=shaders.SKY_VS, fragment_shader=shaders.SKY_FS))
+        self._lit_programs = (self.prog_plain, self.prog_ground, self.prog_facade, self.prog_sign)
+        m = self.meshes
+
+        def vao(prog, mesh, fields, names, tiled=True):
+            if mesh.n_triangles == 0:
+                return None
+            if tiled:
+                mesh, first, count, lo, hi = mesh.tiles(TILE_M)
+                return _Tiled(vao(prog, mesh, fields, names, tiled=False), first, count, lo, hi)
+            buf = self._keep(ctx.buffer(mesh.interleaved(fields).tobytes()))
+            widths = [3 if f in ("positions", "normals", "colours") else 4 if f == "facade" else 1 if f == "shop"
+                      else 2 for f in fields]
+            # attributes a shader does not use are optimised away: skip their bytes
+            fmt = " ".join(f"{n}f" if name in prog else f"{4 * n}x" for n, name in zip(widths, names))
+            used = [name for name in names if name in prog]
+            return self._keep(ctx.vertex_array(prog, [(buf, fmt, *used)]))
+
+        self.vao_ground = vao(self.prog_ground, m.ground, ("positions", "normals", "colours"),
+                              ("in_pos", "in_normal", "in_colour"), tiled=False)  # painter's order kept
+        self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
+                              ("in_pos", "in_normal", "in_colour"))
+        self.vao_objects = vao(self.prog_plain, m.objects, ("positions", "normals", "colours"),
+                               ("in_pos", "in_normal", "in_colour"))
+        self.vao_facades = vao(self.prog_facade, m.facades, ("positions", "normals", "colours", "facade", "shop"),
+                               ("in_pos", "in_normal", "in_colour", "in_facade", "in_shop"))
+        self.sign_vaos = []
+        for page, mesh in zip(m.atlas.pages, m.signs):
+            if mesh.n_triangles == 0:
+                continue
+            h, w = page.shape[:2]
+            tex = self._keep(ctx.texture((w, h), 3, np.ascontiguousarray(page).tobytes(), alignment=1))
+            tex.build_mipmaps(0, 5)
+            tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
+            tex.anisotropy = 1.0  # anisotropy is done in the shader (see shaders.SIGN_FS)
+            tex.repeat_x = tex.repeat_y = False
+            self.sign_vaos.append((tex, vao(self.prog_sign, mesh, ("positions", "normals", "uv"),
+                                            ("in_pos", "in_normal", "in_uv"))))
+        quad = np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], dtype="f4")
+        self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, [(self._keep(ctx.buffer(quad.tobytes())), "2f",
+                                                                    "in_ndc")]))
+        s = self.settings
+        sun = tuple(float(v) for v in s.sun_dir)
+        hz = tuple(c / 255.0 for c in s.horizon_rgb)
+        for prog in self._lit_programs:
+            for name, value in (("sun_dir", sun), ("ambient", s.ambient), ("sun", s.sun), ("horizon", hz),
+                                ("inv_fog2", 1.0 / (s.fog_m * s.fog_m))):
+                if name in prog:  # unused uniforms are optimised away
+                    prog[name].value = value
+        for prog, name, value in ((self.prog_facade, "floor_h", s.floor_h_m),
+                                  (self.prog_facade, "ground_h", s.ground_h_m),
+                                  (self.prog_sign, "sign_ambient", s.sign_ambient), (self.prog_sign, "atlas", 0),
+                                  (self.prog_sky, "horizon", hz),
+                                  (self.prog_sky, "zenith", tuple(c / 255.0 for c in s.zenith_rgb))):
+            if name in prog:
+                prog[name].value = value
+
+    def _fbo(self, width: int, height: int):
+        key = (width, height)
+        f = self._fbos.get(key)
+        if f is not None:
+            self._fbos.move_to_end(key)
+            return f
+        ctx = self.ctx
+        samples = self.settings.samples if self.settings.samples > 1 else 0
+        samples = min(samples, ctx.max_samples)
+        ms = ctx.framebuffer([ctx.renderbuffer((width, height), 4, samples=samples)],
+                             ctx.depth_renderbuffer((width, height), samples=samples))
+        resolve = ctx.framebuffer([ctx.renderbuffer((width, height), 4)]) if samples else None
+        f = (ms, resolve)
+        self._fbos[key] = f
+        while len(self._fbos) > 4:
+            _, old = self._fbos.popitem(last=False)
+            for fb in old:
+                if fb is not None:
+                    for a in fb.color_attachments:
+                        a.release()
+                    if fb.depth_attachment is not None:
+                        fb.depth_attachment.release()
+                    fb.release()
+        return f
+
+    # ------------------------------------------------------------- drawing
+    def _draw(self, eye: np.ndarray, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
+              height: int) -> np.ndarray:
+        mgl = self._mgl
+        ctx = self.ctx
+        s = self.settings
+        ms, resolve = self._fbo(width, height)
+        ms.use()
+        ctx.viewport = (0, 0, width, height)
+        ms.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        P = projection_matrix(hfov_deg, width, height, s.near_m, s.far_m)
+        V = view_matrix(eye, yaw_deg, pitch_deg)
+        mvp = (P @ V).T.astype("f4").tobytes()  # column-major for GLSL
+        eye_t = tuple(float(v) for v in eye)
+        ctx.disable(mgl.CULL_FACE)
+        ctx.enable(mgl.DEPTH_TEST)
+        for prog in self._lit_programs:
+            prog["mvp"].write(mvp)
+            if "eye" in prog:
+                prog["eye"].value = eye_t
+        # 1. everything standing on the ground (frustum-culled tiles)
+        ctx.depth_func = "<"
+        planes = _frustum_planes(P @ V)
+        for tiled in (self.vao_facades, self.vao_solids):
+            if tiled is not None:
+                tiled.render(planes)
+        if self.vao_objects is not None:
+            self.vao_objects.render(planes, eye, s.object_distance_m)
+        for tex, tiled in self.sign_vaos:
+            tex.use(0)
+            tiled.render(planes)
+        # 2. sky at the far plane: only where nothing stands
+        ctx.depth_func = "<="
+        basis = Camera(yaw_deg, pitch_deg, hfov_deg, width, height).basis()
+        self.prog_sky["cam_basis"].write(basis.astype("f4").tobytes())
+        tx = math.tan(math.radians(hfov_deg) / 2)
+        self.prog_sky["tan_half"].value = (tx, tx * height / width)
+        self.vao_sky.render(mgl.TRIANGLES)
+        # 3. ground layers in painter's order (later layers cover earlier ones), hidden behind whatever
+        #    stands on them; no depth writes, so coplanar layers never fight
+        if self.vao_ground is not None:
+            ctx.depth_func = "<"
+            ms.depth_mask = False
+            self.vao_ground.render(mgl.TRIANGLES)
+            ms.depth_mask = True
+        src = ms
+        if resolve is not None:
+            ctx.copy_framebuffer(resolve, ms)
+            src = resolve
+        data = src.read(viewport=(0, 0, width, height), components=3, alignment=1)
+        img = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)
+        return np.ascontiguousarray(img[::-1])
+
+    # -------------------------------------------------------------- public
+    def render_view(self, x_m: float, y_m: float, yaw_deg: float, pitch_deg: float = 0.0, hfov_deg: float = 90.0,
+                    width: int = 640, height: int = 480, eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
+                    attribution: bool = False) -> np.ndarray:
+        """Perspective view at a pose (conventions in the module docstring).
+
+        Args:
+            x_m, y_m: camera position, local metres.
+            yaw_deg: compass bearing of the view centre; pitch_deg: up positive, [-90, 90].
+            hfov_deg: horizontal field of view in (0, 180).
+            width, height: pixels.
+            eye_height_m: camera height above the ground.
+            attribution: stamp the scene's attribution in the bottom-right corner.
+        Returns:
+            ``(height, width, 3)`` RGB ``uint8``.
+        Raises:
+            ValueError: bad angles or sizes.
+        """
+        if not (0.0 < hfov_deg < 180.0):
+            raise ValueError(f"hfov_deg must be in (0, 180), got {hfov_deg}")
+        if not (-90.0 <= pitch_deg <= 90.0):
+            raise ValueError(f"pitch_deg must be in [-90, 90], got {pitch_deg}")
+        if width < 1 or height < 1 or width > 8192 or height > 8192:
+            raise ValueError(f"size out of range: {width}x{height}")
+        with self._lock, current(self.ctx):
+            img = self._draw(np.array([x_m, y_m, eye_height_m], dtype=np.float64), yaw_deg, pitch_deg, hfov_deg,
+                             int(width), int(height))
+        if attribution and self.scene.attribution:
+            img = stamp_attribution(img, self.scene.attribution)
+        return img
+
+    def cube_faces(self, x_m: float, y_m: float, eye_height_m: float, face: int, pad: int = 2,
+                   centre_bearing_deg: float = 0.0) -> np.ndarray:
+        """The six faces side by side, ``(P, 6P, 3)`` with ``P = face + 2 pad`` (order :data:`CUBE_FACES`)."""
+        P = face + 2 * pad
+        hfov = 2.0 * math.degrees(math.atan(P / face))
+        eye = np.array([x_m, y_m, eye_height_m], dtype=np.float64)
+        with self._lock, current(self.ctx):
+            faces = [self._draw(eye, centre_bearing_deg + dy, p, hfov, P, P) for dy, p in CUBE_FACES]
+        return np.concatenate(faces, axis=1)
+
+    def render_panorama(self, x_m: float, y_m: float, eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
+                        width: int = DEFAULT_PANO_WIDTH, centre_bearing_deg: float = 0.0,
+                        attribution: bool = True) -> np.ndarray:
+        """Equirectangular panorama ``(width/2, width, 3)`` at a pose (module docstring).
+
+        Args:
+            width: even panorama width in pixels (height = width / 2).
+            centre_bearing_deg: compass bearing of the centre column (``heading_deg``
+                of the node, see :mod:`urbanarena.world.imagery`).
+            attribution: write the scene's attribution into the nadir band.
+        Raises:
+            ValueError: odd or too small width.
+        """
+        if width < 16 or width % 2:
+            raise ValueError(f"panorama width must be an even number >= 16, got {width}")
+        height = width // 2
+        face = cube_face_size(width)
+        pad = 2
+        strip = self.cube_faces(x_m, y_m, eye_height_m, face, pad, centre_bearing_deg)
+        m1, m2 = _equirect_maps(width, height, face, pad)
+        pano = cv2.remap(strip, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        if attribution and self.scene.attribution:
+            pano = stamp_panorama_attribution(pano, self.scene.attribution)
+        return pano
+
+    # ------------------------------------------------------------ identity
+    def identity(self, width: int | None = None, eye_height_m: float | None = None) -> dict:
+        """What determines the pixels (:func:`render_identity`)."""
+        return render_identity(self.scene, self.settings, width, eye_height_m)
+
+    def release(self) -> None:
+        """Free GL objects (the shared context stays)."""
+        with self._lock, current(self.ctx):
+            for ms, res in self._fbos.values():
+                for fb in (ms, res):
+                    if fb is not None:
+                        for a in fb.color_attachments:
+                            a.release()
+                        if fb.depth_attachment is not None:
+                            fb.depth_attachment.release()
+                        fb.release()
+            self._fbos.clear()
+            for r in reversed(self._resources):
+                r.release()
+            self._resources.clear()
+
