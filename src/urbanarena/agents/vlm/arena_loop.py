@@ -63,16 +63,11 @@ RUN_LEVEL_ERRORS = (BudgetExceeded, CacheMissError)
 
 
 def arena_reset_options(task: Task, city: City) -> dict[str, Any]:
-    """``ArenaEnv.reset`` options from a task (module docstring)."""
-    opts: dict[str, Any] = {"start_node": task.start.node, "start_heading_deg": task.start.heading_deg,
-                            "task_text": task.instruction}
-    g = task.final_goal
-    if g is not None:
-        if g.node is not None:
-            opts["goal_node"] = g.node
-        if g.position is not None:
-            opts["goal_latlon"] = (g.position.lat, g.position.lon)
-    return opts
+    """``ArenaEnv.reset`` options from a task (module docstring); the ``cityarena``
+    family's :meth:`~urbanarena.tasks.families.cityarena.CityArenaFamily.env_options`."""
+    from urbanarena.tasks.families.cityarena import CityArenaFamily
+
+    return CityArenaFamily().env_options(task)
 
 
 def default_validator(task: Task, env: ArenaEnv, task_kind: str | None) -> Validator | None:
