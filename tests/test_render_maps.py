@@ -82,18 +82,19 @@ def test_streets_drawn_between_nodes():
 
 def test_grid_cells_axis_convention():
     m = MapRenderer(square_city(), 300, 300, extent=Extent(0, 0, 100, 100), attribution="")
-    assert m.grid_cell(1.0, 1.0) == (0, 0)  # south-west corner
-    assert m.grid_cell(99.0, 1.0) == (4, 0)  # south-east
-    assert m.grid_cell(1.0, 99.0) == (0, 4)  # north-west
-    assert m.grid_cell(45.0, 61.0) == (2, 3)
-    assert m.grid_cell(100.0, 100.0) == (4, 4)  # boundary belongs to the last cell
+    # issue 4: x columns from the west, y rows from the north
+    assert m.grid_cell(1.0, 99.0) == (0, 0)  # north-west corner
+    assert m.grid_cell(99.0, 99.0) == (4, 0)  # north-east
+    assert m.grid_cell(1.0, 1.0) == (0, 4)  # south-west
+    assert m.grid_cell(45.0, 61.0) == (2, 1)  # 39 m below the north edge: second row
+    assert m.grid_cell(100.0, 0.0) == (4, 4)  # east/south boundary belongs to the last cell
     assert m.grid_cell(-0.1, 50.0) is None
     assert m.grid_cell(50.0, 50.0, n=2) == (1, 1)
 
 
 def test_grid_map_labels_are_in_their_cells():
-    """The label text 'x:0 y:4' is drawn in the north-west cell: its dark text pixels sit in
-    the top-left fifth of the extent, and the south-east cell holds another label."""
+    """Label text is drawn inside the cells (which label goes in which cell is checked against
+    the issue's axis convention in tests/test_generate_localization.py)."""
     style = MapStyle(street=(235, 235, 235), scale_bar=False)
     m = MapRenderer(square_city(), 500, 500, extent=Extent(0, 0, 100, 100), attribution="", style=style)
     g = m.grid_map()

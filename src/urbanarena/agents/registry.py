@@ -6,6 +6,7 @@ from typing import Any
 
 from urbanarena.agents.base import Agent
 from urbanarena.agents.baselines import ForwardAgent, RandomAgent, StraightAgent
+from urbanarena.agents.arena_oracle import ArenaOracleAgent
 from urbanarena.agents.oracle import OracleAgent
 from urbanarena.agents.vlm import ArenaReActAgent, CitySeekerVLMAgent
 
@@ -14,6 +15,7 @@ AGENTS: dict[str, type[Agent]] = {
     "forward": ForwardAgent,
     "straight": StraightAgent,
     "oracle": OracleAgent,
+    "arena-oracle": ArenaOracleAgent,  # cityarena tasks: acts in ArenaEnv (returns ArenaAction)
     # VLM agents; parameters in urbanarena.agents.vlm.common (model spec, generation, images,
     # prompt_templates, cache, cache_path, max_usd, max_requests, budget_ledger ...)
     "vlm-arena": ArenaReActAgent,

@@ -417,11 +417,13 @@ def _register_plugins() -> None:
     """Commands that live in their own modules."""
     from urbanarena.cli.cache_cmd import cache_export
     from urbanarena.cli.frames_cmd import from_frames
+    from urbanarena.cli.tasks_cmd import tasks_app
     from urbanarena.cli.view_cmd import view
 
     app.command("view")(view)
     app.command("cache-export")(cache_export)
     city_app.command("from-frames")(from_frames)
+    app.add_typer(tasks_app, name="tasks")
 
 
 _register_plugins()

@@ -21,13 +21,13 @@ world point ``(x_m, y_m)`` is drawn at::
 with ``s`` pixels per metre and ``(ox, oy)`` the top-left corner of the
 extent on the canvas (continuous coordinates).
 
-Grid axis convention: the extent is cut into ``n`` equal columns and ``n``
-equal rows (in metres). ``x`` counts columns from west (left, ``x:0``) to
-east; ``y`` counts rows from **south (bottom, ``y:0``) to north** — the same
-directions as the local frame's x/y axes. :meth:`MapRenderer.grid_cell` gives
-the cell of a position (points on the east/north boundary belong to the last
-cell); task generators must use it so the ground truth and the drawn labels
-agree.
+Grid axis convention (issue 4, as 360CityArena's localization data): the
+extent is cut into ``n`` equal columns and ``n`` equal rows (in metres),
+0-based; ``x`` counts columns from the west (left, ``x:0``) to the east; ``y``
+counts rows from the **north (top, ``y:0``) to the south**, as the map is read.
+:meth:`MapRenderer.grid_cell` gives the cell of a position (points on the
+east/south boundary belong to the last cell); task generators must use it so
+the ground truth and the drawn labels agree.
 
 The static background (streets, grid, legend, attribution) is drawn once per
 renderer and cached; each call copies it and draws the markers (well under a
@@ -201,10 +201,10 @@ class MapRenderer:
         return x, y
 
     def grid_cell(self, x_m: float, y_m: float, n: int = 5) -> tuple[int, int] | None:
-        """Grid cell ``(gx, gy)`` of a position (x west->east, y south->north), or ``None`` outside the extent."""
+        """Grid cell ``(gx, gy)`` of a position (x columns from the west, y rows from the north), or ``None`` outside the extent."""
         e = self.extent
         fx = (x_m - e.xmin) / e.width_m
-        fy = (y_m - e.ymin) / e.height_m
+        fy = (e.ymax - y_m) / e.height_m
         if not (0.0 <= fx <= 1.0 and 0.0 <= fy <= 1.0):
             return None
         return min(int(fx * n), n - 1), min(int(fy * n), n - 1)
@@ -308,7 +308,7 @@ class MapRenderer:
             for gy in range(n):
                 label = f"x:{gx} y:{gy}"
                 cxm = e.xmin + e.width_m * (gx + 0.5) / n
-                cym = e.ymin + e.height_m * (gy + 0.5) / n
+                cym = e.ymax - e.height_m * (gy + 0.5) / n  # rows counted from the north
                 u, v = self.world_to_px(cxm, cym)
                 (tw, th), _ = cv2.getTextSize(label, self._font, scale, 1)
                 org = (int(round(float(u) - tw / 2)), int(round(float(v) + th / 2)))

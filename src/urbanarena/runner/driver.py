@@ -494,7 +494,7 @@ def _check_agent_fits(agent_name: str, probe: Any, family: str, arena: bool, pro
     """
     from urbanarena.agents.vlm import ArenaReActAgent
 
-    acts_in_arena = isinstance(probe, ArenaReActAgent)
+    acts_in_arena = isinstance(probe, ArenaReActAgent) or getattr(probe, "action_style", None) == "arena"
     if arena and not acts_in_arena and ":" not in agent_name:
         raise AgentSpecError(f"agent {agent_name!r} acts on graph choices; {family!r} tasks run in the arena "
                              "(use vlm-arena, or a module:Callable agent returning ArenaAction)")

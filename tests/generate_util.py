@@ -1,0 +1,81 @@
+"""Helpers for the task-generator tests (``tests/test_generate_*.py``).
+
+The hand-written fixture ``tests/data/osm_generate_fixture.osm`` is laid out in
+metres around (60.17 N, 24.94 E); its header lists the hand-counted ground
+truth. Cities and suites are built once per test session (cached here), the
+Helsinki core from the pinned extract (skipped with the reason when it cannot
+be had).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from urbanarena.world.geo import LocalFrame
+
+DATA = Path(__file__).parent / "data"
+GEN_FIXTURE = DATA / "osm_generate_fixture.osm"
+OLD_FIXTURE = DATA / "osm_fixture.osm"
+FIX_FRAME = LocalFrame(60.17, 24.94)  # the frame the fixtures' metre layouts were written in
+
+
+@lru_cache(maxsize=None)
+def fixture_city(path: str = str(GEN_FIXTURE)):
+    from urbanarena.world.importers.osm import import_city
+
+    return import_city(path)
+
+
+def to_fix(city, x_m: float, y_m: float) -> tuple[float, float]:
+    """A city-frame point in the fixture's metres."""
+    lat, lon = city.frame.to_latlon(x_m, y_m)
+    x, y = FIX_FRAME.to_xy(lat, lon)
+    return float(x), float(y)
+
+
+def from_fix(city, x: float, y: float) -> tuple[float, float]:
+    """A fixture-metre point in the city's frame."""
+    lat, lon = FIX_FRAME.to_latlon(x, y)
+    cx, cy = city.frame.to_xy(lat, lon)
+    return float(cx), float(cy)
+
+
+def node_at(city, x: float, y: float, tol: float = 0.05) -> str:
+    hits = [n for n in city.graph.nodes if math.dist(to_fix(city, *city.xy(n)), (x, y)) < tol]
+    assert len(hits) == 1, (x, y, hits)
+    return hits[0]
+
+
+def helsinki_pbf_path(request, tmp_path_factory) -> Path:
+    """The pinned Helsinki extract (pytest's cache folder keeps it between runs); skips when unavailable."""
+    from urbanarena.world import default_city as dc
+
+    cache_plugin = getattr(request.config, "cache", None)
+    cache = cache_plugin.mkdir("urbanarena-osm") if cache_plugin is not None else tmp_path_factory.mktemp("urbanarena-osm")
+    try:
+        return dc.helsinki_pbf(cache_dir=cache)
+    except dc.DefaultCityUnavailableError as e:
+        pytest.skip(f"Helsinki OSM extract not available here: {e}")
+
+
+@lru_cache(maxsize=None)
+def helsinki_area(pbf: str, split: str):
+    """The Helsinki city of one split area (``test`` = the default core), built once per session."""
+    from urbanarena.tasks.generators.splits import HELSINKI_AREAS
+    from urbanarena.world.importers.osm import import_city
+
+    return import_city(pbf, bbox=HELSINKI_AREAS[split], name="helsinki" if split == "test" else f"helsinki-{split}")
+
+
+@lru_cache(maxsize=None)
+def core_suite(pbf: str, per_family: int = 25, seed: int = 0):
+    """The ``mini`` suite of the core with the arena oracle as solver (built once per session)."""
+    from urbanarena.agents.arena_oracle import ArenaOracleSolver
+    from urbanarena.tasks.generators import generate_suite
+
+    city = helsinki_area(pbf, "test")
+    return generate_suite(city, per_family=per_family, seed=seed, solver=ArenaOracleSolver(city))
