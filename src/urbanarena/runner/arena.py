@@ -53,12 +53,11 @@ from urbanarena.agents.vlm.arena_loop import run_arena_episode
 from urbanarena.env.observers import LocationMapObserver, panorama_observer_for
 from urbanarena.render.encode import decode_image
 from urbanarena.render.views import ViewRenderer
-from urbanarena.runner.episode import RUN_LEVEL_ERRORS, close_agent, jsonable, run_stopped, utc_now
+from urbanarena.runner.episode import RUN_LEVEL_ERRORS, close_agent, jsonable, row_identity, run_stopped, utc_now
 from urbanarena.runner.judge import JudgeSettings, RunJudge
 from urbanarena.runner.results import arena_columns
 from urbanarena.runner.trace import EpisodeRecorder, TraceWriter
 from urbanarena.tasks.families import get_family
-from urbanarena.tasks.resolve import task_hash
 from urbanarena.tasks.schema import Task
 from urbanarena.tasks.validators import FUZZY_MATCH
 from urbanarena.world.city import City
@@ -227,15 +226,7 @@ class ArenaEpisodeRunner:
         v3 = arena_columns(res, task_type=family.task_type(task), map_id=task.extra.get("map_id"), landmark=landmark,
                            final_pose=final_pose)
         return jsonable({
-            "task_id": task.task_id,
-            "seed": int(seed),
-            "agent": self.agent_name,
-            "config_hash": config_hash,
-            "protocol": protocol_id,
-            "family": family.name,
-            "category": task.category,
-            "difficulty": task.difficulty,
-            "task_hash": task_hash(task),
+            **row_identity(task, seed, self.agent_name, config_hash, protocol_id, family.name),
             "trajectory": trajectory,
             "headings": [],
             "actions": list(res.get("actions") or []),

@@ -131,6 +131,21 @@ def _error_text(exc: BaseException) -> str:
     return head + "\n" + text
 
 
+def row_identity(task: Task, seed: int, agent: str, config_hash: str, protocol_id: str, family: str) -> dict[str, Any]:
+    """The columns that identify a stored episode and its task (shared by graph and arena rows)."""
+    return {
+        "task_id": task.task_id,
+        "seed": int(seed),
+        "agent": agent,
+        "config_hash": config_hash,
+        "protocol": protocol_id,
+        "family": family,
+        "category": task.category,
+        "difficulty": task.difficulty,
+        "task_hash": task_hash(task),
+    }
+
+
 class EpisodeRunner:
     """Runs episodes on one city with one agent factory.
 
@@ -242,15 +257,7 @@ class EpisodeRunner:
                 raise RuntimeError(f"scorer of family {family.name!r} returned {k}={v} for task {task.task_id!r}")
         stats = jsonable(dict(agent.stats)) if agent is not None and isinstance(getattr(agent, "stats", None), dict) else {}
         return {
-            "task_id": task.task_id,
-            "seed": int(seed),
-            "agent": self.agent_name,
-            "config_hash": config_hash,
-            "protocol": protocol_id,
-            "family": family.name,
-            "category": task.category,
-            "difficulty": task.difficulty,
-            "task_hash": task_hash(task),
+            **row_identity(task, seed, self.agent_name, config_hash, protocol_id, family.name),
             "trajectory": traj.path,
             "headings": [float(h) for h in env_base.headings],
             "actions": [int(a) for a in traj.actions],
