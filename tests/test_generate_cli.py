@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 from generate_util import fixture_city
 from urbanarena.cli.main import app
 from urbanarena.cli.tasks_cmd import tasks_app
+from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.tasks.families.cityarena import CityArenaFamily
 from urbanarena.tasks.schema import load_task_file
 from urbanarena.world.city_io import save_city
@@ -31,17 +32,24 @@ def test_generate_writes_suite_images_and_report(city_dir, tmp_path):
     out = tmp_path / "suites" / "fx.json"
     r = generate("--city", str(city_dir), "--suite", "arena", "--per-family", "3", "--seed", "4", "--out", str(out))
     assert r.exit_code == 0, r.output
-    assert "suite osm_generate_fixture-arena7-v1, 18 tasks" in r.output
-    assert "landmark_image     unavailable: no reference-photo renderer" in r.output
+    # landmark_image needs the 3D renderer for its reference photos (reported unavailable without GL)
+    gl = gl_unavailable_reason() is None
+    n = 21 if gl else 18
+    assert f"suite osm_generate_fixture-arena7-v1, {n} tasks" in r.output
+    if gl:
+        assert "landmark_image     3/3" in r.output
+    else:
+        assert "landmark_image     unavailable: no reference-photo renderer" in r.output
     tf = load_task_file(out)
-    assert len(tf.tasks) == 18 and tf.city.content_hash == fixture_city().content_hash
+    assert len(tf.tasks) == n and tf.city.content_hash == fixture_city().content_hash
     for t in tf.tasks:
         CityArenaFamily.check_task(t, base_dir=out.parent)
         assert t.provenance["seed"] == 4 and t.provenance["suite"] == "osm_generate_fixture-arena7-v1"
     rep = json.loads((out.parent / "fx.report.json").read_text())
     assert rep["verified"] is True and rep["protocols"] == ["cityarena-v1", "urbanarena-v1"]
-    nav = [t for t in tf.tasks if t.extra["task_kind"] in ("landmark_language", "map_navigation", "vln")]
-    assert len(nav) == 9 and all(all(v["solved"] for v in t.extra["oracle"]) for t in nav)
+    nav = [t for t in tf.tasks
+           if t.extra["task_kind"] in ("landmark_language", "landmark_image", "map_navigation", "vln")]
+    assert len(nav) == (12 if gl else 9) and all(all(v["solved"] for v in t.extra["oracle"]) for t in nav)
     # the same command again writes the same bytes
     first = out.read_bytes()
     assert generate("--city", str(city_dir), "--per-family", "3", "--seed", "4", "--out", str(out)).exit_code == 0

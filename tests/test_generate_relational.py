@@ -85,7 +85,12 @@ def test_task_fields_and_oracle_answer():
     pool = relational.generate(make_context(city, 3), {})
     c = next(c for c in pool.by_difficulty["hard"] if c.fields["extra"]["landmark"] == "Echo Optics")
     t = c.build("t/1")
-    assert t.answer == "Hotel India" and t.answer_metric == "fuzzy_match"
+    assert t.answer == "Hotel India" and t.answer_metric == "name_match"
+    # distractors (hand-worked from the fixture layout): the four doors before Echo on its row (Bravo, Charlie,
+    # Delta, the unnamed shop -> no name) and the three nearest across the street minus the answer (Golf, Foxtrot)
+    names = {p.name.split()[0]: p.name for p in city.annotations.pois if p.name}
+    assert sorted(t.extra["distractor_names"]) == sorted(names[k] for k in ("Bravo", "Charlie", "Delta", "Golf",
+                                                                            "Foxtrot"))
     assert "Echo Optics" in t.instruction and "across the street" in t.instruction
     d = city.shortest_path_length_m(t.start.node, city.annotations.poi(t.extra["poi_id"]).node_id)
     assert relational.START_BAND_M[0] <= d <= relational.START_BAND_M[1]

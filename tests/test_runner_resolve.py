@@ -155,7 +155,7 @@ def test_empty_task_file(tmp_path):
 
 def test_default_suite(tmp_path):
     city = grid_city(3)
-    with pytest.raises(UrbanArenaError, match="has no default task suite"):
+    with pytest.raises(UrbanArenaError, match="no frozen task suite for city"):
         resolve_tasks("default", city)
     city.meta.extra["default_tasks"] = "suite.json"
     city_dir = save_city(city, tmp_path / "c")

@@ -7,6 +7,7 @@ from typing import Any
 from urbanarena.agents.base import Agent
 from urbanarena.agents.baselines import ForwardAgent, RandomAgent, StraightAgent
 from urbanarena.agents.arena_oracle import ArenaOracleAgent
+from urbanarena.agents.arena_random import ArenaRandomAgent
 from urbanarena.agents.oracle import OracleAgent
 from urbanarena.agents.vlm import ArenaReActAgent, CitySeekerVLMAgent
 
@@ -16,11 +17,24 @@ AGENTS: dict[str, type[Agent]] = {
     "straight": StraightAgent,
     "oracle": OracleAgent,
     "arena-oracle": ArenaOracleAgent,  # cityarena tasks: acts in ArenaEnv (returns ArenaAction)
+    "arena-random": ArenaRandomAgent,
     # VLM agents; parameters in urbanarena.agents.vlm.common (model spec, generation, images,
     # prompt_templates, cache, cache_path, max_usd, max_requests, budget_ledger ...)
     "vlm-arena": ArenaReActAgent,
     "vlm-cityseeker": CitySeekerVLMAgent,
 }
+
+
+#: baseline names that mean another agent when every task runs in the arena (``action_style == "arena"``)
+ARENA_ALIASES: dict[str, str] = {"oracle": "arena-oracle", "random": "arena-random"}
+
+
+def resolve_alias(name: str, action_styles: set[str]) -> str:
+    """The agent a baseline name means for tasks of these action styles: ``oracle``/``random`` on arena-only
+    task sets are ``arena-oracle``/``arena-random`` (:data:`ARENA_ALIASES`); any other name is itself."""
+    if action_styles == {"arena"}:
+        return ARENA_ALIASES.get(name, name)
+    return name
 
 
 def make_agent(name: str, **params: Any) -> Agent:

@@ -139,6 +139,14 @@ def run(
         None, "--judge-param",
         help="Judge generation setting KEY=VALUE (temperature, max_output_tokens, reasoning_effort, seed ...; "
              "defaults temperature 0, 1024 output tokens), repeatable."),
+    blind: bool = typer.Option(
+        False, "--blind", help="VLM agents: control mode, the same prompts with every image withheld (the text says "
+                               "no image is available)."),
+    no_map: bool = typer.Option(False, "--no-map", help="VLM agents: control mode, no map images."),
+    oracle_perception: bool = typer.Option(
+        False, "--oracle-perception",
+        help="VLM agents: control mode, the POIs and objects in view given as text (name, category, bearing, "
+             "distance) instead of pixels; no images. Needs a city with annotations (OSM)."),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
@@ -155,6 +163,8 @@ def run(
             limit=limit, retry_errors=retry_errors, command=list(sys.argv), model=model, cache=cache,
             cache_path=cache_path, max_usd=max_usd, max_requests=max_requests, prices=prices, trace=trace,
             backend=backend, judge=judge, judge_params=_parse_params(judge_param),
+            control={k: True for k, on in (("blind", blind), ("no_map", no_map),
+                                            ("oracle_perception", oracle_perception)) if on},
         )
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:
@@ -167,6 +177,12 @@ def run(
             report = estimate_prepared(prepared)
     except (UrbanArenaError, OSError) as e:
         raise _fail(e) from None
+    if prepared.task_set.suite_check:
+        from urbanarena.tasks.frozen import describe_check
+
+        warning = describe_check(prepared.task_set.suite_check)
+        if warning:
+            err_console.print(f"[yellow]warning: {warning}[/yellow]")
     if dry_run:
         typer.echo(report.format())
         return
@@ -276,6 +292,10 @@ def summary(
         out_console.print(_group_table("by category", s["by_category"], s["protocol"], keys))
     if s["by_difficulty"]:
         out_console.print(_group_table("by difficulty", s["by_difficulty"], s["protocol"], keys))
+    if s.get("by_family"):
+        out_console.print(_group_table("by family", {k: {"episodes": f["episodes"], "metrics": f["metrics"]}
+                                                     for k, f in s["by_family"].items()}, s["protocol"], keys))
+        out_console.print(_mdd_text(s["mdd"]))
     if s.get("complete") is False:
         out_console.print(f"[yellow]incomplete: {s['episodes']} of {s['planned']} planned episodes are stored; "
                           "rerun the run command to finish[/yellow]")
@@ -293,6 +313,15 @@ def summary(
             f"errors) — {judge}; offline string match {fz['offline_matches']} of {fz['answers']} "
             f"(metrics.offline_score, never in evaluation_score); judge requests {fz['judge_requests']} "
             f"({fz['judge_api_requests']} API calls)")
+
+
+def _mdd_text(mdd: dict) -> str:
+    """Minimum detectable differences as two lines of text."""
+    sizes = "; ".join(f"{name} ({v['tasks_per_family']}/family) {v['per_family']:.1f} per family, "
+                      f"{v['overall']:.1f} overall" for name, v in mdd["sizes"].items())
+    run = mdd["this_run"]
+    return (f"minimum detectable difference (points; two runs, alpha {mdd['alpha']}, power {mdd['power']}, "
+            f"worst-case sd {mdd['sd']}): {sizes}. This run: {run['tasks']} tasks, {run['overall']} overall.")
 
 
 # ----------------------------------------------------------------- export
@@ -415,14 +444,22 @@ def city_list() -> None:
 
 def _register_plugins() -> None:
     """Commands that live in their own modules."""
+    from urbanarena.cli.build_cmd import build
     from urbanarena.cli.cache_cmd import cache_export
+    from urbanarena.cli.demo_cmd import demo
     from urbanarena.cli.frames_cmd import from_frames
+    from urbanarena.cli.freeze_cmd import freeze_cmd
     from urbanarena.cli.tasks_cmd import tasks_app
+    from urbanarena.cli.report_cmd import report
     from urbanarena.cli.view_cmd import view
 
+    app.command("demo")(demo)
     app.command("view")(view)
+    app.command("report")(report)
     app.command("cache-export")(cache_export)
     city_app.command("from-frames")(from_frames)
+    city_app.command("build")(build)
+    tasks_app.command("freeze")(freeze_cmd)
     app.add_typer(tasks_app, name="tasks")
 
 

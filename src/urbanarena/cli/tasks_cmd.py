@@ -1,4 +1,13 @@
-"""``urbanarena tasks generate --city NAME --suite arena --per-family N --seed S --out FILE [--split S]``.
+"""``urbanarena tasks generate --city NAME --suite arena|cityseeker ... --seed S --out FILE [--split S]``.
+
+``--suite cityseeker --per-category N [--mapping FILE]`` generates the
+CitySeeker-style implicit-need suite ``<city>-needs7-v1``
+(:mod:`urbanarena.tasks.generators.cityseeker_needs`, docs/cityseeker-generation.md):
+every task is run by the graph oracle (:class:`GraphOracleVerifier`) through
+the runner's env under ``cityseeker-v1`` and ``urbanarena-graph-v1`` within
+35 steps (``--max-steps``); writes FILE and ``<FILE stem>.report.json``.
+
+``--suite arena`` (below):
 
 Generates a ``cityarena`` suite (the seven 360CityArena-style families) from
 the city's own data with :func:`urbanarena.tasks.generators.generate_suite`:
@@ -34,31 +43,121 @@ tasks_app = typer.Typer(help="Generate task suites.", no_args_is_help=True)
 def _tasks() -> None:
     """Generate task suites from a city's own data."""
 
-SUITES = ("arena",)
+SUITES = ("arena", "cityseeker")
+
+
+class GraphOracleVerifier:
+    """The graph oracle as the need-suite generator's ``verify``: runs
+    :class:`urbanarena.agents.oracle.OracleAgent` on a task through the runner's
+    env (:class:`urbanarena.runner.episode.EpisodeRunner`, step limit
+    ``max_steps``) under each protocol; a task is solved under a protocol when the
+    episode ends by STOP with TC-E = 1 (per stage under ``urbanarena-graph-v1``).
+
+    Returns per protocol ``{"protocol", "solved", "steps", "status", "max_steps", "spl"}``.
+    """
+
+    def __init__(self, city, protocols=("cityseeker-v1", "urbanarena-graph-v1"), max_steps: int = 35):
+        from urbanarena.agents.oracle import OracleAgent
+        from urbanarena.runner.episode import EpisodeRunner
+
+        self.protocols = tuple(protocols)
+        self.max_steps = int(max_steps)
+        self._runner = EpisodeRunner(city, OracleAgent, "oracle")
+
+    def __call__(self, task) -> list[dict]:
+        out = []
+        for pid in self.protocols:
+            r = self._runner.run(task, 0, pid, self.max_steps)
+            m = r["metrics"]
+            out.append({"protocol": pid, "solved": r["stop_reason"] == "stop" and m.get("tc_exact") == 1.0,
+                        "steps": int(r["steps"]), "status": str(r["stop_reason"]), "max_steps": self.max_steps,
+                        "spl": m.get("spl")})
+        return out
+
+
+def _generate_needs(city: str, per_category: int, seed: int, out: Path, split: Optional[str],
+                    name: Optional[str], mapping: Optional[Path], max_steps: Optional[int]) -> None:
+    """``--suite cityseeker``: generate, verify with the graph oracle, write, print the per-category summary."""
+    from urbanarena.tasks.generators.cityseeker_needs import (
+        DEFAULT_MAX_STEPS, VERIFY_PROTOCOLS, generate_needs_suite, load_needs, save_needs_suite)
+    from urbanarena.world.resolve import resolve_city
+
+    try:
+        if per_category < 1:
+            raise UrbanArenaError("--per-category must be at least 1")
+        if max_steps is not None and max_steps < 1:
+            raise UrbanArenaError("--max-steps must be at least 1")
+        needs = load_needs(mapping)
+        c = resolve_city(city)
+        limit = int(max_steps if max_steps is not None else DEFAULT_MAX_STEPS)
+        verifier = GraphOracleVerifier(c, VERIFY_PROTOCOLS, limit)
+        result = generate_needs_suite(c, per_category=per_category, seed=seed, mapping=needs, name=name, split=split,
+                                      verify=verifier, verify_protocols=VERIFY_PROTOCOLS, max_steps=limit)
+        path = save_needs_suite(result, out)
+    except (UrbanArenaError, ValueError, OSError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        typer.echo(f"error: {msg}", err=True)
+        raise typer.Exit(2) from None
+    rep = result.report
+    typer.echo(f"{path}: suite {result.name}, {len(result.task_file.tasks)} tasks on {c.name} (seed {seed}, mapping "
+               f"{rep['mapping']['file']}; oracle-verified within {rep['max_steps']} steps under "
+               f"{', '.join(rep['protocols'])}; default protocol {rep['default_protocol']})")
+    for cat, cr in rep["categories"].items():
+        if cr.get("unavailable"):
+            typer.echo(f"  {cat:<20} unavailable: {cr['unavailable']}")
+            continue
+        bd = ", ".join(f"{d} {n}" for d, n in cr["by_difficulty"].items())
+        typer.echo(f"  {cat:<20} {cr['produced']}/{cr['requested']} ({bd}; {cr['groups_used']} needs)")
+        for d, sf in (cr.get("shortfall") or {}).items():
+            typer.echo(f"  {'':<20} {d}: {sf['missing']} short: {sf['reason']}")
+        for nid, nr in (cr.get("needs") or {}).items():
+            if isinstance(nr, dict) and nr.get("unavailable"):
+                typer.echo(f"  {'':<20} need {nid}: {nr['unavailable']}")
 
 
 def reference_renderer_for(city):
     """Hook for ``landmark_image`` reference photos: a callable ``(city, view) -> RGB uint8`` that renders
     ``extra.reference_view`` (position ``x_m``/``y_m``, ``eye_height_m``, ``yaw_deg``, ``pitch_deg``,
     ``hfov_deg``, ``width``, ``height``, ``lighting`` with ``sun_azimuth_deg``/``sun_elevation_deg``)
-    with the 3D renderer (``render/scene3d``). Returns ``None`` until that renderer is wired here, and the
-    suite then reports ``landmark_image`` unavailable with the reason."""
-    return None
+    with the 3D renderer (:func:`urbanarena.render.scene3d.reference.render_reference`), when the city
+    can be rendered: it has annotations (an OSM import) and an OpenGL context can be created here.
+    Otherwise ``None``, and the suite reports ``landmark_image`` unavailable with the reason."""
+    if getattr(city, "annotations", None) is None:
+        return None
+    from urbanarena.render.scene3d.context import gl_unavailable_reason
+
+    if gl_unavailable_reason() is not None:
+        return None
+    from urbanarena.render.scene3d.reference import render_reference
+
+    return render_reference
 
 
 @tasks_app.command("generate")
 def generate(
     city: str = typer.Option(..., "--city", help="CITY: a cached city name, a saved city directory, or KIND:PATH."),
-    suite: str = typer.Option("arena", "--suite", help="Suite kind: 'arena' (the seven cityarena families)."),
+    suite: str = typer.Option("arena", "--suite", help="Suite kind: 'arena' (the seven cityarena families) or "
+                              "'cityseeker' (CitySeeker-style implicit-need tasks, <city>-needs7-v1)."),
     per_family: int = typer.Option(25, "--per-family", help="Tasks per family (mini 25, standard 100, full 300)."),
+    per_category: int = typer.Option(10, "--per-category", help="cityseeker: tasks per category (7 + two-stop)."),
+    mapping: Optional[Path] = typer.Option(None, "--mapping", help="cityseeker: need -> POI mapping JSON "
+                                           "(default: the built-in needs_v1.json)."),
     seed: int = typer.Option(0, "--seed", help="Seed (same city + seed + options = same file)."),
     out: Path = typer.Option(..., "--out", help="Task file to write (JSON)."),
     split: Optional[str] = typer.Option(None, "--split", help="train|val|test: the city must be that split's area."),
-    name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1, cityseeker: "
+                                      "<city>-needs7-v1)."),
     families: Optional[str] = typer.Option(None, "--families", help="Comma-separated subset of the families."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit tasks must be solvable in (50)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit tasks must be solvable in "
+                                            "(arena 50, cityseeker 35)."),
 ) -> None:
     """Generate a task suite on CITY and write it to FILE."""
+    if suite == "cityseeker":
+        if families:
+            typer.echo("error: --families applies to --suite arena only", err=True)
+            raise typer.Exit(2)
+        _generate_needs(city, per_category, seed, out, split, name, mapping, max_steps)
+        return
     from urbanarena.agents.arena_oracle import ArenaOracleSolver
     from urbanarena.tasks.generators import ALL_KINDS, generate_suite, save_suite
     from urbanarena.world.resolve import resolve_city

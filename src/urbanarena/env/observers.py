@@ -12,8 +12,8 @@ the arena uses:
 * :class:`LocationMapObserver` — the current-location map with the agent's
   marker at the pose, pointing along the camera yaw.
 
-:func:`panorama_observer_for` returns ``None`` for graph-only cities so the
-env runs without images.
+:func:`panorama_observer_for` returns ``None`` for graph-only cities (no imagery
+and nothing to render) so the env runs without images.
 
 Panorama resolution. By default :func:`panorama_observer_for` decodes each
 panorama at the width that loses no detail at the view centre,
@@ -30,10 +30,34 @@ and no aliasing from sampling a much finer image. Narrower panoramas are
 never enlarged. Pass ``max_width=None`` for full resolution or an int for
 your own limit. One store serves one view geometry: an observer with a
 larger view or a narrower field of view needs its own store.
+
+Rendered cities. A city without imagery but with OSM annotations (an
+OpenStreetMap import, :mod:`urbanarena.world.importers.osm`) is observed
+through :class:`~urbanarena.render.scene3d.cache.RenderedPanoramaStore`:
+each node's panorama is rendered by the 3D scene renderer on first use and
+cached on disk (``<urbanarena home>/panoramas/<scene>-<key>/<node>.png``, the
+same files ``urbanarena city build --prerender`` writes). Width: with
+``max_width="match"`` the panoramas are rendered at
+``max(DEFAULT_PANO_WIDTH, view_matched_width(hfov, width))`` — 2048 px for the
+640 px, 90 degree arena view (matched width 2012), so the observer shares the
+prerendered cache and the view cut samples a panorama at least as fine as the
+view's centre; a larger view gets its own, wider render. ``max_width=None``
+renders at :data:`~urbanarena.render.scene3d.renderer.DEFAULT_PANO_WIDTH`, an
+int at that width (rounded down to even). Where no OpenGL context can be
+created, :func:`panorama_observer_for` raises
+:class:`~urbanarena.render.scene3d.context.RendererUnavailableError` naming the
+city and the reason (it never silently returns ``None`` for a renderable
+city). Rendered stores are shared within a process (one renderer, one memory
+cache per city and width), so several runners in threads do not each build
+the scene's meshes.
+
+:func:`observation_source` says which of the three a city is (``"imagery"``,
+``"rendered"`` or ``None`` for graph-only).
 """
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Literal
 
@@ -44,6 +68,7 @@ from urbanarena.render.maps import Extent, map_renderer_for
 from urbanarena.render.overlays import draw_branch_arrows
 from urbanarena.render.panorama_store import DEFAULT_BUDGET_BYTES, PanoramaStore
 from urbanarena.render.views import ViewRenderer, matching_pano_width, node_view
+from urbanarena.render.scene3d.context import RendererUnavailableError
 from urbanarena.world.city import City
 from urbanarena.world.imagery import has_imagery
 
@@ -52,8 +77,9 @@ class PanoramaObserver:
     """Perspective view from the nearest panorama with red branch arrows.
 
     Args:
-        store: the city's :class:`PanoramaStore` (one per city; its LRU cache
-            holds decoded panoramas).
+        store: the city's :class:`PanoramaStore`, or a
+            :class:`~urbanarena.render.scene3d.cache.RenderedPanoramaStore` for a rendered city (one per
+            city; its LRU cache holds decoded panoramas).
         hfov_deg: horizontal field of view, degrees (default 90).
         width, height: view size in pixels (default 640x360, the 360CityArena
             capture size).
@@ -101,28 +127,119 @@ def view_matched_width(hfov_deg: float, width: int) -> int:
     return w + (w % 2)
 
 
+def observation_source(city: City) -> Literal["imagery", "rendered"] | None:
+    """Where a city's camera views come from: ``"imagery"`` (it carries an imagery source:
+    real or attached panoramas), ``"rendered"`` (no imagery, but annotations the 3D renderer
+    draws: an OSM import) or ``None`` (graph-only: no views)."""
+    if has_imagery(city):
+        return "imagery"
+    if getattr(city, "annotations", None) is not None:
+        return "rendered"
+    return None
+
+
+def require_renderer(city: City) -> None:
+    """Check that the panoramas of a rendered city can be rendered here.
+
+    Raises:
+        RendererUnavailableError: no OpenGL context (missing moderngl or EGL/Mesa libraries); the
+            message names the city and the reason.
+    """
+    from urbanarena.render.scene3d.context import gl_unavailable_reason
+
+    reason = gl_unavailable_reason()
+    if reason is not None:
+        raise RendererUnavailableError(
+            f"city {city.name!r} has no imagery and its panoramas must be rendered, but the 3D renderer is "
+            f"unavailable: {reason}")
+
+
+def _rendered_width(max_width: int | Literal["match"] | None, hfov_deg: float, width: int) -> int:
+    from urbanarena.render.scene3d.renderer import DEFAULT_PANO_WIDTH
+
+    if max_width is None:
+        return DEFAULT_PANO_WIDTH
+    if isinstance(max_width, str):
+        return max(DEFAULT_PANO_WIDTH, view_matched_width(hfov_deg, width))
+    w = int(max_width) - int(max_width) % 2
+    if w < 16:
+        raise ValueError(f"a rendered panorama needs max_width >= 16, got {max_width!r}")
+    return w
+
+
+_RENDERED_STORES: dict[tuple, object] = {}
+_RENDERED_LOCK = threading.Lock()
+#: rendered stores kept per process (each holds a city, its scene and a renderer)
+MAX_RENDERED_STORES = 4
+
+
+def rendered_store_for(city: City, width: int | None = None, *, root: str | Path | None = None,
+                       budget_bytes: int = DEFAULT_BUDGET_BYTES):
+    """The process-wide :class:`~urbanarena.render.scene3d.cache.RenderedPanoramaStore` of ``city``
+    at panorama ``width`` (default :data:`~urbanarena.render.scene3d.renderer.DEFAULT_PANO_WIDTH`)
+    under ``root`` (default ``<urbanarena home>/panoramas``): one per (city object, width, root),
+    at most :data:`MAX_RENDERED_STORES` (oldest dropped).
+
+    Raises:
+        RendererUnavailableError: no OpenGL context here (message names the city and the reason).
+        ValueError: the city has no annotations (nothing to render).
+    """
+    from urbanarena.render.scene3d.cache import RenderedPanoramaStore
+    from urbanarena.render.scene3d.renderer import DEFAULT_PANO_WIDTH
+
+    width = int(width or DEFAULT_PANO_WIDTH)
+    key = (id(city), city.content_hash, width, str(Path(root).absolute()) if root is not None else None,
+           int(budget_bytes))
+    with _RENDERED_LOCK:
+        store = _RENDERED_STORES.get(key)
+        if store is not None and getattr(store, "city", None) is city:
+            return store
+        require_renderer(city)
+        try:
+            store = RenderedPanoramaStore(city, root=root, width=width, budget_bytes=budget_bytes)
+        except RendererUnavailableError as e:
+            raise RendererUnavailableError(f"city {city.name!r}: cannot render its panoramas: {e}") from e
+        _RENDERED_STORES[key] = store
+        while len(_RENDERED_STORES) > MAX_RENDERED_STORES:
+            _RENDERED_STORES.pop(next(iter(_RENDERED_STORES)))
+        return store
+
+
 def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, budget_bytes: int = DEFAULT_BUDGET_BYTES,
-                          max_width: int | Literal["match"] | None = MATCH_VIEW, **kwargs) -> PanoramaObserver | None:
-    """A :class:`PanoramaObserver` for ``city``, or ``None`` for a graph-only city.
+                          max_width: int | Literal["match"] | None = MATCH_VIEW, render_root: str | Path | None = None,
+                          **kwargs) -> PanoramaObserver | None:
+    """A :class:`PanoramaObserver` for ``city``: from its imagery, from rendered panoramas (an OSM city,
+    module docstring), or ``None`` for a graph-only city.
 
     Args:
         base_dir: folder a relative imagery root resolves against (the saved city directory).
-        budget_bytes: byte budget of the :class:`PanoramaStore` cache.
-        max_width: decoded panorama width limit: ``"match"`` (default) = :func:`view_matched_width` of the
-            observer's ``hfov_deg`` and ``width`` (module docstring: no detail lost at the view centre);
-            ``None`` = full resolution; an int = at most that many pixels.
+        budget_bytes: byte budget of the panorama store's memory cache.
+        max_width: imagery: decoded panorama width limit: ``"match"`` (default) = :func:`view_matched_width`
+            of the observer's ``hfov_deg`` and ``width`` (module docstring: no detail lost at the view
+            centre); ``None`` = full resolution; an int = at most that many pixels. Rendered cities: the
+            render width (module docstring).
+        render_root: rendered cities: cache root of the panoramas (default ``<urbanarena home>/panoramas``).
         kwargs: passed to :class:`PanoramaObserver` (hfov_deg, width, height, ...).
     Raises:
         ValueError: ``max_width`` is neither ``"match"``, ``None`` nor a positive int.
+        RendererUnavailableError: a city to be rendered, and no OpenGL context here (the message names
+            the city and the reason).
     """
-    if not has_imagery(city):
+    source = observation_source(city)
+    if source is None:
         return None
     if isinstance(max_width, str):
         if max_width != MATCH_VIEW:
             raise ValueError(f"max_width must be 'match', None or a positive int, got {max_width!r}")
-        max_width = view_matched_width(float(kwargs.get("hfov_deg", 90.0)), int(kwargs.get("width", 640)))
     elif max_width is not None and (isinstance(max_width, bool) or int(max_width) < 2):
         raise ValueError(f"max_width must be 'match', None or a positive int >= 2, got {max_width!r}")
+    hfov, width = float(kwargs.get("hfov_deg", 90.0)), int(kwargs.get("width", 640))
+    if source == "rendered":
+        store = rendered_store_for(city, _rendered_width(max_width, hfov, width), root=render_root,
+                                   budget_bytes=budget_bytes)
+        return PanoramaObserver(store, **kwargs)  # type: ignore[arg-type]
+    if isinstance(max_width, str):
+        max_width = view_matched_width(hfov, width)
     return PanoramaObserver(PanoramaStore(city, budget_bytes=budget_bytes, max_width=max_width, base_dir=base_dir),
                             **kwargs)
 

@@ -26,7 +26,14 @@ raise :class:`~urbanarena.runner.episode.RunStopped`.
 The camera observer decodes panoramas at the width that loses no detail at
 the view centre (2012 px for the 640 px, 90 degree view;
 :func:`~urbanarena.env.observers.panorama_observer_for`), not at full
-resolution.
+resolution. For a city without imagery but with OSM annotations it shows
+panoramas rendered on demand and cached on disk (2048 px, the width
+``urbanarena city build --prerender`` writes). The observer is built on the
+first episode of an agent that looks at images (:func:`agent_uses_images`):
+agents that do not (``arena-oracle``, graph-only baselines) run with
+``observation["view"] = None`` and never render, so they run where no OpenGL
+context exists; a VLM agent on a rendered city there fails with
+:class:`~urbanarena.render.scene3d.context.RendererUnavailableError` naming the reason.
 
 Fuzzy-match judge (``--judge``, :mod:`urbanarena.runner.judge`): with a
 :class:`~urbanarena.runner.judge.JudgeSettings` the runner builds one
@@ -84,10 +91,30 @@ class ArenaViewSettings:
         return asdict(self)
 
 
+def agent_uses_images(agent: Any) -> bool:
+    """Whether ``agent`` looks at camera views: its ``uses_images`` attribute when it has one, else
+    ``True`` unless it is ``privileged`` (a privileged agent such as ``arena-oracle`` plans on ground
+    truth). Agents that read only the graph, poses or text (a random baseline) set
+    ``uses_images = False``; their episodes then run without an observer (``observation["view"]`` is
+    ``None``), so they neither render nor decode panoramas."""
+    flag = getattr(agent, "uses_images", None)
+    if flag is not None:
+        return bool(flag)
+    return not bool(getattr(agent, "privileged", False))
+
+
+def control_wrapper(agent: Any, hfov_deg: float):
+    """The env wrapper of ``agent``'s control mode (``--oracle-perception`` adds the features in view,
+    :mod:`urbanarena.agents.controls`), or ``None``."""
+    control = getattr(agent, "control", None)
+    return control.env_wrapper(hfov_deg) if control is not None else None
+
+
 class _FailedAgent(Agent):
     """Stands in for an agent whose factory raised, so the arena loop records the error like any agent error."""
 
     name = "failed"
+    uses_images = False
 
     def __init__(self, exc: BaseException):
         super().__init__()
@@ -133,14 +160,33 @@ class ArenaEpisodeRunner:
         self.agent_name = agent_name
         self.task_dir = Path(task_dir) if task_dir is not None else None
         self.view = view or ArenaViewSettings()
-        self.observer = panorama_observer_for(city, base_dir=city_dir, width=self.view.width, height=self.view.height,
-                                              hfov_deg=self.view.hfov_deg, renderer=ViewRenderer(max_grids=16))
+        self.city_dir = city_dir
+        self._observer: Any = None
+        self._observer_built = False
         self.map_renderer = LocationMapObserver(self.view.map_width, self.view.map_height)
         self._refs: OrderedDict[Path, np.ndarray] = OrderedDict()
         self._max_refs = int(max_cached_references)
         self.judge = RunJudge(judge) if isinstance(judge, JudgeSettings) else judge
         self.model_under_test = model_under_test or agent_name
 
+    @property
+    def observer(self):
+        """The camera observer (built on first use; ``None`` for a graph-only city).
+
+        Raises:
+            RendererUnavailableError: the city's panoramas must be rendered and no OpenGL context exists here.
+        """
+        if not self._observer_built:
+            self._observer = panorama_observer_for(self.city, base_dir=self.city_dir, width=self.view.width,
+                                                   height=self.view.height, hfov_deg=self.view.hfov_deg,
+                                                   renderer=ViewRenderer(max_grids=16))
+            self._observer_built = True
+        return self._observer
+
+    def observer_for(self, agent: Agent):
+        """The observer an episode of ``agent`` gets: ``None`` when the agent does not look at camera
+        views (:func:`agent_uses_images`), so such agents never force panoramas to be rendered or decoded."""
+        return self.observer if agent_uses_images(agent) else None
 
     def reference_images(self, paths: list[Path]) -> list[np.ndarray]:
         """Decoded reference images (cached)."""
@@ -183,8 +229,10 @@ class ArenaEpisodeRunner:
                                           model_under_test=self.model_under_test if judged else None)
         try:
             res = run_arena_episode(self.city, agent, task, seed=seed, protocol_id=protocol_id, max_steps=max_steps,
-                                    observer=self.observer, map_renderer=self.map_renderer if needs_map else None,
-                                    reset_options=opts, validator=validator)
+                                    observer=self.observer_for(inner),
+                                    map_renderer=self.map_renderer if needs_map else None,
+                                    reset_options=opts, validator=validator,
+                                    observation_wrapper=control_wrapper(inner, self.view.hfov_deg))
         except RUN_LEVEL_ERRORS as e:
             raise run_stopped(e, task.task_id, seed) from e
         finally:
@@ -244,4 +292,4 @@ class ArenaEpisodeRunner:
         })
 
 
-__all__ = ["ArenaEpisodeRunner", "ArenaViewSettings", "load_reference_image"]
+__all__ = ["ArenaEpisodeRunner", "ArenaViewSettings", "agent_uses_images", "load_reference_image"]

@@ -9,7 +9,11 @@ the task and the seed:
 * ``agent``: the agent's ``config()`` (name and parameters; later agents put
   their model, strategies and prompt-template hashes there);
 * ``family``: task family name and its ``version`` attribute when it has one;
-* ``city``: the city's content hash.
+* ``city``: the city's content hash;
+* ``control``: the control mode of a VLM agent (``--blind``, ``--no-map``,
+  ``--oracle-perception``; :mod:`urbanarena.agents.controls`), only when it is
+  not normal, so normal configs keep their hashes and a blind run never shares
+  store keys with a normal one.
 
 Wall-clock facts (code version, timestamps) are *not* in the hash: they go
 into ``run.json``. A row of the store is keyed by ``(task_id, seed, agent,
@@ -52,6 +56,7 @@ class EpisodeConfig:
         family: task family name.
         family_version: the family's ``version`` attribute or ``None``.
         city_hash: city content hash.
+        control: the control mode's fields (``ControlMode.as_dict()``), ``None`` for normal runs.
     """
 
     protocol_id: str
@@ -62,6 +67,7 @@ class EpisodeConfig:
     city_hash: str
     family_version: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+    control: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON object that is hashed (see module docstring)."""
@@ -74,6 +80,7 @@ class EpisodeConfig:
             "family": {"name": self.family, "version": self.family_version},
             "city": {"content_hash": self.city_hash},
             **({"extra": self.extra} if self.extra else {}),
+            **({"control": self.control} if self.control else {}),
         }
 
     @property

@@ -43,10 +43,12 @@ import logging
 import os
 import shlex
 import shutil
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from urbanarena.env.observers import observation_source, require_renderer
 from urbanarena.env.protocols import get_protocol, make_motion
 from urbanarena.errors import ProtocolError, StoreError, TaskFormatError, UrbanArenaError
 from urbanarena.runner.arena import ArenaViewSettings
@@ -111,6 +113,8 @@ class RunRequest:
         judge: model spec of the fuzzy-match judge (``--judge``), ``None`` = no judge.
         judge_params: :class:`~urbanarena.agents.clients.GenerationSettings` overrides of the judge
             (``--judge-param``; defaults temperature 0, 1024 output tokens).
+        control: control mode of a VLM agent (``--blind``, ``--no-map``, ``--oracle-perception``) as
+            :class:`~urbanarena.agents.controls.ControlMode` fields (``{"blind": True}``); empty = normal.
     """
 
     city: str
@@ -137,6 +141,7 @@ class RunRequest:
     arena_view: dict[str, Any] | None = None
     judge: str | None = None
     judge_params: dict[str, Any] = field(default_factory=dict)
+    control: dict[str, Any] = field(default_factory=dict)
 
     def command_line(self) -> str:
         """The canonical ``urbanarena run ...`` command of this request (rerun it to resume)."""
@@ -167,6 +172,9 @@ class RunRequest:
             parts += ["--judge", self.judge]
         for k, v in self.judge_params.items():
             parts += ["--judge-param", f"{k}={json.dumps(v)}"]
+        from urbanarena.agents.controls import FLAGS
+
+        parts += [flag for key, flag in FLAGS.items() if self.control.get(key)]
         if self.trace:
             parts.append("--trace")
         if self.backend != "auto":
@@ -213,6 +221,31 @@ def model_runtime(req: RunRequest, defaults: dict[str, Any] | None = None) -> di
     if max_usd is not None or max_requests is not None:
         rt["budget_ledger"] = str(d.get("budget_ledger") or out / LEDGER_FILE)
     return rt
+
+
+def control_mode(req: RunRequest, model_agent: bool):
+    """The run's :class:`~urbanarena.agents.controls.ControlMode` from ``--blind`` / ``--no-map`` /
+    ``--oracle-perception``.
+
+    Raises:
+        AgentSpecError: contradictory flags, a mode for an agent that calls no model, or a mode given
+            both as flags and as the ``control`` agent parameter.
+    """
+    from urbanarena.agents.controls import FLAGS, ControlMode
+
+    given = " ".join(flag for key, flag in FLAGS.items() if req.control.get(key)) or "the control mode"
+    try:
+        mode = ControlMode.from_value(req.control or None)
+    except ValueError as e:
+        raise AgentSpecError(f"{given}: {e}") from None
+    if mode.is_normal:
+        return mode
+    if not model_agent:
+        raise AgentSpecError(f"agent {req.agent!r} calls no model: {given} apply to VLM agents (vlm-arena, "
+                             "vlm-cityseeker)")
+    if "control" in req.agent_params:
+        raise AgentSpecError(f"{given} and the agent parameter 'control' both set the control mode; give one")
+    return mode
 
 
 def model_params(req: RunRequest, model_agent: bool) -> dict[str, Any]:
@@ -353,7 +386,10 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         PriceTable(prices)  # raises ModelClientError for an unreadable table
         os.environ[PRICES_ENV] = str(prices)  # the agents' clients read it
     model_agent = is_model_agent(req.agent)
+    control = control_mode(req, model_agent)
     params = model_params(req, model_agent)
+    if not control.is_normal:
+        params["control"] = control.fields()
     factory = agent_factory(req.agent, params)
     probe = factory()
     agent_config = probe.config()
@@ -376,6 +412,14 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     city, source = resolve_city_source(req.city)
     task_set = resolve_task_set(req.tasks, city, source.directory)
     tasks = task_set.tasks[: req.limit] if req.limit else list(task_set.tasks)
+    from urbanarena.agents.registry import resolve_alias
+
+    alias = resolve_alias(req.agent, {get_family(t.family).action_style for t in tasks})
+    if alias != req.agent:  # e.g. --agent oracle on arena tasks runs arena-oracle
+        req = dataclasses.replace(req, agent=alias)
+        factory = agent_factory(alias, params)
+        probe = factory()
+        agent_config = probe.config()
     seeds = list(range(req.seed_base, req.seed_base + req.seeds))
     task_file = task_set.source_files[0] if task_set.source_files else None
     task_dir = Path(task_file).absolute().parent if task_file is not None else None
@@ -391,10 +435,17 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         else:
             make_motion(protocol_id, city, fam.action_style)  # raises ProtocolError if the family cannot run it
         _check_agent_fits(req.agent, probe, fam_name, arena, protocol_id)
-        if model_agent and not has_imagery(city):
+        if control.oracle_perception:
+            from urbanarena.env.perception import perception_index
+
+            perception_index(city)  # NoAnnotationsError before RUN_DIR
+        if model_agent and control.shows_view and not (
+                has_imagery(city) or (arena and observation_source(city) == "rendered")):
             raise UrbanArenaError(
                 f"city {city.name!r} is graph-only (no imagery): the VLM agent {req.agent!r} on {fam_name!r} tasks "
                 "needs panorama images (attach them, see docs/city-format.md)")
+        if model_agent and control.shows_view and arena and not has_imagery(city):
+            require_renderer(city)  # its views are rendered: RendererUnavailableError (with the reason) before RUN_DIR
         cfg = EpisodeConfig(
             protocol_id=protocol_id,
             max_steps=int(req.max_steps if req.max_steps is not None else fam.default_max_steps),
@@ -405,6 +456,7 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             city_hash=city.content_hash,
             extra=({"arena_view": arena_view.as_dict(), **({"judge": judge.config()} if judge is not None else {})}
                    if arena else {}),
+            control=None if control.is_normal else control.as_dict(),
         )
         configs[cfg.hash] = cfg
         family_config[fam_name] = cfg.hash
@@ -519,6 +571,7 @@ def _invocation(p: PreparedRun) -> dict[str, Any]:
         "tasks": {
             "spec": r.tasks, "source_hash": p.task_set.source_hash,
             "files": [str(f) for f in p.task_set.source_files], "count": len(p.tasks), "limit": r.limit,
+            "suite_check": p.task_set.suite_check,
         },
         "agent": {"name": r.agent, "params": p.agent_params, "config": p.agent_config},
         "seeds": p.seeds,

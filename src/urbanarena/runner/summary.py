@@ -33,13 +33,66 @@ from urbanarena.errors import StoreError
 from urbanarena.runner.metadata import read_run_json
 from urbanarena.runner.store import STORE_FILE, Store
 from urbanarena.tasks.metrics import METRIC_KEYS, PERCENT_KEYS
-from urbanarena.tasks.metrics.aggregate import summarize
+from urbanarena.tasks.metrics.aggregate import summarize, summarize_groups
+from urbanarena.tasks.generators.suite import SUITE_SIZES
+from urbanarena.tasks.metrics.power import WORST_CASE_SD, mdd_table, minimum_detectable_difference, observed_mdd
 
 #: summary keys of arena configs (module docstring)
 ARENA_SUMMARY_KEYS: tuple[str, ...] = (
     "evaluation_score", "scored_success", "is_correct", "completed_by_answer", "distance_to_goal", "steps",
 )
 ARENA_PERCENT_KEYS = frozenset({"evaluation_score", "scored_success", "is_correct", "completed_by_answer"})
+
+
+def _task_kind_of() -> dict[str, str]:
+    """360CityArena ``TaskType`` name (the ``task_type`` column) -> our ``task_kind``."""
+    from urbanarena.tasks.families.cityarena import TASK_KINDS
+
+    return {tt: kind for kind, (tt, _) in TASK_KINDS.items()}
+
+
+def by_family(rows: list[dict[str, Any]], n_resamples: int = 2000, seed: int = 0) -> dict[str, dict[str, Any]]:
+    """Arena rows per task family (``task_kind``: localization, landmark_language, ...): ``mean`` (mean
+    ``evaluation_score`` x100, missing scores counted 0 by the caller), ``ci95`` (cluster bootstrap over
+    tasks), ``episodes``, ``tasks``, ``metrics`` (all :data:`ARENA_SUMMARY_KEYS`) and ``mdd_observed``
+    (:func:`~urbanarena.tasks.metrics.power.observed_mdd`, points)."""
+    kinds = _task_kind_of()
+    keyed = []
+    for r in rows:
+        k = kinds.get(str(r.get("task_type")))
+        if k is None:
+            k = (_json(r.get("details")) or {}).get("task_kind")
+        if k:
+            keyed.append({**r, "task_kind": k})
+    groups = summarize_groups(keyed, "task_kind", ARENA_SUMMARY_KEYS, ARENA_PERCENT_KEYS, cluster_key="task_id",
+                              n_resamples=n_resamples, seed=seed)
+    out: dict[str, dict[str, Any]] = {}
+    order = list(dict.fromkeys(kinds.values()))
+    for kind in sorted(groups, key=lambda k: order.index(k) if k in order else len(order)):
+        g = groups[kind]
+        per_task: dict[str, list[float]] = {}
+        for r in keyed:
+            if r["task_kind"] == kind and r.get("evaluation_score") is not None:
+                per_task.setdefault(str(r["task_id"]), []).append(float(r["evaluation_score"]))
+        out[kind] = {"mean": g["metrics"]["evaluation_score"], "ci95": g["ci95"]["evaluation_score"],
+                     "episodes": g["episodes"], "tasks": len(per_task), "metrics": g["metrics"], "ci95_all": g["ci95"],
+                     "mdd_observed": observed_mdd(sum(v) / len(v) for v in per_task.values())}
+    return out
+
+
+def mdd_summary(n_tasks: int, families: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Minimum detectable differences (points; alpha 0.05, power 0.8, worst-case sd 0.5, two runs compared
+    unpaired; :mod:`urbanarena.tasks.metrics.power`) at the named suite sizes and at this run's size."""
+    return {
+        "alpha": 0.05, "power": 0.8, "sd": WORST_CASE_SD,
+        "sizes": mdd_table(SUITE_SIZES, len(_task_kind_of())),
+        "this_run": {
+            "tasks": n_tasks,
+            "overall": round(100 * minimum_detectable_difference(n_tasks), 2) if n_tasks else None,
+            "per_family": {k: round(100 * minimum_detectable_difference(f["tasks"]), 2) if f["tasks"] else None
+                           for k, f in families.items()},
+        },
+    }
 
 
 def _pick_config(configs: list[dict[str, Any]], run_dir: Path, config: str | None) -> dict[str, Any]:
@@ -108,11 +161,13 @@ def fuzzy_counts(rows: list[dict[str, Any]], config: dict[str, Any] | None = Non
 
 
 def describe_config(c: dict[str, Any]) -> str:
-    """One line: ``<hash12> agent=... protocol=... family=... max_steps=... (N episodes)``."""
+    """One line: ``<hash12> agent=... protocol=... family=... max_steps=... [control=blind] (N episodes)``."""
     cfg = c.get("config") or {}
     return (
         f"{c['config_hash'][:12]} agent={c['agent']} protocol={c['protocol']} family={c['family']} "
-        f"max_steps={cfg.get('max_steps')} ({c['episodes']} episodes)"
+        f"max_steps={cfg.get('max_steps')}"
+        + (f" control={(cfg.get('control') or {}).get('label')}" if cfg.get("control") else "")
+        + f" ({c['episodes']} episodes)"
     )
 
 
@@ -128,8 +183,8 @@ def summarize_run(
     Returns: ``{"protocol", "episodes", "metrics", "ci95", "by_category",
         "by_difficulty", "counts", "config_hash", "config", "agent", "family",
         "tasks", "seeds", "errors", "stop_reasons", "planned", "complete",
-        "metric_keys"}`` (arena configs: also ``missing_scores`` and ``fuzzy``
-        (:func:`fuzzy_counts`); their
+        "metric_keys"}`` (arena configs: also ``missing_scores``, ``fuzzy``
+        (:func:`fuzzy_counts`), ``by_family`` (:func:`by_family`) and ``mdd`` (:func:`mdd_summary`); their
         ``metrics`` are keyed by :data:`ARENA_SUMMARY_KEYS`)
         (``planned``: episodes the latest invocation of this config planned,
         from ``run.json``; ``complete``: all of them are stored; both
@@ -158,6 +213,7 @@ def summarize_run(
     else:
         keys, percent = METRIC_KEYS, PERCENT_KEYS
     s = summarize(rows, keys, percent, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
+    fams = by_family(rows, n_resamples=n_resamples, seed=seed) if arena else None
     protocol = chosen["protocol"]
     for grp in ("by_category", "by_difficulty"):
         for g in s[grp].values():
@@ -191,5 +247,6 @@ def summarize_run(
         "planned": planned,
         "complete": None if planned is None else s["episodes"] >= planned,
         "metric_keys": list(keys),
-        **({"missing_scores": missing, "fuzzy": fuzzy} if arena else {}),
+        **({"missing_scores": missing, "fuzzy": fuzzy, "by_family": fams,
+            "mdd": mdd_summary(len({r["task_id"] for r in rows}), fams)} if arena else {}),
     }

@@ -9,7 +9,12 @@ Grammar:
   its ``city.content_hash`` (and each task's) must match the city's;
 * ``default`` — the city's default suite, named by ``city.meta.extra["default_tasks"]``
   (itself a TASKS argument; a relative path is taken relative to the saved
-  city's directory).
+  city's directory); a city without one gets its frozen ``mini`` suite;
+* ``mini`` / ``standard`` / ``full`` — the frozen suite of that size built on
+  this city (:mod:`urbanarena.tasks.frozen`: matched by the city's content
+  hash, materialized under ``<urbanarena home>/suites/`` with its images
+  redrawn and checked against the frozen hashes; the check is
+  :attr:`TaskSet.suite_check`).
 
 The task source hash (:attr:`TaskSet.source_hash`) is a sha256 over the bytes
 of the file(s) read; it goes into the run metadata. Each task's own hash
@@ -39,12 +44,27 @@ class TaskSet:
         tasks: tasks in source order.
         source_hash: sha256 hex over the source file bytes (see :func:`file_hash`).
         source_files: the files read.
+        suite_check: for a frozen suite, :func:`urbanarena.tasks.frozen.materialize`'s check
+            (hash comparison of the redrawn images and fingerprint panoramas); else ``None``.
     """
 
     spec: str
     tasks: list[Task]
     source_hash: str
     source_files: list[Path] = field(default_factory=list)
+    suite_check: dict | None = None
+
+
+#: TASKS values naming a frozen suite size
+FROZEN_SPECS = ("mini", "standard", "full")
+
+
+def _frozen_task_set(spec: str, size: str, city: City) -> TaskSet:
+    from urbanarena.tasks.frozen import frozen_for_city, materialize
+
+    path, check = materialize(frozen_for_city(city), size, city)
+    ts = resolve_task_set(str(path), city)
+    return TaskSet(spec, ts.tasks, ts.source_hash, ts.source_files, check)
 
 
 def file_hash(files: list[Path]) -> str:
@@ -104,24 +124,23 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None) 
     """Resolve a TASKS argument against ``city``.
 
     Args:
-        spec: ``KIND:PATH``, a task-file path, or ``default``.
+        spec: ``KIND:PATH``, a task-file path, ``default``, ``mini``, ``standard`` or ``full``.
         city: the city the tasks run in.
         city_dir: the saved city's directory (for a relative ``default_tasks``).
     Raises:
         TaskFormatError: unreadable/malformed task source, a task file for
             another city (content hash mismatch), unknown family, or a
             start/goal node missing from the city.
-        UrbanArenaError: an unknown ``KIND``, a missing path, or ``default``
-            for a city without a default suite.
+        UrbanArenaError: an unknown ``KIND``, a missing path, or ``default``/``mini``/``standard``/``full``
+            for a city without a frozen suite (:class:`~urbanarena.tasks.frozen.FrozenSuiteError`).
     """
     spec = str(spec)
+    if spec in FROZEN_SPECS:
+        return _frozen_task_set(spec, spec, city)
     if spec == "default":
         default = (city.meta.extra or {}).get("default_tasks")
         if not default:
-            raise UrbanArenaError(
-                f"city {city.name!r} has no default task suite (its metadata names none); "
-                "pass --tasks KIND:PATH or a task file"
-            )
+            return _frozen_task_set(spec, "mini", city)
         default = str(default)
         if default == "default":
             raise UrbanArenaError(f"city {city.name!r}: default_tasks must not be 'default'")

@@ -17,6 +17,15 @@ We reproduce the rules in our own code:
 * **fuzzy_match** (Relational Spatial Reasoning): an LLM judge decides
   whether the answer means the reference.
 
+Ours (urbanarena's generated suites, never applied to 360CityArena's tasks):
+
+* **name_match** (relational tasks of the ``<city>-arena7`` suites, whose
+  answer is always a POI name): deterministic, no judge. Correct when the
+  expected name is read in the answer and none of the task's distractor
+  names is (:func:`name_match`; "read" = the folded approximate-substring
+  rule of :mod:`urbanarena.world.text_match`, normalised edit distance
+  <= 0.2).
+
 Episode columns (:func:`score_episode`) keep 360CityArena's meanings
 (``docs/results_schema.md``, results schema v3):
 
@@ -54,7 +63,8 @@ EXACT_MATCH = "exact_match"
 COORDINATE_MATCH = "coordinate_match"
 MRA = "mean_relative_accuracy"
 FUZZY_MATCH = "fuzzy_match"
-METRICS = (EXACT_MATCH, COORDINATE_MATCH, MRA, FUZZY_MATCH)
+NAME_MATCH = "name_match"
+METRICS = (EXACT_MATCH, COORDINATE_MATCH, MRA, FUZZY_MATCH, NAME_MATCH)
 
 #: coordinate_match radius (metres) of the landmark-search and language-guided families
 COORDINATE_RADIUS_M = 10.0
@@ -134,6 +144,50 @@ class ValidationResult:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# ------------------------------------------------------------- name_match
+#: distractor names shorter than this (folded) are not checked: they match inside unrelated text
+NAME_MATCH_MIN_DISTRACTOR_CHARS = 4
+
+
+def name_match(answer: str, expected: str, distractors: list[str] | tuple[str, ...] = ()) -> ValidationResult:
+    """Our deterministic validator for answers that are a place name (module docstring).
+
+    Correct (score 1) when ``expected`` is read in ``answer``
+    (:func:`urbanarena.world.text_match.name_match_distance` <= 0.2: case-,
+    diacritics- and punctuation-folded, best approximate substring) **and** no
+    distractor is read in it: listing several nearby names is not an answer.
+    A distractor is skipped when it folds to under
+    :data:`NAME_MATCH_MIN_DISTRACTOR_CHARS` characters or is contained in the
+    expected name or vice versa (it cannot be told apart).
+
+    Args:
+        answer: the agent's answer text.
+        expected: the reference name.
+        distractors: names the task lists as wrong (``extra.distractor_names``).
+    """
+    from urbanarena.world.text_match import NAME_MATCH_THRESHOLD, fold_text, name_match_distance
+
+    ans = str(answer or "")
+    d = name_match_distance(expected, [ans])
+    fe = fold_text(expected)
+    hits = []
+    for name in distractors:
+        fd = fold_text(name)
+        if len(fd) < NAME_MATCH_MIN_DISTRACTOR_CHARS or fd in fe or fe in fd:
+            continue
+        if name_match_distance(name, [ans]) <= NAME_MATCH_THRESHOLD:
+            hits.append(name)
+    ok = d <= NAME_MATCH_THRESHOLD and not hits
+    if ok:
+        msg = f"correct: {expected!r} read (distance {d:.2f})"
+    elif d > NAME_MATCH_THRESHOLD:
+        msg = f"incorrect: {expected!r} not read (best distance {d:.2f} > {NAME_MATCH_THRESHOLD})"
+    else:
+        msg = f"incorrect: the answer also names {', '.join(map(repr, hits))}"
+    return ValidationResult(NAME_MATCH, ok, 1.0 if ok else 0.0, str(expected), ans, msg,
+                            prediction={"distance": round(d, 4), "distractors_read": hits})
 
 
 # ------------------------------------------------------------- exact_match

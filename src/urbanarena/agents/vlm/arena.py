@@ -7,6 +7,15 @@ observation has one, and the task's reference images) and expects one JSON
 object ``{"thought", "action", "memory", "answer"}`` back, parsed by
 :func:`~urbanarena.agents.vlm.parsing.parse_arena_reply`.
 
+Control modes (``control``, :mod:`urbanarena.agents.controls`): under
+``--blind`` every image part is replaced by a line saying no image is
+available, under ``--no-map`` the map pictures (current-location map and the
+reference maps of localization and map-navigation tasks), under
+``--oracle-perception`` the camera view by the features it shows
+(``observation["features_in_view"]``, added by the env wrapper the mode
+supplies) and the maps by a line; the text of every request is otherwise the
+same.
+
 Memory (reflection). The agent owns it and sends it with every action (the
 env echoes it). As in 360CityArena's runner (``KeyActionGenerator``), a
 ``memory`` that is empty or only whitespace keeps the previous memory; any
@@ -57,6 +66,7 @@ from typing import Any, Mapping
 
 from urbanarena.agents.base import AgentContext
 from urbanarena.agents.clients import Image, Message, ModelRequest, Text
+from urbanarena.agents.controls import MAP, VIEW, reference_features, reference_role
 from urbanarena.agents.prompts import ARENA_TEMPLATES
 from urbanarena.agents.vlm.common import ModelAgent, call_index
 from urbanarena.agents.vlm.parsing import parse_arena_reply
@@ -89,6 +99,7 @@ class ArenaReActAgent(ModelAgent):
         max_usd, max_requests, budget_ledger, timeout_s, retry, api_key_env,
         client: see :mod:`urbanarena.agents.vlm.common`.
         include_map: send the current-location map when the observation has one.
+        control: control mode (:mod:`urbanarena.agents.controls`): pictures withheld or replaced by text.
     ``act`` returns an :class:`ArenaAction`; the agent runs in an
     :class:`~urbanarena.env.arena_env.ArenaEnv` (see
     :mod:`urbanarena.agents.vlm.arena_loop`).
@@ -131,6 +142,8 @@ class ArenaReActAgent(ModelAgent):
         self.window = int(params["recent_actions_window"])
         self.rules = PARSE_RULES[self.parse_failure]
         self.task_text = task.instruction
+        self.reference_role = reference_role(task)
+        self.reference_features = reference_features(task, context.city, self.control)
         self.memory = ""
         self.thoughts: dict[int, str] = {}
         self.own_recent: list[dict[str, Any]] = []
@@ -171,13 +184,16 @@ class ArenaReActAgent(ModelAgent):
         """The step's user turn: text, camera view, map (optional), reference images."""
         text = self.templates["arena_step"].render(memory=self.memory if self.memory.strip() else EMPTY_MEMORY,
                                                    recent_actions=self._recent_text(obs), step=step)
-        parts: list[Text | Image] = [Text(text), Text(VIEW_LABEL), Image(obs["view"])]
+        c = self.control  # pictures as the control mode shows them (urbanarena.agents.controls)
+        parts: list[Text | Image] = [Text(text), Text(VIEW_LABEL),
+                                     *c.parts(VIEW, obs.get("view"), obs.get("features_in_view"))]
         if self.include_map and obs.get("map") is not None:
-            parts += [Text(MAP_LABEL), Image(obs["map"])]
+            parts += [Text(MAP_LABEL), *c.parts(MAP, obs["map"])]
         refs = list(obs.get("reference_images") or [])
         if refs:
             parts.append(Text(REFERENCE_LABEL))
-            parts += [Image(r) for r in refs]
+            for r in refs:
+                parts += c.parts(self.reference_role, r, getattr(self, "reference_features", None))
         return Message("user", parts)
 
     def _set_memory(self, memory: str | None) -> None:
@@ -195,7 +211,7 @@ class ArenaReActAgent(ModelAgent):
             CacheMissError: from the client (counted in ``stats`` first).
         """
         obs = observation
-        if obs.get("view") is None:
+        if obs.get("view") is None and self.control.shows_view:
             raise NoImageryError(
                 f"agent {self.name!r} needs a camera view but the observation has none: the city is graph-only "
                 "(attach panoramas with urbanarena.world.imagery) or the arena env was built without an observer")

@@ -104,6 +104,7 @@ def run_arena_episode(
     motion: MotionConfig | None = None,
     reset_options: dict[str, Any] | None = None,
     validator: Validator | None = None,
+    observation_wrapper: Callable[[Any], Any] | None = None,
 ) -> dict[str, Any]:
     """Run one arena episode and score it.
 
@@ -120,6 +121,10 @@ def run_arena_episode(
         reset_options: replace the options built from the task.
         validator: ``(status, answer, final_xy_m) -> ValidationResult | None``
             (default: :func:`default_validator`).
+        observation_wrapper: ``env -> env`` applied around the protocol's env (e.g. the
+            ``--oracle-perception`` wrapper); default: the one of the agent's control mode
+            (``agent.control.env_wrapper``, :mod:`urbanarena.agents.controls`) when it has one,
+            with the observer's ``hfov_deg`` (90 when it has none).
     Raises:
         BudgetExceeded, CacheMissError: run-level stops (:data:`RUN_LEVEL_ERRORS`).
     Returns: JSON-able dict: ``task_id``, ``seed``, ``protocol``, ``agent``,
@@ -138,6 +143,10 @@ def run_arena_episode(
     task_kind = task.extra.get("task_kind") if isinstance(task.extra, dict) else None
     env = make_arena_env(city, protocol_id, task_kind=task_kind, max_steps=max_steps, observer=observer,
                          map_renderer=map_renderer, motion=motion)
+    if observation_wrapper is None and getattr(agent, "control", None) is not None:
+        observation_wrapper = agent.control.env_wrapper(float(getattr(observer, "hfov_deg", 90.0)))
+    if observation_wrapper is not None:
+        env = observation_wrapper(env)
     base: ArenaEnv = env.unwrapped  # type: ignore[assignment]
     t0 = time.perf_counter()
     agent_s = env_s = 0.0

@@ -46,6 +46,12 @@ A node with no offered heading after a "continue" decision leaves STOP as the
 only legal action: the agent returns STOP without a choice request and counts
 it (``stats["no_choice_stops"]``).
 
+Control modes (``control``, :mod:`urbanarena.agents.controls`): ``--blind``
+replaces the panorama and the crops by a line saying no image is available,
+``--oracle-perception`` by the features each shows (the panorama: all around
+the node; a crop: within its field of view at its heading); ``--no-map``
+changes nothing here (no map is sent). Neither needs the city's imagery.
+
 Images: the panorama store of the city's imagery
 (:class:`~urbanarena.render.panorama_store.PanoramaStore`); a graph-only city
 raises :class:`~urbanarena.errors.NoImageryError` at ``reset``.
@@ -61,6 +67,7 @@ import numpy as np
 
 from urbanarena.agents.base import AgentContext
 from urbanarena.agents.clients import Image, Message, ModelRequest, Text
+from urbanarena.agents.controls import CROP, PANORAMA
 from urbanarena.agents.prompts import CITYSEEKER_TEMPLATES
 from urbanarena.agents.vlm.common import ModelAgent, bump, call_index
 from urbanarena.agents.vlm.parsing import parse_choice_reply, parse_stop_reply, relative_direction
@@ -105,6 +112,7 @@ class CitySeekerVLMAgent(ModelAgent):
             settings' limits).
         imagery_base_dir: folder a relative imagery root resolves against.
         cache_bytes: byte budget of the decoded-panorama cache.
+        control: control mode (:mod:`urbanarena.agents.controls`): pictures withheld or replaced by text.
     """
 
     name = "vlm-cityseeker"
@@ -158,8 +166,9 @@ class CitySeekerVLMAgent(ModelAgent):
             raise ProtocolError(f"agent {self.name!r} runs heading-choice protocols "
                                 f"({', '.join(GRAPH_PARSE_RULES)}), not {context.protocol_id!r}")
         city = context.city
-        imagery_of(city, need=f"the {self.name} agent (CitySeeker's VLM protocol: panorama and perspective crops)")
-        if self._store is None or self._store_city is not city:
+        if self.control.shows_view:
+            imagery_of(city, need=f"the {self.name} agent (CitySeeker's VLM protocol: panorama and perspective crops)")
+        if self.control.shows_view and (self._store is None or self._store_city is not city):
             self._store = PanoramaStore(city, budget_bytes=self.cache_bytes, base_dir=self.imagery_base_dir)
             self._store_city = city
         self.city = city
@@ -181,6 +190,21 @@ class CitySeekerVLMAgent(ModelAgent):
             w = self.pano_max_width - self.pano_max_width % 2
             pano = cv2.resize(pano, (w, w // 2), interpolation=cv2.INTER_AREA)
         return pano
+
+    def _features(self, node: str, yaw_deg: float, hfov_deg: float) -> list[dict[str, Any]] | None:
+        """Oracle-perception features seen from ``node`` (``None`` in other control modes)."""
+        if not self.control.oracle_perception:
+            return None
+        from urbanarena.env.perception import features_in_view
+
+        x, y = self.city.xy(node)
+        return [f.to_dict() for f in features_in_view(self.city, (float(x), float(y), float(yaw_deg)), hfov_deg,
+                                                         self.control.perception_range_m)]
+
+    def _centre_deg(self, node: str) -> float:
+        if self._store is not None and self._store_city is self.city:
+            return float(self._store.centre_bearing_deg(node))
+        return float(self.city.node(node).get("heading_deg") or 0.0)
 
     def crops(self, node: str, headings_deg: list[float]) -> list[np.ndarray]:
         """Perspective crops at the compass bearings ``headings_deg`` (pitch 0, ``hfov_deg``, ``crop_size``)."""
@@ -236,8 +260,11 @@ class CitySeekerVLMAgent(ModelAgent):
         fallback = self.rules["parse_failure"] == "fallback-first"
         self.stats["trace"].append(rec)
 
+        c = self.control  # pictures as the control mode shows them (urbanarena.agents.controls)
+        pano = self.panorama(node) if c.shows_view else None
         stop_msg = Message("user", [Text(self.templates["cityseeker_stop"].render(question=self.question)),
-                                    Text(PANORAMA_LABEL), Image(self.panorama(node))])
+                                    Text(PANORAMA_LABEL),
+                                    *c.parts(PANORAMA, pano, self._features(node, self._centre_deg(node), 360.0))])
         sp = self._ask(0, step, stop_msg, lambda r: parse_stop_reply(r.text, r.flags, strict_fields=strict), rec)
         if sp is None:
             if not fallback:
@@ -268,8 +295,9 @@ class CitySeekerVLMAgent(ModelAgent):
             question=self.question, count=len(headings), labels=", ".join(labels),
             directions=self.directions_text(forward, headings, labels))
         parts: list[Text | Image] = [Text(text)]
-        for lab, crop in zip(labels, self.crops(node, headings)):
-            parts += [Text(f"Image {lab}:"), Image(crop)]
+        crops = self.crops(node, headings) if c.shows_view else [None] * len(headings)
+        for lab, crop, h in zip(labels, crops, headings):
+            parts += [Text(f"Image {lab}:"), *c.parts(CROP, crop, self._features(node, h, self.hfov_deg))]
         cp = self._ask(1, step, Message("user", parts),
                        lambda r: parse_choice_reply(r.text, len(headings), r.flags, strict_fields=strict), rec)
         if cp is None:

@@ -21,6 +21,10 @@ Parameters common to every VLM agent (registry / ``-p KEY=VALUE``):
 ``retry``              dict of :class:`RetryPolicy` fields
 ``api_key_env``        name of the variable holding the API key (else the
                        provider's default variable)
+``control``            control mode (:class:`~urbanarena.agents.controls.ControlMode`,
+                       its fields as a dict, or a name such as ``"blind"``):
+                       pictures withheld or replaced by text; in ``config()``
+                       under ``control`` when not normal
 =====================  =====================================================
 
 A ready :class:`ModelClient` may be passed as ``client`` instead (tests,
@@ -57,6 +61,7 @@ from urbanarena.agents.clients import (
     parse_model_spec,
 )
 from urbanarena.agents.clients.cache import CACHE_MODES
+from urbanarena.agents.controls import ControlMode
 from urbanarena.agents.prompts import PromptTemplate, load_templates, templates_hash
 
 #: bump when request-building code (labels, layout) changes the text sent
@@ -105,8 +110,10 @@ class ModelAgent(Agent):
         retry: Mapping[str, Any] | None = None,
         api_key_env: str | None = None,
         client: ModelClient | None = None,
+        control: ControlMode | Mapping[str, Any] | str | None = None,
     ):
         super().__init__()
+        self.control = ControlMode.from_value(control)
         if client is None and not model:
             raise ValueError(f"agent {self.name!r} needs a model spec (model=...) or a client")
         if cache not in CACHE_MODES:
@@ -133,6 +140,11 @@ class ModelAgent(Agent):
         self.seed = 0
 
     # ------------------------------------------------------------ config
+    @property
+    def uses_images(self) -> bool:
+        """Whether the camera view's pixels are sent (not under ``--blind`` / ``--oracle-perception``)."""
+        return self.control.shows_view
+
     @property
     def prompt_hash(self) -> str:
         """sha256 over the agent's template hashes (:func:`templates_hash`)."""
@@ -163,6 +175,8 @@ class ModelAgent(Agent):
             "request_layout": REQUEST_LAYOUT_VERSION,
             **self.options(),
         }
+        if not self.control.is_normal:
+            cfg["control"] = self.control.as_dict()
         if self._injected is not None:
             cfg["client"] = self._injected.config()
         return cfg

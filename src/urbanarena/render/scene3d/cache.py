@@ -31,6 +31,7 @@ import hashlib
 import json
 import os
 import re
+import threading
 import time
 import urllib.parse
 from concurrent.futures import ProcessPoolExecutor
@@ -73,8 +74,11 @@ def node_file_name(node: str) -> str:
 
 
 def poses_hash(poses: dict[str, tuple[float, float, float]]) -> str:
-    """SHA-256 of ``{node: (x_m, y_m, centre_bearing_deg)}`` (sorted, repr floats)."""
-    text = json.dumps(sorted((k, [float(v) for v in p]) for k, p in poses.items()), separators=(",", ":"))
+    """SHA-256 of ``{node: (x_m, y_m, centre_bearing_deg)}`` (sorted; positions rounded to 0.1 mm and
+    bearings to 1e-6 degrees, far below what a float32 GL pipeline resolves, so a freshly imported city and
+    the same city reloaded from disk — derived positions differing by ~1e-9 m — share one cache)."""
+    text = json.dumps(sorted((k, [round(float(p[0]), 4), round(float(p[1]), 4), round(float(p[2]), 6)])
+                             for k, p in poses.items()), separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -90,7 +94,7 @@ def write_png(path: Path, img: np.ndarray) -> None:
     ok, buf = cv2.imencode(".png", np.ascontiguousarray(img[..., ::-1]), _PNG_PARAMS)
     if not ok:
         raise ImageFormatError(path, None, "PNG encoding failed")
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}-{threading.get_ident()}.tmp")  # per process and thread
     tmp.write_bytes(buf.tobytes())
     os.replace(tmp, path)
 
@@ -151,7 +155,7 @@ class RenderedPanoramaStore:
         self.dir.mkdir(parents=True, exist_ok=True)
         m = self.dir / "manifest.json"
         if not m.is_file():
-            tmp = self.dir / f".manifest.{os.getpid()}.tmp"
+            tmp = self.dir / f".manifest.{os.getpid()}-{threading.get_ident()}.tmp"
             tmp.write_text(json.dumps(self.identity, indent=2, sort_keys=True, ensure_ascii=False))
             os.replace(tmp, m)
 

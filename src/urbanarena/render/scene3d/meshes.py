@@ -17,6 +17,14 @@ Everything is built as non-indexed triangle lists in the local frame (metres,
 * ``signs`` — textured sign faces per atlas page (uv into
   :class:`SignAtlas` pages, RGB images drawn by :mod:`.fonts`).
 
+Every vertex also carries a **feature index** (``MeshData.feature``): ``0`` for
+ground and anything that belongs to no feature, else ``k`` for the ``k``-th
+entry of :attr:`SceneMeshes.features` — ``("building", id)`` for a building's
+walls, roof and underside, ``("poi", id)`` for a sign face and its panel body
+and posts, ``("object", id)`` for a street object. The renderer's ID pass
+(:mod:`urbanarena.render.scene3d.visibility`) draws these indices as flat
+colours; normal renders ignore them.
+
 Object meshes (local axes: ``forward`` = the object's facing bearing, ``right``
 = 90 degrees clockwise from it):
 
@@ -33,6 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import numpy as np
 import shapely
@@ -60,7 +69,9 @@ def _rgb(c) -> np.ndarray:
 @dataclass
 class MeshData:
     """A triangle list: ``positions``/``normals`` ``(N, 3)`` float32, ``colours`` ``(N, 3)`` in 0..1,
-    optional ``facade`` ``(N, 4)`` and ``shop`` ``(N,)`` (facades), ``uv`` ``(N, 2)`` (signs); ``N % 3 == 0``."""
+    optional ``facade`` ``(N, 4)`` and ``shop`` ``(N,)`` (facades), ``uv`` ``(N, 2)`` (signs),
+    ``feature`` ``(N,)`` float32 feature indices (integers, exact below 2**24; module docstring);
+    ``N % 3 == 0``."""
 
     positions: np.ndarray
     normals: np.ndarray
@@ -68,6 +79,7 @@ class MeshData:
     facade: np.ndarray | None = None
     shop: np.ndarray | None = None
     uv: np.ndarray | None = None
+    feature: np.ndarray | None = None
 
     @property
     def n_triangles(self) -> int:
@@ -81,7 +93,7 @@ class MeshData:
             return None if a is None else a[idx]
 
         return MeshData(self.positions[idx], self.normals[idx], self.colours[idx], t(self.facade), t(self.shop),
-                        t(self.uv))
+                        t(self.uv), t(self.feature))
 
     def tiles(self, tile_m: float) -> tuple["MeshData", np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Triangles grouped by ground tile (by centroid, ``tile_m`` squares) for frustum culling.
@@ -118,9 +130,14 @@ class MeshData:
 
 
 class MeshBuilder:
-    """Accumulates triangles (numpy chunks) and concatenates them once."""
+    """Accumulates triangles (numpy chunks) and concatenates them once.
+
+    ``feature`` is the feature index given to the triangles added while it is set (0 = none).
+    """
 
     def __init__(self):
+        self.feature: int = 0
+        self._fid: list[np.ndarray] = []
         self._p: list[np.ndarray] = []
         self._n: list[np.ndarray] = []
         self._c: list[np.ndarray] = []
@@ -145,6 +162,7 @@ class MeshBuilder:
             nrm = nrm / ln
             normals = np.repeat(nrm[:, None, :], 3, axis=1)
         self._p.append(tris.reshape(-1, 3).astype(np.float32))
+        self._fid.append(np.full(len(tris) * 3, float(self.feature), dtype=np.float32))
         self._n.append(np.asarray(normals, dtype=np.float32).reshape(-1, 3))
         col = np.asarray(colour, dtype=np.float32)
         if col.ndim == 1:
@@ -168,6 +186,7 @@ class MeshBuilder:
             np.concatenate(self._f) if self._f else None,
             np.concatenate(self._s) if self._s else None,
             np.concatenate(self._uv) if self._uv else None,
+            np.concatenate(self._fid),
         )
 
 
@@ -321,15 +340,18 @@ def ground_mesh(scene: Scene) -> MeshData:
 
 
 # --------------------------------------------------------------- buildings
-def building_meshes(scene: Scene, shop_buildings: set[str]) -> tuple[MeshData, MeshData]:
+def building_meshes(scene: Scene, shop_buildings: set[str],
+                    feature_index: Mapping[str, int] | None = None) -> tuple[MeshData, MeshData]:
     """``(facades, roofs)``: extruded walls with facade coordinates, flat roofs.
 
     Facade vertices carry ``(u_m, z_m, wall_length_m, height_m)``; ``shop`` is 1 on
-    buildings in ``shop_buildings`` (or with ``Building.shopfront``).
+    buildings in ``shop_buildings`` (or with ``Building.shopfront``). ``feature_index``
+    maps building id -> feature index (module docstring; default: none).
     """
     fb, rb = MeshBuilder(), MeshBuilder()
     up = np.array([0.0, 0.0, 1.0])
     for b in scene.buildings:
+        fb.feature = rb.feature = (feature_index or {}).get(b.id, 0)
         h = float(b.height_m)
         base = float(b.base_m)
         col = _rgb(b.colour if b.colour is not None else facade_colour(b.id))
@@ -494,11 +516,14 @@ def build_sign_atlas(signs: list[SignPlacement], px_per_m: float = 128.0, max_px
 
 
 def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilder,
-                panel_depth_m: float = 0.12) -> list[MeshData]:
-    """Textured sign faces, one :class:`MeshData` per atlas page; panel bodies and posts go to ``solids``."""
+                panel_depth_m: float = 0.12, feature_index: Mapping[str, int] | None = None) -> list[MeshData]:
+    """Textured sign faces, one :class:`MeshData` per atlas page; panel bodies and posts go to ``solids``.
+    ``feature_index`` maps POI id -> feature index (module docstring; default: none)."""
     per_page = [MeshBuilder() for _ in atlas.pages]
+    keep = solids.feature
     for s in signs:
         p, x, y, w, h = atlas.rects[s.poi_id]
+        per_page[p].feature = solids.feature = (feature_index or {}).get(s.poi_id, 0)
         ph, pw = atlas.pages[p].shape[:2]
         u0, u1 = x / pw, (x + w) / pw
         v0, v1 = y / ph, (y + h) / ph  # v0 = top row of the image
@@ -522,12 +547,17 @@ def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilde
                 px_ = cx + side * (s.right[0] - s.left[0]) * 0.4 - n[0] * depth
                 py_ = cy + side * (s.right[1] - s.left[1]) * 0.4 - n[1] * depth
                 cylinder(solids, px_, py_, 0.0, 0.05, zb + 0.05, POLE_RGB, segments=6)
+    solids.feature = keep
     return [mb.build() for mb in per_page]
 
 
 @dataclass
 class SceneMeshes:
-    """All meshes of a scene plus the sign layout and atlas they were built from."""
+    """All meshes of a scene plus the sign layout and atlas they were built from.
+
+    ``features[k - 1]`` is ``(kind, id)`` of feature index ``k`` (``kind`` in ``building``,
+    ``poi``, ``object``; module docstring): buildings in scene order, then POIs, then objects.
+    """
 
     ground: MeshData
     facades: MeshData
@@ -536,6 +566,7 @@ class SceneMeshes:
     signs: list[MeshData]
     atlas: SignAtlas
     placements: list[SignPlacement]
+    features: tuple[tuple[str, str], ...] = ()
 
     @property
     def n_triangles(self) -> int:
@@ -548,10 +579,27 @@ def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m:
     layout = layout or SignLayout(scene)
     placements = layout.place()
     shop = {s.building_id for s in placements if s.building_id is not None}
-    facades, roofs = building_meshes(scene, shop)
+    features = feature_table(scene)
+    index = {kind: {} for kind in FEATURE_KINDS}
+    for k, (kind, fid) in enumerate(features, 1):
+        index[kind][fid] = k
+    facades, roofs = building_meshes(scene, shop, index["building"])
     objects = MeshBuilder()
     for o in scene.objects:
+        objects.feature = index["object"][o.id]
         object_mesh(objects, o, _facing(layout, o))
+    objects.feature = 0
     atlas = build_sign_atlas(placements, px_per_m=px_per_m)
-    signs = sign_meshes(placements, atlas, objects)
-    return SceneMeshes(ground_mesh(scene), facades, roofs, objects.build(), signs, atlas, placements)
+    signs = sign_meshes(placements, atlas, objects, feature_index=index["poi"])
+    return SceneMeshes(ground_mesh(scene), facades, roofs, objects.build(), signs, atlas, placements, features)
+
+
+#: Kinds of feature the ID pass tells apart (:attr:`SceneMeshes.features`).
+FEATURE_KINDS = ("building", "poi", "object")
+
+
+def feature_table(scene: Scene) -> tuple[tuple[str, str], ...]:
+    """``((kind, id), ...)`` of every feature of ``scene``: feature index ``k`` is entry ``k - 1``
+    (buildings in scene order, then POIs, then street objects; index 0 = no feature)."""
+    return (tuple(("building", b.id) for b in scene.buildings) + tuple(("poi", p.id) for p in scene.pois)
+            + tuple(("object", o.id) for o in scene.objects))

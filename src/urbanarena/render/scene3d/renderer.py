@@ -177,10 +177,19 @@ def _frustum_planes(M: np.ndarray) -> np.ndarray:
 
 
 class _Tiled:
-    """A vertex array whose triangles are grouped by ground tile; draws only tiles meeting the frustum."""
+    """A vertex array whose triangles are grouped by ground tile; draws only tiles meeting the frustum.
 
-    def __init__(self, vao, first: np.ndarray, count: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    ``source`` = ``(buffer, stride_bytes, feature indices per vertex)``: what the ID pass needs to
+    draw the same vertices (positions first in each ``stride_bytes`` record)."""
+
+    def __init__(self, vao, first: np.ndarray, count: np.ndarray, lo: np.ndarray, hi: np.ndarray,
+                 source: tuple | None = None):
         self.vao, self.first, self.count, self.lo, self.hi = vao, first, count, lo, hi
+        self.source = source
+
+    def with_vao(self, vao) -> "_Tiled":
+        """The same tiling drawn through another vertex array over the same vertices."""
+        return _Tiled(vao, self.first, self.count, self.lo, self.hi)
 
     def visible(self, planes: np.ndarray) -> np.ndarray:
         """Mask of tiles whose bounding box is not entirely outside one plane (conservative)."""
@@ -229,6 +238,15 @@ def render_identity(scene: Scene, settings: RenderSettings, width: int | None = 
     }
 
 
+def _check_view_args(pitch_deg: float, hfov_deg: float, width: int, height: int) -> None:
+    if not (0.0 < hfov_deg < 180.0):
+        raise ValueError(f"hfov_deg must be in (0, 180), got {hfov_deg}")
+    if not (-90.0 <= pitch_deg <= 90.0):
+        raise ValueError(f"pitch_deg must be in [-90, 90], got {pitch_deg}")
+    if width < 1 or height < 1 or width > 8192 or height > 8192:
+        raise ValueError(f"size out of range: {width}x{height}")
+
+
 class SceneRenderer:
     """Renders one scene with a shared headless GL context.
 
@@ -251,6 +269,7 @@ class SceneRenderer:
         self._lock = threading.RLock()
         self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
         self._resources: list = []
+        self._id_pass: tuple | None = None  # built on first render_ids
         self._scene_hash = scene.content_hash()
         with current(self.ctx):
             self._build_gl()
@@ -276,14 +295,16 @@ class SceneRenderer:
                 return None
             if tiled:
                 mesh, first, count, lo, hi = mesh.tiles(TILE_M)
-                return _Tiled(vao(prog, mesh, fields, names, tiled=False), first, count, lo, hi)
             buf = self._keep(ctx.buffer(mesh.interleaved(fields).tobytes()))
             widths = [3 if f in ("positions", "normals", "colours") else 4 if f == "facade" else 1 if f == "shop"
                       else 2 for f in fields]
             # attributes a shader does not use are optimised away: skip their bytes
             fmt = " ".join(f"{n}f" if name in prog else f"{4 * n}x" for n, name in zip(widths, names))
             used = [name for name in names if name in prog]
-            return self._keep(ctx.vertex_array(prog, [(buf, fmt, *used)]))
+            va = self._keep(ctx.vertex_array(prog, [(buf, fmt, *used)]))
+            if not tiled:
+                return va
+            return _Tiled(va, first, count, lo, hi, source=(buf, 4 * sum(widths), mesh.feature))
 
         self.vao_ground = vao(self.prog_ground, m.ground, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"), tiled=False)  # painter's order kept
@@ -402,7 +423,105 @@ class SceneRenderer:
         img = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)
         return np.ascontiguousarray(img[::-1])
 
+    def _build_id_pass(self) -> tuple:
+        """The ID program and vertex arrays over the existing vertex buffers (built once, on first use)."""
+        ctx = self.ctx
+        prog = self._keep(ctx.program(vertex_shader=shaders.ID_VS, fragment_shader=shaders.ID_FS))
+
+        def id_vao(tiled):
+            if tiled is None:
+                return None
+            buf, stride, feature = tiled.source
+            n = (buf.size // stride)
+            feat = np.zeros(n, np.float32) if feature is None else np.ascontiguousarray(feature, dtype=np.float32)
+            fbuf = self._keep(ctx.buffer(feat.tobytes()))
+            pos = "3f" if stride == 12 else f"3f {stride - 12}x"
+            return tiled.with_vao(self._keep(ctx.vertex_array(prog, [(buf, pos, "in_pos"),
+                                                                     (fbuf, "1f", "in_feature")])))
+
+        return (prog, id_vao(self.vao_facades), id_vao(self.vao_solids), id_vao(self.vao_objects),
+                [id_vao(t) for _, t in self.sign_vaos])
+
+    def _id_fbo(self, width: int, height: int):
+        key = ("id", width, height)
+        f = self._fbos.get(key)
+        if f is not None:
+            self._fbos.move_to_end(key)
+            return f[0]
+        ctx = self.ctx
+        fb = ctx.framebuffer([ctx.renderbuffer((width, height), 4)], ctx.depth_renderbuffer((width, height)))
+        self._fbos[key] = (fb, None)
+        while len(self._fbos) > 4:
+            _, old = self._fbos.popitem(last=False)
+            for o in old:
+                if o is not None:
+                    for a in o.color_attachments:
+                        a.release()
+                    if o.depth_attachment is not None:
+                        o.depth_attachment.release()
+                    o.release()
+        return fb
+
+    def _draw_ids(self, eye: np.ndarray, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
+                  height: int) -> np.ndarray:
+        """Feature-index image ``(height, width)`` int32: the geometry, draw order, culling and depth
+        test of :meth:`_draw` (steps 1; the sky and the ground, which writes no depth, hide nothing)."""
+        mgl = self._mgl
+        ctx = self.ctx
+        s = self.settings
+        if self._id_pass is None:
+            self._id_pass = self._build_id_pass()
+        prog, facades, solids, objects, signs = self._id_pass
+        fb = self._id_fbo(width, height)
+        fb.use()
+        ctx.viewport = (0, 0, width, height)
+        fb.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
+        P = projection_matrix(hfov_deg, width, height, s.near_m, s.far_m)
+        V = view_matrix(eye, yaw_deg, pitch_deg)
+        prog["mvp"].write((P @ V).T.astype("f4").tobytes())
+        ctx.disable(mgl.CULL_FACE | mgl.BLEND)
+        ctx.enable(mgl.DEPTH_TEST)
+        ctx.depth_func = "<"
+        planes = _frustum_planes(P @ V)
+        for tiled in (facades, solids):
+            if tiled is not None:
+                tiled.render(planes)
+        if objects is not None:
+            objects.render(planes, eye, s.object_distance_m)
+        for tiled in signs:
+            if tiled is not None:
+                tiled.render(planes)
+        data = fb.read(viewport=(0, 0, width, height), components=3, alignment=1)
+        rgb = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)[::-1].astype(np.int32)
+        return np.ascontiguousarray(rgb[..., 0] | (rgb[..., 1] << 8) | (rgb[..., 2] << 16))
+
     # -------------------------------------------------------------- public
+    @property
+    def features(self) -> tuple[tuple[str, str], ...]:
+        """``(kind, id)`` of each feature index ``k >= 1`` at position ``k - 1`` (``kind`` in ``building``,
+        ``poi``, ``object``; see :mod:`.meshes`)."""
+        return self.meshes.features
+
+    def render_ids(self, x_m: float, y_m: float, yaw_deg: float, pitch_deg: float = 0.0, hfov_deg: float = 90.0,
+                   width: int = 640, height: int = 480,
+                   eye_height_m: float = DEFAULT_EYE_HEIGHT_M) -> np.ndarray:
+        """ID pass: which feature each pixel of :meth:`render_view` at the same pose shows.
+
+        Same camera, geometry, frustum and object-distance culling, draw order and depth test as
+        :meth:`render_view`, with each feature drawn in a flat colour encoding its index (no
+        lighting, fog, textures, MSAA or attribution; :data:`.shaders.ID_FS`).
+
+        Returns:
+            ``(height, width)`` int32 feature indices, row 0 at the top: ``0`` where the view shows
+            ground or sky, else ``k`` for :attr:`features` ``[k - 1]``.
+        Raises:
+            ValueError: bad angles or sizes (as :meth:`render_view`).
+        """
+        _check_view_args(pitch_deg, hfov_deg, width, height)
+        with self._lock, current(self.ctx):
+            return self._draw_ids(np.array([x_m, y_m, eye_height_m], dtype=np.float64), yaw_deg, pitch_deg,
+                                  hfov_deg, int(width), int(height))
+
     def render_view(self, x_m: float, y_m: float, yaw_deg: float, pitch_deg: float = 0.0, hfov_deg: float = 90.0,
                     width: int = 640, height: int = 480, eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
                     attribution: bool = False) -> np.ndarray:
@@ -420,12 +539,7 @@ class SceneRenderer:
         Raises:
             ValueError: bad angles or sizes.
         """
-        if not (0.0 < hfov_deg < 180.0):
-            raise ValueError(f"hfov_deg must be in (0, 180), got {hfov_deg}")
-        if not (-90.0 <= pitch_deg <= 90.0):
-            raise ValueError(f"pitch_deg must be in [-90, 90], got {pitch_deg}")
-        if width < 1 or height < 1 or width > 8192 or height > 8192:
-            raise ValueError(f"size out of range: {width}x{height}")
+        _check_view_args(pitch_deg, hfov_deg, width, height)
         with self._lock, current(self.ctx):
             img = self._draw(np.array([x_m, y_m, eye_height_m], dtype=np.float64), yaw_deg, pitch_deg, hfov_deg,
                              int(width), int(height))

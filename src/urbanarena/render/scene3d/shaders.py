@@ -274,3 +274,28 @@ void main() {
     f_colour = vec4(c, 1.0);
 }
 """
+
+# ID pass (urbanarena.render.scene3d.visibility): the same positions through the same ``mvp`` as the
+# lit programs, each fragment written as its feature index k (0 = none) in flat colour, 24 bits:
+# (k & 255, (k >> 8) & 255, (k >> 16) & 255) / 255 -- exact in an 8-bit UNORM target (k / 255 rounds
+# back to k). No lighting, fog, texture or blending.
+ID_VS = """
+#version 330
+uniform mat4 mvp;
+in vec3 in_pos;
+in float in_feature;
+flat out uint v_id;
+void main() {
+    v_id = uint(in_feature + 0.5);
+    gl_Position = mvp * vec4(in_pos, 1.0);
+}
+"""
+
+ID_FS = """
+#version 330
+flat in uint v_id;
+out vec4 f_colour;
+void main() {
+    f_colour = vec4(float(v_id & 255u), float((v_id >> 8u) & 255u), float((v_id >> 16u) & 255u), 255.0) / 255.0;
+}
+"""

@@ -22,7 +22,8 @@ Task fields used:
 * ``goals[-1]`` — the target as a ``node`` and/or a ``position`` (WGS84);
   required by ``coordinate_match``;
 * ``answer`` and ``answer_metric`` (``exact_match``, ``coordinate_match``,
-  ``mra`` or ``mean_relative_accuracy``, ``fuzzy_match``; default: the kind's);
+  ``mra`` or ``mean_relative_accuracy``, ``fuzzy_match``, or our ``name_match``
+  with ``extra.distractor_names``; default: the kind's);
   ``exact_match`` needs a grid answer ``x:N y:M``, MRA a number;
 * ``success_radius_m`` — the coordinate_match radius (default: the protocol's
   ``coordinate_radius_m``, 10 m, or ``map_navigation_radius_m``, 20 m, for
@@ -65,6 +66,7 @@ from urbanarena.tasks.validators import (
     EXACT_MATCH,
     FUZZY_MATCH,
     MRA,
+    NAME_MATCH,
     Judge,
     ValidationResult,
     coordinate_match,
@@ -72,6 +74,7 @@ from urbanarena.tasks.validators import (
     first_number,
     fuzzy_match,
     mra_match,
+    name_match,
     parse_grid_answer,
 )
 from urbanarena.world.city import City
@@ -93,6 +96,7 @@ METRIC_ALIASES: dict[str, str] = {
     "coordinate_match": COORDINATE_MATCH,
     "mra": MRA, "mean_relative_accuracy": MRA,
     "fuzzy_match": FUZZY_MATCH,
+    "name_match": NAME_MATCH,
 }
 
 #: ``(status, answer, final_xy_m) -> ValidationResult | None`` (as :func:`urbanarena.agents.vlm.run_arena_episode` takes)
@@ -185,8 +189,12 @@ class CityArenaFamily(TaskFamily):
             raise ValueError(f"exact_match needs an answer 'x:N y:M', got {task.answer!r}")
         if metric == MRA and first_number(str(task.answer if task.answer is not None else "")) is None:
             raise ValueError(f"mean_relative_accuracy needs a numeric answer, got {task.answer!r}")
-        if metric == FUZZY_MATCH and not str(task.answer or "").strip():
-            raise ValueError("fuzzy_match needs a reference answer")
+        if metric in (FUZZY_MATCH, NAME_MATCH) and not str(task.answer or "").strip():
+            raise ValueError(f"{metric} needs a reference answer")
+        if metric == NAME_MATCH:
+            names = task.extra.get("distractor_names", [])
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError("extra.distractor_names must be a list of strings")
         if metric == COORDINATE_MATCH:
             g = task.final_goal
             if g is None or (g.node is None and g.position is None):
@@ -264,6 +272,10 @@ class CityArenaFamily(TaskFamily):
                 return fuzzy_match(question, expected, answer or "", judge=judge, model_under_test=model_under_test)
 
             return fuzzy
+        if metric == NAME_MATCH:
+            distractors = list(task.extra.get("distractor_names", []))
+            return lambda status, answer, xy: (name_match(answer or "", expected, distractors)
+                                               if status == "ANSWER" else None)
         goal = cls.goal_xy_m(task, city)
         if goal is None:
             raise ValueError(f"task {task.task_id!r}: coordinate_match needs a goal node or position")

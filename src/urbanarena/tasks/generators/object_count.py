@@ -34,12 +34,22 @@ Difficulty: candidate bands by count (``easy`` 2–5, ``medium`` 3–7, ``hard``
 position) and ``extra.view_points`` the range points nearest each of them:
 where the renderer's visibility check (every counted object visible in at
 least one view from inside its range) looks from.
+
+Visibility (optional): with a ``visibility`` hook (:data:`VisibilityHook`, e.g.
+:class:`urbanarena.render.scene3d.visibility.CountVisibility`: at least 100
+pixels in a 640x360, 90-degree view from the node, looking at the object), a
+candidate is kept only when every counted object is visible from at least one
+pose node inside its range (within :data:`VIEW_NODE_TOLERANCE_M` of the range
+polygon; nodes tried nearest the object first); otherwise it is dropped
+(rejection reason "... not visible from any pose node in the range"), so the
+ground truth never counts an object that cannot be seen.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, Iterable
 
 import numpy as np
 import shapely
@@ -64,6 +74,12 @@ BLOCK_PROBE_M = 6.0
 AMBIGUITY_M = 1.5
 MIN_COUNT = 2
 BANDS = {"easy": (2, 5), "medium": (3, 7), "hard": (6, 15)}
+#: pose nodes within this distance of a range polygon are inside it (nodes on a block's bounding
+#: street centrelines lie on the band's outer boundary)
+VIEW_NODE_TOLERANCE_M = 0.5
+#: ``(feature kind, feature id, pose node ids) -> bool``: whether the counted object is visible from
+#: one of the nodes; kind ``object`` (street object id) or ``poi`` (a shop's POI id)
+VisibilityHook = Callable[[str, str, Iterable[str]], bool]
 #: counted type -> (plural phrase, source): source "object" (street object type) or "shop"
 OBJECT_TYPES = {
     "tree": ("trees", "object"),
@@ -181,8 +197,9 @@ def _ranges(ctx: GenContext, s: str, first: str, heading: float, cross_pts, bloc
     return out
 
 
-def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
-    """Counting candidates (module docstring)."""
+def generate(ctx: GenContext, wanted: dict[str, int], visibility: VisibilityHook | None = None) -> CandidatePool:
+    """Counting candidates (module docstring); ``visibility`` drops candidates with an object that
+    no pose node of its range sees (module docstring)."""
     pool = CandidatePool(KIND)
     ann = ctx.ann
     if ann is None:
@@ -194,6 +211,7 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
     cross_pts = [Point(o.x_m, o.y_m) for o in ann.objects if o.type == "crossing"]
     blocks = [(b, b.shape()) for b in ann.blocks]
     nodes = ctx.nodes()
+    node_tree = STRtree(np.array([Point(ctx.xy(n)) for n in nodes], dtype=object)) if visibility is not None else None
     n_starts = min(len(nodes), max(120, 12 * max(wanted.values(), default=1)))
     starts = sorted(ctx.rng.choice(len(nodes), size=n_starts, replace=False).tolist())
     for si in starts:
@@ -210,6 +228,10 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
                         continue
                     if _ambiguous(region, trees[otype]):
                         pool.reject(f"{otype} within {AMBIGUITY_M:g} m of the range boundary")
+                        continue
+                    if visibility is not None and not _all_visible(ctx, visibility, region, counted, nodes,
+                                                                   node_tree):
+                        pool.reject(f"{otype} not visible from any pose node in the range")
                         continue
                     n = len(counted)
                     extra = {"task_kind": KIND, "object_type": otype, "object_phrase": phrase, "range": rname,
@@ -233,6 +255,18 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
         raise FamilyUnavailable(KIND, "no range (road to a crosswalk, one side of it, or a block perimeter) "
                                       f"holds {MIN_COUNT} or more objects of one type unambiguously")
     return pool
+
+
+def _all_visible(ctx: GenContext, visibility: VisibilityHook, region, counted: list[Countable],
+                 nodes: list[str], node_tree: STRtree) -> bool:
+    """Whether every counted object is visible from a pose node inside ``region`` (nearest first)."""
+    inside = [nodes[int(i)] for i in node_tree.query(region, predicate="dwithin", distance=VIEW_NODE_TOLERANCE_M)]
+    for c in counted:
+        order = sorted(inside, key=lambda n: (math.dist(ctx.xy(n), c.xy), n))
+        kind = "poi" if OBJECT_TYPES[c.type][1] == "shop" else "object"
+        if not visibility(kind, c.id, order):
+            return False
+    return True
 
 
 def _view_point(walk_line, c: Countable) -> dict:

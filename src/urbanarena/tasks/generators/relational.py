@@ -25,8 +25,13 @@ Across the street: the door of the opposite row of the same street whose
 
 Difficulty (by relation): ``easy`` — the adjacent door left/right; ``medium`` —
 two or three doors away; ``hard`` — across the street. The start is a pose
-node 10–60 m along the graph from X's node. Answer: the other POI's name
-(``fuzzy_match``, as 360CityArena).
+node 10–60 m along the graph from X's node. Answer: the other POI's name.
+360CityArena judges these answers with an LLM (``fuzzy_match``); our suites
+score them with the deterministic ``name_match`` instead (the expected name
+read in the answer, no nearby distractor name read: the up-to-four doors on
+each side of X and the three nearest across the street, listed in
+``extra.distractor_names``), so every run is judged the same way without a
+judge model.
 """
 
 from __future__ import annotations
@@ -186,6 +191,9 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
             if not starts:
                 pool.reject("no start node 10-60 m away")
                 continue
+            # names a guesser would list: the doors around X on its row and across the street
+            near = row[max(0, i - 4): i + 5] + sorted(rows.get((x.street_id, -side), []),
+                                                      key=lambda p: (abs(p.along_m - x.along_m), p.id))[:3]
             for diff, rel, k, y in rels:
                 if counts[fold_name(y.name)] != 1 or fold_name(y.name) == fold_name(x.name):
                     pool.reject("answer name not unique")
@@ -197,10 +205,13 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
                     stats={"doors": float(k), "start_distance_m": float(dist[s])},
                     fields=dict(family="cityarena", city=ctx.city_ref, start=ctx.start(s, ctx.random_heading(s)),
                                 instruction=INSTRUCTION.format(x=x.name, relation=text), answer=y.name,
-                                answer_metric="fuzzy_match", difficulty=diff,
+                                answer_metric="name_match", difficulty=diff,
                                 category="across" if rel == "across" else f"{k}_door_{rel}",
                                 extra={"task_kind": KIND, "landmark": x.name, "poi_id": x.id, "answer_poi_id": y.id,
                                        "relation": rel, "doors": k, "relation_text": text,
+                                       "distractor_names": sorted({p.name for p in near if p is not None and p.name
+                                                                   and p.id not in (x.id, y.id)
+                                                                   and fold_name(p.name) != fold_name(y.name)}),
                                        "requires_current_location": False})))
     if pool.total() == 0:
         raise FamilyUnavailable(KIND, "no named storefront with an unambiguous neighbour (left/right or across "

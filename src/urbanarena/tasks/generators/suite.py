@@ -107,6 +107,8 @@ class SuiteResult:
     task_file: TaskFile
     assets: dict[str, bytes] = field(default_factory=dict)
     report: dict[str, Any] = field(default_factory=dict)
+    #: how each asset was drawn: relative path -> ``{"kind", "params"}`` (JSON-able; :func:`draw_asset` redraws it)
+    asset_specs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def suite_name(city_name: str, version: int = SUITE_VERSION) -> str:
@@ -140,7 +142,8 @@ def _calibration(kind: str, chosen: dict[str, list[Candidate]]) -> dict[str, Any
 def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Sequence[str] = ALL_KINDS,
                    split: str | None = None, name: str | None = None, solver: TaskSolver | None = None,
                    reference_renderer: ReferenceRenderer | None = None, max_steps: int | None = None,
-                   assets_dir: str | None = None) -> SuiteResult:
+                   assets_dir: str | None = None,
+                   count_visibility: object_count.VisibilityHook | None = None) -> SuiteResult:
     """Generate a ``cityarena`` suite on ``city`` (module docstring).
 
     Args:
@@ -155,6 +158,9 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         reference_renderer: renders landmark reference photos (``landmark_image``).
         max_steps: step limit tasks must be solvable within (default: the solver's, else 50).
         assets_dir: folder of reference images relative to the task file (default ``<name>_assets``).
+        count_visibility: ``object_count``'s visibility hook (``render.scene3d.visibility.CountVisibility``):
+            counting tasks with an object no pose node of the range sees are dropped; without it
+            visibility is not checked.
     Raises:
         SplitError: the city is not the requested split's area.
         ValueError: unknown kind or a bad ``per_family``.
@@ -172,6 +178,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
     wanted = split_counts(per_family)
     tasks: list[Task] = []
     assets: dict[str, bytes] = {}
+    asset_specs: dict[str, dict[str, Any]] = {}
     report: dict[str, Any] = {
         "suite": name, "city": {"name": city.name, "content_hash": city.content_hash}, "seed": seed,
         "split": split, "per_family": per_family, "generator_version": GENERATOR_VERSION,
@@ -190,7 +197,10 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
             ctx = make_context(city, [seed, k_index], max_steps=limit,
                                plan_steps=solver.plan_steps if (solver is not None and kind in NAVIGATION_KINDS)
                                else None)
-            pool = GENERATORS[kind](ctx, wanted)
+            if kind == "object_count" and count_visibility is not None:
+                pool = object_count.generate(ctx, wanted, visibility=count_visibility)
+            else:
+                pool = GENERATORS[kind](ctx, wanted)
         except FamilyUnavailable as e:
             fam_rep["unavailable"] = e.reason
             continue
@@ -219,6 +229,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                         if renderer is None:
                             renderer = map_renderer_for(city, MAP_PX, MAP_PX, district_extent(city))
                         assets[rel] = _png(_draw(spec, city, renderer, reference_renderer))
+                        asset_specs[rel] = {"kind": spec.kind, "params": json.loads(json.dumps(spec.params))}
                     paths.append(rel)
                 task = c.build(tid, paths)
                 task.provenance = {"generator": "urbanarena.tasks.generators", "generator_version": GENERATOR_VERSION,
@@ -234,7 +245,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                 tasks.append(task)
         fam_rep["produced"] = i
     tf = TaskFile(city={"name": city.name, "content_hash": city.content_hash}, tasks=tasks)
-    return SuiteResult(name, tf, assets, report)
+    return SuiteResult(name, tf, assets, report, asset_specs)
 
 
 def _source(city: City) -> dict[str, Any]:
@@ -255,6 +266,20 @@ def _draw(spec: ImageSpec, city: City, renderer, reference_renderer: ReferenceRe
             raise ValueError(f"reference_renderer must return RGB uint8 (H, W, 3), got {img.dtype} {img.shape}")
         return img
     raise ValueError(f"unknown image kind {spec.kind!r}")
+
+
+def draw_asset(city: City, kind: str, params: dict[str, Any], reference_renderer: ReferenceRenderer | None = None,
+               renderer=None) -> np.ndarray:
+    """Redraw one suite image from its recorded spec (:attr:`SuiteResult.asset_specs`): ``grid_map`` and
+    ``start_goal_map`` with the city's district map (``MAP_PX`` square), ``reference_view`` with
+    ``reference_renderer``. Returns RGB uint8 ``(H, W, 3)``.
+
+    Raises:
+        ValueError: unknown kind, or a ``reference_view`` without a renderer.
+    """
+    if renderer is None and kind != "reference_view":
+        renderer = map_renderer_for(city, MAP_PX, MAP_PX, district_extent(city))
+    return _draw(ImageSpec(kind, "asset", dict(params)), city, renderer, reference_renderer)
 
 
 def _choose(kind: str, pool: CandidatePool, wanted: dict[str, int], rng: np.random.Generator,
@@ -315,4 +340,4 @@ def save_suite(result: SuiteResult, out: str | Path) -> Path:
 
 
 __all__ = ["ALL_KINDS", "GENERATORS", "GENERATOR_VERSION", "ReferenceRenderer", "SUITE_SIZES", "SuiteResult",
-           "TaskSolver", "generate_suite", "save_suite", "suite_name"]
+           "TaskSolver", "draw_asset", "generate_suite", "save_suite", "suite_name"]

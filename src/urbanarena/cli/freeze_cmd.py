@@ -1,0 +1,51 @@
+"""``urbanarena tasks freeze --city NAME [--out DIR] [--sizes mini,standard,full] [--seed S]``.
+
+Generates the city's arena suite at each size and freezes it
+(:mod:`urbanarena.tasks.frozen`): gzip'd task files plus a manifest with the
+city, task-file, reference-image and fingerprint-panorama hashes. Without
+``--out`` it goes to ``<urbanarena home>/frozen/<suite>/``, where ``--tasks
+default|mini|standard|full`` find it for that city. Bad input prints
+``error: ...`` and exits 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from urbanarena.errors import UrbanArenaError
+
+
+def freeze_cmd(
+    city: str = typer.Option(..., "--city", help="CITY: a cached city name, a saved city directory, or KIND:PATH."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Suite folder (default <home>/frozen/<suite>)."),
+    sizes: str = typer.Option("mini,standard,full", "--sizes", help="Comma-separated sizes: mini, standard, full."),
+    seed: int = typer.Option(0, "--seed", help="Generator seed."),
+    split: Optional[str] = typer.Option("test", "--split", help="Split area the city must be ('' for none)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1)."),
+) -> None:
+    """Generate and freeze a city's arena suite (task files + hashes) so every machine runs the same tasks."""
+    from urbanarena.agents.arena_oracle import ArenaOracleSolver
+    from urbanarena.tasks.frozen import freeze, user_dir
+    from urbanarena.tasks.generators import suite_name
+    from urbanarena.world.resolve import resolve_city
+
+    try:
+        c = resolve_city(city)
+        size_list = tuple(s.strip() for s in sizes.split(",") if s.strip())
+        folder = out or user_dir() / (name or suite_name(c.name))
+        fs = freeze(c, folder, suite=name, seed=seed, sizes=size_list, split=split or None,
+                    solver=ArenaOracleSolver(c), build=f"urbanarena city build {c.name}",
+                    log=lambda s: typer.echo(s, err=True))
+    except (UrbanArenaError, ValueError, OSError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        typer.echo(f"error: {msg}", err=True)
+        raise typer.Exit(2) from None
+    for size in fs.sizes():
+        e = fs.manifest["sizes"][size]
+        typer.echo(f"{fs.directory}: {e['suite_name']}: {e['tasks']} tasks "
+                   f"({', '.join(f'{k} {v}' for k, v in e['by_family'].items())}), {len(e['assets'])} images")
+    typer.echo(f"city {c.name} hash {c.content_hash[:12]}...; fingerprint: "
+               f"{len(fs.manifest.get('panorama_fingerprint') or {})} panoramas")

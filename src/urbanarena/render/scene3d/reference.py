@@ -1,0 +1,180 @@
+"""Reference photos of ``landmark_image`` tasks, rendered with the scene renderer.
+
+A ``landmark_image`` task carries the camera of its reference photo in
+``extra.reference_view`` (written by
+:func:`urbanarena.tasks.generators.landmark.reference_view`): a position that is
+not a pose node, an eye height and a sun position the panoramas never use, and
+the view's direction, field of view and size. :func:`render_reference` draws it:
+
+* position ``x_m``, ``y_m`` — the city's local frame, metres (east, north);
+* ``eye_height_m`` — camera height above the ground, metres;
+* ``yaw_deg`` (compass bearing of the view centre, clockwise from true north),
+  ``pitch_deg`` (up positive), ``hfov_deg`` — degrees;
+* ``width``, ``height`` — pixels;
+* ``lighting`` — ``sun_azimuth_deg`` (compass) and ``sun_elevation_deg`` (above the
+  horizon), degrees, replacing those two fields of the default
+  :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (everything else,
+  sky, fog, sign resolution, stays as the panoramas have it).
+
+The image is :meth:`SceneRenderer.render_view
+<urbanarena.render.scene3d.renderer.SceneRenderer.render_view>` at that pose
+with the attribution ("© OpenStreetMap contributors" for OSM cities) stamped in
+the bottom-right corner, because reference photos are stored as files and shown
+like any other render.
+
+Renderers are cached per process (the city's scene, one
+:class:`SceneRenderer` per lighting; the meshes and the sign atlas are built
+once per scene and shared between lightings), so rendering a suite's reference
+photos builds the scene once.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import replace
+from typing import Any, Mapping
+
+import numpy as np
+
+from urbanarena.render.scene3d.city_scene import scene_from_city
+from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+from urbanarena.render.scene3d.scene import Scene
+from urbanarena.world.city import City
+
+#: ``extra.reference_view`` fields :func:`render_reference` reads (``lighting`` is a mapping)
+VIEW_FIELDS = ("x_m", "y_m", "eye_height_m", "yaw_deg", "pitch_deg", "hfov_deg", "width", "height")
+
+
+def _number(view: Mapping[str, Any], key: str) -> float:
+    if key not in view:
+        raise ValueError(f"reference_view: missing {key!r}")
+    v = view[key]
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(float(v)):
+        raise ValueError(f"reference_view: {key!r} must be a finite number, got {v!r}")
+    return float(v)
+
+
+def reference_settings(view: Mapping[str, Any], base: RenderSettings | None = None) -> RenderSettings:
+    """The :class:`RenderSettings` of a reference view: ``base`` (default: the panoramas' defaults) with
+    the sun of ``view["lighting"]`` (``sun_azimuth_deg``, ``sun_elevation_deg``; absent = ``base``'s).
+
+    Raises:
+        ValueError: ``lighting`` is not a mapping, or a sun angle is not a finite number
+            (elevation outside [-90, 90]).
+    """
+    base = base or RenderSettings()
+    light = view.get("lighting") or {}
+    if not isinstance(light, Mapping):
+        raise ValueError(f"reference_view: 'lighting' must be an object, got {light!r}")
+    az = _number(light, "sun_azimuth_deg") if "sun_azimuth_deg" in light else base.sun_azimuth_deg
+    el = _number(light, "sun_elevation_deg") if "sun_elevation_deg" in light else base.sun_elevation_deg
+    if not -90.0 <= el <= 90.0:
+        raise ValueError(f"reference_view: sun_elevation_deg must be in [-90, 90], got {el}")
+    return replace(base, sun_azimuth_deg=float(az) % 360.0, sun_elevation_deg=float(el))
+
+
+class ReferenceRenderer:
+    """Renders reference views of one scene (module docstring); callable as ``(city, view) -> RGB``.
+
+    Args:
+        scene: the scene to draw (e.g. :func:`~urbanarena.render.scene3d.city_scene.scene_from_city`).
+        base_settings: settings every lighting starts from (default :class:`RenderSettings`).
+        attribution: stamp the scene's attribution in the bottom-right corner (default True).
+    Raises:
+        RendererUnavailableError: no OpenGL context here (on the first render).
+    """
+
+    def __init__(self, scene: Scene, base_settings: RenderSettings | None = None, attribution: bool = True):
+        self.scene = scene
+        self.base_settings = base_settings or RenderSettings()
+        self.attribution = attribution
+        self._renderers: dict[RenderSettings, SceneRenderer] = {}
+        self._lock = threading.Lock()
+
+    def renderer(self, settings: RenderSettings) -> SceneRenderer:
+        """The :class:`SceneRenderer` for ``settings`` (built once; meshes shared when the sign resolution
+        matches an existing renderer's)."""
+        with self._lock:
+            r = self._renderers.get(settings)
+            if r is None:
+                meshes = next((x.meshes for s, x in self._renderers.items()
+                               if s.sign_px_per_m == settings.sign_px_per_m), None)
+                r = SceneRenderer(self.scene, settings, meshes=meshes)
+                self._renderers[settings] = r
+            return r
+
+    def render(self, view: Mapping[str, Any]) -> np.ndarray:
+        """RGB ``uint8`` ``(height, width, 3)`` of ``view`` (module docstring for the fields).
+
+        Raises:
+            ValueError: a missing or non-finite field, bad angles or sizes.
+            RendererUnavailableError: no OpenGL context here.
+        """
+        vals = {k: _number(view, k) for k in VIEW_FIELDS}
+        w, h = vals["width"], vals["height"]
+        if w != int(w) or h != int(h) or w < 1 or h < 1:
+            raise ValueError(f"reference_view: width and height must be positive integers, got {w!r} x {h!r}")
+        if not vals["eye_height_m"] > 0:
+            raise ValueError(f"reference_view: eye_height_m must be positive, got {vals['eye_height_m']}")
+        settings = reference_settings(view, self.base_settings)
+        return self.renderer(settings).render_view(
+            vals["x_m"], vals["y_m"], vals["yaw_deg"] % 360.0, vals["pitch_deg"], vals["hfov_deg"], int(w), int(h),
+            eye_height_m=vals["eye_height_m"], attribution=self.attribution)
+
+    def __call__(self, city: City, view: Mapping[str, Any]) -> np.ndarray:
+        return self.render(view)
+
+    def release(self) -> None:
+        """Free the renderers' GL objects."""
+        with self._lock:
+            for r in self._renderers.values():
+                r.release()
+            self._renderers.clear()
+
+
+_CACHE: OrderedDict[tuple, ReferenceRenderer] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+#: scenes kept by :func:`reference_renderer_of` per process
+MAX_CACHED_SCENES = 2
+
+
+def reference_renderer_of(city: City) -> ReferenceRenderer:
+    """The process-wide :class:`ReferenceRenderer` of ``city``'s scene (at most :data:`MAX_CACHED_SCENES`
+    kept, least recently used dropped).
+
+    Raises:
+        ValueError: the city has no annotations (nothing to render).
+    """
+    key = (id(city), city.content_hash)
+    with _CACHE_LOCK:
+        r = _CACHE.get(key)
+        if r is not None and getattr(r, "_city", None) is city:
+            _CACHE.move_to_end(key)
+            return r
+    r = ReferenceRenderer(scene_from_city(city))
+    r._city = city  # type: ignore[attr-defined]  # keeps id(city) valid while cached
+    with _CACHE_LOCK:
+        _CACHE[key] = r
+        while len(_CACHE) > MAX_CACHED_SCENES:
+            _CACHE.popitem(last=False)[1].release()
+    return r
+
+
+def render_reference(city: City, view: Mapping[str, Any]) -> np.ndarray:
+    """Render a ``landmark_image`` task's ``extra.reference_view`` on ``city`` (module docstring).
+
+    Args:
+        city: an annotated (OSM-built) city; ``x_m``/``y_m`` are in its local frame.
+        view: the reference view dict.
+    Returns:
+        RGB ``uint8`` ``(view["height"], view["width"], 3)``.
+    Raises:
+        ValueError: the city has no annotations, or a bad view field.
+        RendererUnavailableError: no OpenGL context here (the message says why).
+    """
+    return reference_renderer_of(city).render(view)
+
+
+__all__ = ["ReferenceRenderer", "VIEW_FIELDS", "reference_renderer_of", "reference_settings", "render_reference"]

@@ -1,0 +1,415 @@
+"""Frozen, versioned task suites: a generated suite stored once with the hashes that pin it.
+
+A frozen suite (format ``urbanarena-frozen-suite`` v1) is a folder holding
+``manifest.json`` and one gzip'd task file per size (``mini.json.gz`` 25 tasks
+per family, ``standard.json.gz`` 100, ``full.json.gz`` 300). The manifest
+records:
+
+* ``suite`` (ours, e.g. ``helsinki-arena7-v1``; each size's tasks are named
+  ``<suite>-<size>/<family>/<n>`` so sizes never share task ids), the
+  generator version, seed and split;
+* ``city``: name, ``content_hash`` (the suite only runs on a city with this
+  hash) and how to build it;
+* per size: the task file's sha256 (of the uncompressed bytes), the task
+  count per family, and every reference image (maps, landmark photos) as its
+  drawing spec plus the sha256 of its decoded pixels
+  (:func:`urbanarena.render.scene3d.cache.pixel_hash`);
+* ``renderer``: the identity of the renderer that drew them (GL vendor,
+  renderer, version, settings) and ``panorama_fingerprint``: pixel hashes of
+  the rendered panoramas at a fixed sample of pose nodes.
+
+Images are not stored: :func:`materialize` writes the task file under
+``<urbanarena home>/suites/<suite>-<size>/`` and redraws the images from
+their specs, then compares pixel hashes with the manifest (and renders the
+fingerprint panoramas). Any difference — typically another OpenGL driver
+(llvmpipe vs a GPU) — is reported in the returned check (``matches`` false,
+the differing files and nodes), which the runner stores in ``run.json`` and
+prints: scores on differing renders are not comparable with the frozen
+suite's reference runs.
+
+Suites ship inside the package (``urbanarena/tasks/frozen/<suite>/``); users
+freeze their own with ``urbanarena tasks freeze`` into
+``<urbanarena home>/frozen/<suite>/``, found the same way.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gzip
+import hashlib
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from urbanarena import paths
+from urbanarena.errors import TaskFormatError, UrbanArenaError
+from urbanarena.world.city import City
+
+FORMAT = "urbanarena-frozen-suite"
+FORMAT_VERSION = 1
+from urbanarena.tasks.generators.suite import SUITE_SIZES as SIZES  # noqa: E402  (mini 25, standard 100, full 300)
+#: pose nodes whose panoramas fingerprint the renderer
+FINGERPRINT_NODES = 8
+#: where the frozen suites shipped with urbanarena live
+PACKAGE_DIR = Path(__file__).with_name("frozen")
+
+#: ``(city, view dict) -> RGB uint8`` reference-photo renderer (see :mod:`urbanarena.tasks.generators.suite`)
+ReferenceRenderer = Callable[[City, dict], np.ndarray]
+
+
+class FrozenSuiteError(UrbanArenaError):
+    """A frozen suite cannot be used on this city or is damaged."""
+
+
+@dataclass
+class FrozenSuite:
+    """A frozen suite on disk: its folder and parsed manifest."""
+
+    directory: Path
+    manifest: dict[str, Any]
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["suite"])
+
+    @property
+    def city_hash(self) -> str:
+        return str(self.manifest["city"]["content_hash"])
+
+    def sizes(self) -> list[str]:
+        return [s for s in SIZES if s in self.manifest["sizes"]]
+
+
+def user_dir() -> Path:
+    """``<urbanarena home>/frozen``: suites frozen by ``urbanarena tasks freeze`` without ``--out``."""
+    return paths.home() / "frozen"
+
+
+def load_frozen(directory: str | Path) -> FrozenSuite:
+    """Read a frozen suite folder.
+
+    Raises:
+        TaskFormatError: missing/unreadable ``manifest.json`` or a wrong format/version (names the file).
+    """
+    d = Path(directory)
+    mp = d / "manifest.json"
+    try:
+        m = json.loads(mp.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise TaskFormatError(mp, None, "frozen suite manifest not found") from None
+    except (OSError, json.JSONDecodeError) as e:
+        raise TaskFormatError(mp, None, f"unreadable frozen suite manifest: {e}") from None
+    if not isinstance(m, dict) or m.get("format") != FORMAT:
+        raise TaskFormatError(mp, "format", f"not a frozen suite manifest (format must be {FORMAT!r})")
+    if m.get("format_version") != FORMAT_VERSION:
+        raise TaskFormatError(mp, "format_version", f"unsupported version {m.get('format_version')!r}; "
+                                                    f"this urbanarena reads {FORMAT_VERSION}")
+    for key in ("suite", "city", "sizes"):
+        if key not in m:
+            raise TaskFormatError(mp, key, "missing field")
+    return FrozenSuite(d, m)
+
+
+def frozen_suites(extra_dirs: Sequence[Path] = ()) -> list[FrozenSuite]:
+    """Every readable frozen suite in the package folder, ``<home>/frozen`` and ``extra_dirs``
+    (folders of suite folders); damaged ones are skipped (``load_frozen`` names the problem)."""
+    out = []
+    for root in (PACKAGE_DIR, user_dir(), *map(Path, extra_dirs)):
+        if not root.is_dir():
+            continue
+        for d in sorted(p for p in root.iterdir() if (p / "manifest.json").is_file()):
+            try:
+                out.append(load_frozen(d))
+            except TaskFormatError:
+                continue
+    return out
+
+
+def frozen_for_city(city: City) -> FrozenSuite:
+    """The frozen suite built on exactly this city (matching content hash).
+
+    Raises:
+        FrozenSuiteError: none matches; when a suite exists for a city of the same name with another hash
+            the message says so (a differing build: other library versions or import settings).
+    """
+    suites = frozen_suites()
+    for fs in suites:
+        if fs.city_hash == city.content_hash:
+            return fs
+    same = [fs for fs in suites if fs.manifest["city"].get("name") == city.name]
+    if same:
+        fs = same[0]
+        raise FrozenSuiteError(
+            f"frozen suite {fs.name} was built on city {city.name!r} with content hash {fs.city_hash[:12]}..., "
+            f"but this city's hash is {city.content_hash[:12]}... (a different build: "
+            f"{fs.manifest['city'].get('build', 'see the manifest')}); generate a suite for this build with "
+            "`urbanarena tasks generate` or freeze one with `urbanarena tasks freeze`")
+    raise FrozenSuiteError(
+        f"no frozen task suite for city {city.name!r}; generate one with `urbanarena tasks generate --city "
+        f"{city.name} --out FILE` (or `urbanarena tasks freeze`) and pass --tasks FILE")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _pixel_hash(img: np.ndarray) -> str:
+    from urbanarena.render.scene3d.cache import pixel_hash
+
+    return pixel_hash(img)
+
+
+def fingerprint_nodes(city: City, n: int = FINGERPRINT_NODES) -> list[str]:
+    """``n`` pose nodes evenly spaced through the sorted node ids (deterministic)."""
+    nodes = sorted(map(str, city.graph.nodes))
+    if not nodes:
+        return []
+    idx = np.linspace(0, len(nodes) - 1, min(n, len(nodes))).round().astype(int)
+    return [nodes[i] for i in dict.fromkeys(idx.tolist())]
+
+
+def _panorama_hashes(city: City, nodes: Sequence[str]) -> tuple[dict[str, str], dict[str, Any]]:
+    from urbanarena.render.scene3d.cache import RenderedPanoramaStore
+
+    store = RenderedPanoramaStore(city)
+    hashes = {n: store.pixel_hash(n) for n in nodes}
+    return hashes, renderer_identity(store)
+
+
+def renderer_identity(store) -> dict[str, Any]:
+    """The GL identity and settings behind a :class:`RenderedPanoramaStore` (what the cache keys on)."""
+    ident = store.renderer.identity()
+    return json.loads(json.dumps(ident, default=str))
+
+
+def default_reference_renderer(city: City) -> ReferenceRenderer | None:
+    """The 3D renderer's landmark reference photos for ``city`` (``None`` when it cannot render)."""
+    from urbanarena.render.scene3d.context import gl_unavailable_reason
+
+    if gl_unavailable_reason() is not None:
+        return None
+    from urbanarena.render.scene3d.reference import render_reference
+
+    return render_reference
+
+
+def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: int = 0,
+           sizes: Sequence[str] = tuple(SIZES), split: str | None = "test", solver=None,
+           reference_renderer: ReferenceRenderer | None = None, build: str | None = None,
+           log: Callable[[str], None] = lambda s: None) -> FrozenSuite:
+    """Generate and freeze a suite of ``city`` at each of ``sizes`` into ``out_dir``.
+
+    Args:
+        suite: suite name (default ``<city>-arena7-v1``).
+        solver: the oracle the generator verifies navigation tasks with (required).
+        reference_renderer: landmark photo renderer (default :func:`default_reference_renderer`); when
+            the renderer works, counting tasks also keep only objects visible from their range
+            (:class:`urbanarena.render.scene3d.visibility.CountVisibility`).
+        build: how a user rebuilds the city (shown when hashes differ).
+    Raises:
+        UrbanArenaError: unknown size, no solver, a family that could not be generated in full.
+    """
+    from urbanarena.tasks.generators import generate_suite, suite_name
+
+    bad = [s for s in sizes if s not in SIZES]
+    if bad or not sizes:
+        raise UrbanArenaError(f"unknown suite size(s) {bad or sizes}; known: {', '.join(SIZES)}")
+    if solver is None:
+        raise UrbanArenaError("freezing a suite needs the oracle solver to verify its tasks")
+    suite = suite or suite_name(city.name)
+    ref = reference_renderer if reference_renderer is not None else default_reference_renderer(city)
+    visibility = None
+    if ref is not None:  # the renderer works here: count only objects a view can show
+        from urbanarena.render.scene3d.visibility import CountVisibility
+
+        visibility = CountVisibility(city)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "suite": suite,
+        "created": datetime.date.today().isoformat(), "seed": int(seed), "split": split,
+        "city": {"name": city.name, "content_hash": city.content_hash, "build": build or f"city {city.name}",
+                 "source": {k: v for k, v in (city.meta.source or {}).items() if k in ("kind", "files", "sha256",
+                                                                                        "bbox")},
+                 "licence": city.meta.licence, "attribution": city.meta.attribution},
+        "sizes": {},
+    }
+    for size in sizes:
+        name = f"{suite}-{size}"
+        log(f"generating {name} ({SIZES[size]} per family)")
+        res = generate_suite(city, per_family=SIZES[size], seed=seed, split=split, name=name, solver=solver,
+                             reference_renderer=ref, count_visibility=visibility)
+        unavailable = {k: f["unavailable"] for k, f in res.report["families"].items() if f.get("unavailable")}
+        if unavailable:
+            raise UrbanArenaError(f"{name}: families unavailable, not freezing: {unavailable}")
+        blob = (json.dumps(res.task_file.model_dump(mode="json"), indent=1, sort_keys=False, allow_nan=False)
+                + "\n").encode()
+        with open(out / f"{size}.json.gz", "wb") as fh, gzip.GzipFile(filename="", mode="wb", fileobj=fh,
+                                                                       mtime=0) as gz:
+            gz.write(blob)
+        assets = {}
+        for rel, spec in sorted(res.asset_specs.items()):
+            img = _decode_png(res.assets[rel])
+            assets[rel] = {**spec, "pixel_sha256": _pixel_hash(img)}
+        fams: dict[str, int] = {}
+        for t in res.task_file.tasks:
+            k = str(t.extra.get("task_kind"))
+            fams[k] = fams.get(k, 0) + 1
+        manifest["sizes"][size] = {
+            "suite_name": name, "per_family": SIZES[size], "file": f"{size}.json.gz", "tasks": len(res.task_file.tasks),
+            "by_family": fams, "task_file_sha256": _sha256(blob), "assets": assets,
+            "generator_version": res.task_file.tasks[0].provenance.get("generator_version") if res.task_file.tasks
+            else None,
+            "shortfall": {k: f["shortfall"] for k, f in res.report["families"].items() if f.get("shortfall")},
+        }
+    nodes = fingerprint_nodes(city)
+    log(f"rendering {len(nodes)} fingerprint panoramas")
+    hashes, ident = _panorama_hashes(city, nodes)
+    manifest["renderer"] = ident
+    manifest["panorama_fingerprint"] = hashes
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return load_frozen(out)
+
+
+def _decode_png(data: bytes) -> np.ndarray:
+    import cv2
+
+    img = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
+    if img is None:
+        raise ValueError("PNG decoding failed")
+    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+
+
+def _read_png(path: Path) -> np.ndarray:
+    return _decode_png(path.read_bytes())
+
+
+def _write_png(path: Path, img: np.ndarray) -> None:
+    import cv2
+
+    ok, buf = cv2.imencode(".png", cv2.cvtColor(np.ascontiguousarray(img), cv2.COLOR_RGB2BGR))
+    if not ok:
+        raise ValueError(f"{path}: PNG encoding failed")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(buf.tobytes())
+
+
+def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path | None = None,
+                reference_renderer: ReferenceRenderer | None = None, check_panoramas: bool = True,
+                ) -> tuple[Path, dict[str, Any]]:
+    """Write the task file of one size and redraw its images; compare every hash with the manifest.
+
+    Args:
+        fs: the frozen suite (its city hash must equal ``city``'s).
+        size: ``mini`` / ``standard`` / ``full`` (one the suite has).
+        dest_root: parent folder (default ``<urbanarena home>/suites``); the suite goes to
+            ``<dest_root>/<suite>-<size>/tasks.json`` with its images beside it.
+        reference_renderer: landmark photo renderer (default :func:`default_reference_renderer`).
+        check_panoramas: also render the fingerprint panoramas and compare them.
+    Returns:
+        ``(task file path, check)``; ``check``: ``suite``, ``size``, ``task_file`` ("match"),
+        ``assets_checked``, ``assets_differ`` (relative paths), ``panoramas_checked``,
+        ``panoramas_differ`` (node ids), ``renderer`` (this machine's identity), ``reference_renderer``
+        (the manifest's), ``matches`` (no difference found).
+    Raises:
+        FrozenSuiteError: the city's hash differs, the size is missing, the stored task file is damaged
+            (its sha256 differs), or the images cannot be drawn (no renderer: the reason).
+    """
+    from urbanarena.tasks.generators.suite import draw_asset
+
+    if fs.city_hash != city.content_hash:
+        raise FrozenSuiteError(f"frozen suite {fs.name} is for city hash {fs.city_hash[:12]}..., "
+                               f"not {city.content_hash[:12]}... ({city.name})")
+    if size not in fs.manifest["sizes"]:
+        raise FrozenSuiteError(f"frozen suite {fs.name} has no size {size!r}; it has {', '.join(fs.sizes())}")
+    entry = fs.manifest["sizes"][size]
+    src = fs.directory / entry["file"]
+    try:
+        blob = gzip.decompress(src.read_bytes())
+    except (OSError, EOFError, gzip.BadGzipFile) as e:
+        raise FrozenSuiteError(f"{src}: unreadable frozen task file: {e}") from None
+    if _sha256(blob) != entry["task_file_sha256"]:
+        raise FrozenSuiteError(f"{src}: task file sha256 differs from the manifest's (damaged or edited copy)")
+    dest = Path(dest_root) if dest_root is not None else paths.home() / "suites"
+    folder = dest / entry["suite_name"]
+    out = folder / "tasks.json"
+    check_file = folder / "check.json"
+    if out.is_file() and check_file.is_file() and _sha256(out.read_bytes()) == entry["task_file_sha256"]:
+        try:
+            check = json.loads(check_file.read_text(encoding="utf-8"))
+            if (check.get("task_file_sha256") == entry["task_file_sha256"]
+                    and all((folder / rel).is_file() for rel in entry["assets"])):
+                return out, check
+        except (OSError, json.JSONDecodeError):
+            pass
+    ref = reference_renderer if reference_renderer is not None else default_reference_renderer(city)
+    needs_ref = any(a["kind"] == "reference_view" for a in entry["assets"].values())
+    if needs_ref and ref is None:
+        from urbanarena.render.scene3d.context import gl_unavailable_reason
+
+        raise FrozenSuiteError(f"frozen suite {entry['suite_name']} needs the 3D renderer to draw its landmark "
+                               f"photos, which is unavailable here: {gl_unavailable_reason()}")
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    differ = []
+    map_renderer = None
+    for rel, spec in sorted(entry["assets"].items()):
+        if spec["kind"] != "reference_view" and map_renderer is None:
+            from urbanarena.render.maps import map_renderer_for
+            from urbanarena.tasks.generators.common import district_extent
+            from urbanarena.tasks.generators.suite import MAP_PX
+
+            map_renderer = map_renderer_for(city, MAP_PX, MAP_PX, district_extent(city))
+        img = draw_asset(city, spec["kind"], spec["params"], ref,
+                         renderer=None if spec["kind"] == "reference_view" else map_renderer)
+        _write_png(tmp / rel, img)
+        # hash what a run reads back (the PNG round trip is lossless)
+        if _pixel_hash(_read_png(tmp / rel)) != spec["pixel_sha256"]:
+            differ.append(rel)
+    (tmp / "tasks.json").write_bytes(blob)
+    check: dict[str, Any] = {
+        "suite": entry["suite_name"], "frozen_suite": fs.name, "size": size, "task_file": "match",
+        "task_file_sha256": entry["task_file_sha256"], "assets_checked": len(entry["assets"]),
+        "assets_differ": differ, "panoramas_checked": 0, "panoramas_differ": [],
+        "reference_renderer": fs.manifest.get("renderer"), "renderer": None,
+    }
+    if check_panoramas and fs.manifest.get("panorama_fingerprint"):
+        from urbanarena.render.scene3d.context import gl_unavailable_reason
+
+        why = gl_unavailable_reason()
+        if why is None:
+            want = fs.manifest["panorama_fingerprint"]
+            got, ident = _panorama_hashes(city, list(want))
+            check["panoramas_checked"] = len(want)
+            check["panoramas_differ"] = [n for n in want if got.get(n) != want[n]]
+            check["renderer"] = ident
+        else:
+            check["panoramas_unchecked"] = why
+    check["matches"] = not check["assets_differ"] and not check["panoramas_differ"]
+    (tmp / "check.json").write_text(json.dumps(check, indent=1) + "\n", encoding="utf-8")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+    return out, check
+
+
+def describe_check(check: dict[str, Any]) -> str | None:
+    """A warning line when a materialized suite differs from its frozen hashes, else ``None``."""
+    if check.get("matches", True):
+        return None
+    parts = []
+    if check.get("assets_differ"):
+        parts.append(f"{len(check['assets_differ'])} of {check['assets_checked']} reference images")
+    if check.get("panoramas_differ"):
+        parts.append(f"{len(check['panoramas_differ'])} of {check['panoramas_checked']} fingerprint panoramas")
+    return (f"suite {check['suite']}: this machine's renders differ from the frozen suite's ({', '.join(parts)}); "
+            "scores are not comparable with runs on the frozen renderer (details in run.json tasks.suite_check)")
+
+
+__all__ = ["FINGERPRINT_NODES", "FORMAT", "FrozenSuite", "FrozenSuiteError", "SIZES", "describe_check",
+           "default_reference_renderer", "fingerprint_nodes", "freeze", "frozen_for_city", "frozen_suites",
+           "load_frozen", "materialize", "user_dir"]

@@ -1,0 +1,133 @@
+"""Frozen suites (tasks/frozen.py) on the hand-written fixture city: freeze, materialize, hash checks that
+detect another renderer's output, damaged files, the wrong city, and ``--tasks mini|default`` in a run."""
+
+import gzip
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from generate_util import fixture_city
+from urbanarena.agents.arena_oracle import ArenaOracleSolver
+from urbanarena.cli.main import app
+from urbanarena.render.scene3d.context import gl_unavailable_reason
+from urbanarena.tasks.frozen import (
+    FrozenSuiteError, describe_check, freeze, frozen_for_city, load_frozen, materialize, user_dir,
+)
+from urbanarena.world.city_io import load_city, save_city
+
+pytestmark = pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
+
+
+@pytest.fixture(scope="module")
+def frozen(tmp_path_factory):
+    # the saved-and-loaded form, as every CLI command sees a city (an in-memory import differs from it by
+    # ~1e-9 m in derived positions, enough to move an antialiased map pixel)
+    city = load_city(save_city(fixture_city(), tmp_path_factory.mktemp("frozen_city") / "c"))
+    d = tmp_path_factory.mktemp("frozen") / "suite"
+    fs = freeze(city, d, sizes=("mini",), split=None, solver=ArenaOracleSolver(city))
+    return city, fs
+
+
+def test_manifest_and_materialize(frozen, tmp_path):
+    city, fs = frozen
+    m = fs.manifest
+    entry = m["sizes"]["mini"]
+    assert m["city"]["content_hash"] == city.content_hash and m["format_version"] == 1
+    assert entry["suite_name"] == f"{city.name}-arena7-v1-mini"
+    assert sum(entry["by_family"].values()) == entry["tasks"] and len(entry["by_family"]) == 7
+    assert len(m["panorama_fingerprint"]) == 8
+    kinds = {a["kind"] for a in entry["assets"].values()}
+    assert kinds == {"grid_map", "start_goal_map", "reference_view"}
+    path, check = materialize(fs, "mini", city, dest_root=tmp_path)
+    data = json.loads(path.read_text())
+    assert len(data["tasks"]) == entry["tasks"]
+    assert all(t["task_id"].startswith(entry["suite_name"] + "/") for t in data["tasks"])
+    assert check["matches"] and check["assets_checked"] == len(entry["assets"]) and check["panoramas_checked"] == 8
+    assert describe_check(check) is None
+    for rel in entry["assets"]:
+        assert (path.parent / rel).is_file()
+    # a second call reuses the materialized copy
+    path2, check2 = materialize(fs, "mini", city, dest_root=tmp_path)
+    assert path2 == path and check2 == check
+
+
+def test_another_renderer_is_detected(frozen, tmp_path):
+    """Reference photos drawn under other lighting (as another GL driver would draw different pixels) differ
+    from the frozen hashes: every landmark_image asset is reported, and only those."""
+    from urbanarena.render.scene3d.reference import render_reference
+
+    city, fs = frozen
+
+    def other(c, view):
+        v = dict(view)
+        v["lighting"] = {**(v.get("lighting") or {}), "sun_azimuth_deg": 10.0, "sun_elevation_deg": 12.0}
+        return render_reference(c, v)
+
+    _, check = materialize(fs, "mini", city, dest_root=tmp_path, reference_renderer=other, check_panoramas=False)
+    refs = sorted(r for r, a in fs.manifest["sizes"]["mini"]["assets"].items() if a["kind"] == "reference_view")
+    assert sorted(check["assets_differ"]) == refs and not check["matches"]
+    assert f"{len(refs)} of {check['assets_checked']} reference images" in describe_check(check)
+
+
+def test_tampered_hash_and_damaged_file(frozen, tmp_path):
+    city, fs = frozen
+    d = tmp_path / "copy"
+    shutil.copytree(fs.directory, d)
+    m = json.loads((d / "manifest.json").read_text())
+    rel = sorted(m["sizes"]["mini"]["assets"])[0]
+    m["sizes"]["mini"]["assets"][rel]["pixel_sha256"] = "0" * 64
+    (d / "manifest.json").write_text(json.dumps(m))
+    _, check = materialize(load_frozen(d), "mini", city, dest_root=tmp_path / "m1", check_panoramas=False)
+    assert check["assets_differ"] == [rel]
+    blob = bytearray(gzip.decompress((d / "mini.json.gz").read_bytes()))
+    blob[200] = ord("#") if blob[200] != ord("#") else ord("%")
+    (d / "mini.json.gz").write_bytes(gzip.compress(bytes(blob)))
+    with pytest.raises(FrozenSuiteError, match="mini.json.gz: task file sha256 differs"):
+        materialize(load_frozen(d), "mini", city, dest_root=tmp_path / "m2")
+    with pytest.raises(FrozenSuiteError, match="no size 'full'"):
+        materialize(fs, "full", city, dest_root=tmp_path / "m3")
+
+
+def test_wrong_city(frozen, tmp_path, monkeypatch):
+    import copy
+
+    city, fs = frozen
+    monkeypatch.setenv("URBANARENA_HOME", str(tmp_path / "home"))
+    with pytest.raises(FrozenSuiteError, match="no frozen task suite for city"):
+        frozen_for_city(city)  # not installed in this home
+    shutil.copytree(fs.directory, user_dir() / fs.name)
+    moved = copy.deepcopy(city)
+    n = sorted(moved.graph.nodes)[0]
+    moved.graph.nodes[n]["lat"] += 1e-6
+    moved.__dict__.pop("content_hash", None)  # a cached property: recompute for the edited copy
+    assert moved.content_hash != city.content_hash
+    with pytest.raises(FrozenSuiteError, match="was built on city .* with content hash"):
+        frozen_for_city(moved)
+    with pytest.raises(FrozenSuiteError, match="is for city hash"):
+        materialize(fs, "mini", moved, dest_root=tmp_path)
+
+
+def test_run_with_tasks_mini_and_default(frozen, tmp_path, monkeypatch):
+    city, fs = frozen
+    monkeypatch.setenv("URBANARENA_HOME", str(tmp_path / "home"))
+    shutil.copytree(fs.directory, user_dir() / fs.name)
+    assert frozen_for_city(city).name == fs.name
+    city_dir = tmp_path / "city"
+    save_city(city, city_dir)
+    runner = CliRunner()
+    r = runner.invoke(app, ["run", "--city", str(city_dir), "--tasks", "mini", "--agent", "oracle",
+                            "--out", str(tmp_path / "run")])
+    assert r.exit_code == 0, r.output
+    meta = json.loads((tmp_path / "run" / "run.json").read_text())
+    chk = meta["tasks"]["suite_check"]
+    assert chk["matches"] is True, {k: v for k, v in chk.items() if "renderer" not in k}
+    s = json.loads(runner.invoke(app, ["summary", str(tmp_path / "run"), "--json"]).output)
+    assert s["tasks"] == fs.manifest["sizes"]["mini"]["tasks"]
+    assert s["metrics"]["evaluation_score"] == pytest.approx(100.0)
+    assert set(s["by_family"]) == set(fs.manifest["sizes"]["mini"]["by_family"])
+    # default = the frozen mini suite: same tasks, already stored -> nothing new runs
+    r = runner.invoke(app, ["run", "--city", str(city_dir), "--tasks", "default", "--agent", "oracle",
+                            "--out", str(tmp_path / "run")])
+    assert r.exit_code == 0 and "0 episodes run" in r.output, r.output
