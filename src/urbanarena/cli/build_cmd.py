@@ -60,6 +60,8 @@ from typing import Any, Callable, Optional
 
 import typer
 
+from urbanarena.cli.common import fail
+
 from urbanarena.errors import UrbanArenaError, UnknownCityError
 
 MAPS_DIR = "maps"
@@ -189,14 +191,7 @@ def _named(src: BuildSource, pattern) -> BuildSource:
     return src
 
 
-def _sha256(path: Path) -> str:
-    import hashlib
-
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from urbanarena.hashing import file_sha256 as _sha256  # noqa: E402
 
 
 def _same_bbox(a, b) -> bool:
@@ -435,9 +430,7 @@ def build(
         rep = build_city(src, prerender=prerender, workers=workers, force=force,
                          progress=None if as_json else progress)
     except (UrbanArenaError, OSError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(e) from None
     if as_json:
         sys.stdout.write(json.dumps(rep.as_dict(), ensure_ascii=False) + "\n")
         return

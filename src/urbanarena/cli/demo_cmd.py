@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+
+from urbanarena.cli.common import fail
 from rich.console import Console
 from rich.table import Table
 
@@ -72,9 +74,7 @@ def demo(
             err.print(f"{agent}: {outcome.run} run, {outcome.skipped} already stored")
             summaries[agent] = summarize_run(run_dir)
     except (UrbanArenaError, OSError, ValueError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(e) from None
     table = Table(title=f"{suite or tasks}: evaluation score x100 (95 % CI) per family")
     table.add_column("family")
     for a in summaries:

@@ -14,6 +14,8 @@ from typing import List, Optional
 
 import typer
 
+from urbanarena.cli.common import fail
+
 from urbanarena.errors import UrbanArenaError
 from urbanarena.world.importers.frames import DEFAULT_JOIN_RADIUS_M, DEFAULT_LICENCE, DEFAULT_MAX_GAP_M
 
@@ -82,9 +84,7 @@ def from_frames(
         )
         directory = save_city(city, out)
     except (UrbanArenaError, ValueError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(EXIT_BAD_INPUT) from None
+        raise fail(e) from None
     except OSError as e:
         typer.echo(f"error: cannot write {out}: {e.strerror or e}", err=True)
         raise typer.Exit(EXIT_BAD_INPUT) from None

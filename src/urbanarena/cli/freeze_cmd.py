@@ -15,6 +15,8 @@ from typing import Optional
 
 import typer
 
+from urbanarena.cli.common import fail
+
 from urbanarena.errors import UrbanArenaError
 
 
@@ -40,9 +42,7 @@ def freeze_cmd(
                     solver=ArenaOracleSolver(c), build=f"urbanarena city build {c.name}",
                     log=lambda s: typer.echo(s, err=True))
     except (UrbanArenaError, ValueError, OSError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(e) from None
     for size in fs.sizes():
         e = fs.manifest["sizes"][size]
         typer.echo(f"{fs.directory}: {e['suite_name']}: {e['tasks']} tasks "

@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 import typer
+
+from urbanarena.cli.common import fail
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -47,16 +49,12 @@ app.add_typer(city_app, name="city")
 out_console = Console()
 err_console = Console(stderr=True)
 
-EXIT_BAD_INPUT = 2
 EXIT_BUDGET = 3
 EXIT_CACHE_MISS = 4
 EXIT_INTERRUPTED = 130
 
 
-def _fail(e: BaseException) -> typer.Exit:
-    msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-    typer.echo(f"error: {msg}", err=True)
-    return typer.Exit(EXIT_BAD_INPUT)
+_fail = fail  # bad input: ``error: ...`` on stderr, exit 2 (cli/common.py)
 
 
 def _parse_params(items: list[str] | None) -> dict[str, Any]:
@@ -450,12 +448,18 @@ def _register_plugins() -> None:
     from urbanarena.cli.frames_cmd import from_frames
     from urbanarena.cli.freeze_cmd import freeze_cmd
     from urbanarena.cli.tasks_cmd import tasks_app
+    from urbanarena.cli.play_cmd import play, play_export
+    from urbanarena.cli.replay_cmd import replay, video
     from urbanarena.cli.report_cmd import report
     from urbanarena.cli.view_cmd import view
 
     app.command("demo")(demo)
     app.command("view")(view)
     app.command("report")(report)
+    app.command("play")(play)
+    app.command("play-export")(play_export)
+    app.command("replay")(replay)
+    app.command("video")(video)
     app.command("cache-export")(cache_export)
     city_app.command("from-frames")(from_frames)
     city_app.command("build")(build)

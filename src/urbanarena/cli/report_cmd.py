@@ -12,6 +12,8 @@ from typing import List, Optional
 
 import typer
 
+from urbanarena.cli.common import fail
+
 from urbanarena.errors import UrbanArenaError
 
 
@@ -47,7 +49,5 @@ def report(
         path = write_html_report(run_dirs, out, baseline=baseline, n_maps=maps, n_resamples=resamples,
                                  n_boot=bootstrap, min_common_tasks=min_common_tasks, city=city, title=title)
     except (UrbanArenaError, OSError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(e) from None
     typer.echo(f"report written to {path}")

@@ -34,6 +34,8 @@ from typing import Optional
 
 import typer
 
+from urbanarena.cli.common import fail
+
 from urbanarena.errors import UrbanArenaError
 
 tasks_app = typer.Typer(help="Generate task suites.", no_args_is_help=True)
@@ -95,9 +97,7 @@ def _generate_needs(city: str, per_category: int, seed: int, out: Path, split: O
                                       verify=verifier, verify_protocols=VERIFY_PROTOCOLS, max_steps=limit)
         path = save_needs_suite(result, out)
     except (UrbanArenaError, ValueError, OSError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(e) from None
     rep = result.report
     typer.echo(f"{path}: suite {result.name}, {len(result.task_file.tasks)} tasks on {c.name} (seed {seed}, mapping "
                f"{rep['mapping']['file']}; oracle-verified within {rep['max_steps']} steps under "
@@ -179,9 +179,7 @@ def generate(
                                 solver=solver, reference_renderer=reference_renderer_for(c), max_steps=max_steps)
         path = save_suite(result, out)
     except (UrbanArenaError, ValueError, OSError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(e) from None
     rep = result.report
     typer.echo(f"{path}: suite {result.name}, {len(result.task_file.tasks)} tasks on {c.name} "
                f"(seed {seed}{', split ' + split if split else ''}; oracle-verified within {rep['max_steps']} steps "

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import typer
 
+from urbanarena.cli.common import fail
+
 from urbanarena.errors import UrbanArenaError
 
 
@@ -44,7 +46,5 @@ def view(
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(enc.data)
     except (UrbanArenaError, ValueError, OSError) as e:
-        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
-        typer.echo(f"error: {msg}", err=True)
-        raise typer.Exit(2) from None
+        raise fail(e) from None
     typer.echo(f"{out} ({width}x{height}, yaw {yaw:g} deg, pitch {pitch:g} deg, hfov {hfov:g} deg)")

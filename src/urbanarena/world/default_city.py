@@ -66,12 +66,7 @@ class DefaultCityUnavailableError(UnknownCityError):
     """The Helsinki OSM extract could not be found or fetched."""
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from urbanarena.hashing import file_sha256 as _sha256  # noqa: E402
 
 
 def cache_path(cache_dir: str | Path | None = None) -> Path:

@@ -23,7 +23,6 @@ practice; the default is 0.35 m (:data:`DEFAULT_CAP_HEIGHT_M`).
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -51,12 +50,7 @@ class FontInfo:
     variable: bool
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from urbanarena.hashing import file_sha256 as _sha256  # noqa: E402
 
 
 @lru_cache(maxsize=1)

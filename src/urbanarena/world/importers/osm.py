@@ -104,7 +104,6 @@ from it are shown, credit "© OpenStreetMap contributors".
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 import time
@@ -910,12 +909,7 @@ def _grow(bb: tuple[float, float, float, float], margin_m: float) -> tuple[float
     return (W - dlon, S - dlat, E + dlon, N + dlat)
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+from urbanarena.hashing import file_sha256 as _sha256  # noqa: E402
 
 
 def _is_storefront(tags: dict[str, str]) -> bool:

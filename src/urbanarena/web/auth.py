@@ -1,0 +1,213 @@
+"""Participant access tokens and the bind-address rule of the play server.
+
+Every request to the play server (except ``/healthz``) must carry a valid
+participant token, on a loopback address as on any other:
+
+* ``Authorization: Bearer <token>`` (API clients, tests), or
+* the ``ua_token`` cookie (HttpOnly, ``SameSite=Strict``) that the entry URL
+  ``/?token=<token>`` sets before redirecting to ``/`` (so the token leaves the
+  address bar and, with ``Referrer-Policy: no-referrer``, is never sent on).
+
+A missing or unknown token gets ``401``. Tokens are 32 random bytes from
+:func:`secrets.token_urlsafe` (256 bits); the server keeps only their SHA-256
+digests and compares digests with :func:`hmac.compare_digest`. A token is
+never written to the run store, ``run.json``, the traces or an export; the
+only file that holds tokens is the one the experimenter names with
+``--tokens FILE`` (created with mode ``0600``, one ``participant<TAB>token``
+line each), so a study can restart without handing out new links.
+
+Bind rule (:func:`check_bind`): the server binds ``127.0.0.1`` by default. A
+non-loopback address (anything but ``127.0.0.0/8``, ``::1`` and
+``localhost``, e.g. ``0.0.0.0`` or a LAN address) is refused unless
+``--public`` is given, and then token auth is what guards it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import os
+import re
+import secrets
+from pathlib import Path
+from typing import Iterable
+
+from urbanarena.errors import UrbanArenaError
+
+#: cookie that carries the participant token in the browser
+COOKIE = "ua_token"
+#: participant ids: a letter or digit, then up to 63 of ``[A-Za-z0-9_.-]``
+PARTICIPANT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+#: random bytes per token
+TOKEN_BYTES = 32
+
+
+class AuthError(UrbanArenaError):
+    """Bad participant ids, an unreadable token file, or a refused bind address."""
+
+
+def check_participant_id(pid: str) -> str:
+    """``pid`` when it matches :data:`PARTICIPANT_RE`.
+
+    Raises:
+        AuthError: naming the bad id.
+    """
+    if not isinstance(pid, str) or not PARTICIPANT_RE.fullmatch(pid):
+        raise AuthError(f"participant id {pid!r} must be 1-64 characters of A-Z a-z 0-9 _ . - "
+                        "starting with a letter or digit")
+    return pid
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address: ``127.0.0.0/8``, ``::1`` or the name ``localhost``.
+    Any other name or address (``0.0.0.0``, ``::``, a LAN address, a host name) is not."""
+    h = host.strip().strip("[]")
+    if h.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(h).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, public: bool) -> None:
+    """Refuse a non-loopback ``host`` unless ``public`` (module docstring).
+
+    Raises:
+        AuthError: a non-loopback host without ``public``.
+    """
+    if not is_loopback(host) and not public:
+        raise AuthError(f"refusing to bind {host!r}: it is not a loopback address; give --public to serve other "
+                        "machines (every request then needs a participant token)")
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8")).digest()
+
+
+class ParticipantTokens:
+    """Participant id <-> token digest (module docstring).
+
+    Build with :meth:`issue` (fresh tokens) or :meth:`load_or_issue` (a ``--tokens`` file).
+    """
+
+    def __init__(self) -> None:
+        self._by_digest: dict[bytes, str] = {}
+        self._participants: list[str] = []
+
+    @property
+    def participants(self) -> list[str]:
+        """Participant ids in the order they were added (the study's participant index)."""
+        return list(self._participants)
+
+    def add(self, participant: str, token: str) -> None:
+        """Register ``token`` for ``participant``.
+
+        Raises:
+            AuthError: a bad id, a duplicate participant, or a token shorter than 16 characters.
+        """
+        check_participant_id(participant)
+        if participant in self._participants:
+            raise AuthError(f"participant {participant!r} is listed twice")
+        if not isinstance(token, str) or len(token) < 16:
+            raise AuthError(f"the token of participant {participant!r} is too short (16 characters at least)")
+        self._by_digest[_digest(token)] = participant
+        self._participants.append(participant)
+
+    @classmethod
+    def issue(cls, participants: Iterable[str]) -> tuple["ParticipantTokens", dict[str, str]]:
+        """Fresh tokens for ``participants``: ``(registry, {participant: token})``.
+
+        Raises:
+            AuthError: a bad or duplicate id, or no participant.
+        """
+        reg = cls()
+        tokens: dict[str, str] = {}
+        for p in participants:
+            tok = secrets.token_urlsafe(TOKEN_BYTES)
+            reg.add(p, tok)
+            tokens[p] = tok
+        if not tokens:
+            raise AuthError("no participant given")
+        return reg, tokens
+
+    @classmethod
+    def load_or_issue(cls, path: str | Path, participants: Iterable[str]) -> tuple["ParticipantTokens", dict[str, str]]:
+        """Tokens from ``path`` (``participant<TAB>token`` per line; ``#`` comments), adding fresh tokens for
+        ``participants`` not yet in it and rewriting it (mode ``0600``). Returns ``(registry, {participant: token})``
+        of every participant in the file.
+
+        Raises:
+            AuthError: a malformed line (file and line named), a bad id, or an empty result.
+        """
+        p = Path(path)
+        tokens: dict[str, str] = {}
+        if p.exists():
+            try:
+                text = p.read_text(encoding="utf-8")
+            except OSError as e:
+                raise AuthError(f"{p}: cannot read the token file ({e})") from e
+            for i, line in enumerate(text.splitlines(), 1):
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                pid, sep, tok = line.strip().partition("\t")
+                if not sep or not tok.strip():
+                    raise AuthError(f"{p} [line {i}]: expected 'participant<TAB>token'")
+                if pid in tokens:
+                    raise AuthError(f"{p} [line {i}]: participant {pid!r} is listed twice")
+                tokens[pid] = tok.strip()
+        changed = False
+        for pid in participants:
+            if pid not in tokens:
+                tokens[pid] = secrets.token_urlsafe(TOKEN_BYTES)
+                changed = True
+        reg = cls()
+        for pid, tok in tokens.items():
+            try:
+                reg.add(pid, tok)
+            except AuthError as e:
+                raise AuthError(f"{p}: {e}") from None
+        if not tokens:
+            raise AuthError(f"{p}: no participant (give --participant ID)")
+        if changed or not p.exists():
+            write_token_file(p, tokens)
+        return reg, tokens
+
+    def participant_for(self, token: str | None) -> str | None:
+        """The participant whose token is ``token``, else ``None`` (digests compared in constant time)."""
+        if not token:
+            return None
+        d = _digest(token)
+        found = None
+        for known, pid in self._by_digest.items():
+            if hmac.compare_digest(known, d):
+                found = pid
+        return found
+
+
+def write_token_file(path: str | Path, tokens: dict[str, str]) -> Path:
+    """Write ``{participant: token}`` as ``participant<TAB>token`` lines, readable by the owner only (``0600``)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write("# urbanarena play participant tokens: keep private\n")
+        for pid, tok in tokens.items():
+            f.write(f"{pid}\t{tok}\n")
+    os.chmod(p, 0o600)
+    return p
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header value, else ``None``."""
+    if not authorization:
+        return None
+    scheme, _, value = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return value.strip() or None
+
+
+__all__ = ["AuthError", "COOKIE", "PARTICIPANT_RE", "ParticipantTokens", "bearer_token", "check_bind",
+           "check_participant_id", "is_loopback", "write_token_file"]
