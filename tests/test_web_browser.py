@@ -152,6 +152,7 @@ def test_two_participants_play_by_keyboard_then_replay_and_report(browser, tmp_p
             pages = {}
             for pid in ("alice", "bob"):
                 ctx = browser.new_context(viewport={"width": 1280, "height": 1000})
+                ctx.set_default_timeout(120_000)  # CI machines are slow and loaded
                 page = ctx.new_page()
                 _watch(page, errors)
                 page.goto(f"{base}/?token={tokens[pid]}")
@@ -165,9 +166,9 @@ def test_two_participants_play_by_keyboard_then_replay_and_report(browser, tmp_p
                 before = _phase_seq(page)
                 page.keyboard.press("Enter")
                 _wait_change(page, before)
-                assert "Practice" in page.inner_text("#task-label")
+                page.wait_for_function("() => document.getElementById('task-label').textContent.includes('Practice')")
                 _press_action(page, f"ANSWER: {practice_answer}")
-                assert "Score 1" in page.inner_text("#last-result")
+                page.wait_for_function("() => document.getElementById('last-result').textContent.includes('Score 1')")
                 before = _phase_seq(page)
                 page.keyboard.press("Enter")
                 _wait_change(page, before)
@@ -201,6 +202,7 @@ def test_two_participants_play_by_keyboard_then_replay_and_report(browser, tmp_p
     rreg, rtok = ParticipantTokens.issue(["viewer"])
     with LiveServer(create_replay_app(rr, rreg)) as base:
         page = browser.new_page(viewport={"width": 1400, "height": 1100})
+        page.set_default_timeout(120_000)
         _watch(page, errors)
         page.goto(f"{base}/?token={rtok['viewer']}")
         eid = rows["human:alice"]["id"]
@@ -223,6 +225,7 @@ def test_two_participants_play_by_keyboard_then_replay_and_report(browser, tmp_p
     report = write_html_report([study["oracle_run"], run_dir], run_dir.parent / "report.html", n_resamples=200,
                                n_boot=200)
     page = browser.new_page()
+    page.set_default_timeout(120_000)
     _watch(page, errors)
     page.goto(report.as_uri())
     assert page.locator("table").count() > 0 and "human:" in page.content()

@@ -1,0 +1,68 @@
+"""First-person observer of the continuous environment: a perspective render at the agent's pose.
+
+:class:`SceneViewObserver` is a callable ``(city, pose) -> RGB uint8 (H, W, 3)``
+(the same shape of observer as :class:`urbanarena.env.arena_env.Observer`). It
+builds the city's :class:`~urbanarena.render.scene3d.renderer.SceneRenderer`
+from :func:`~urbanarena.render.scene3d.city_scene.scene_from_city` on its first
+call (lazily: constructing it needs no OpenGL) and renders
+``render_view(x_m, y_m, yaw_deg, pitch_deg, hfov_deg, width, height, eye_height_m,
+attribution=True)`` -- "© OpenStreetMap contributors" in the bottom-right corner.
+Without an OpenGL context the first call raises
+:class:`~urbanarena.render.scene3d.context.RendererUnavailableError` naming the
+city and the reason.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from urbanarena.env.continuous.state import ContinuousPose
+from urbanarena.render.scene3d.context import RendererUnavailableError
+
+
+class SceneViewObserver:
+    """Perspective views of a rendered city (module docstring).
+
+    Args:
+        city: an annotated city (OSM import).
+        width, height: view size, pixels; hfov_deg: horizontal field of view; eye_height_m: camera height.
+        settings: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` or ``None`` (defaults).
+        attribution: stamp the city's attribution on each view.
+    Raises:
+        ValueError: the city has no annotations (nothing to render).
+    """
+
+    def __init__(self, city, width: int = 640, height: int = 360, hfov_deg: float = 90.0,
+                 eye_height_m: float = 1.7, settings=None, attribution: bool = True):
+        if getattr(city, "annotations", None) is None:
+            raise ValueError(f"city {city.name!r} has no annotations: nothing to render")
+        self.city = city
+        self.width, self.height = int(width), int(height)
+        self.hfov_deg, self.eye_height_m = float(hfov_deg), float(eye_height_m)
+        self.settings = settings
+        self.attribution = attribution
+        self._renderer = None
+        self._lock = threading.Lock()
+
+    @property
+    def renderer(self):
+        """The scene renderer (built on first use)."""
+        with self._lock:
+            if self._renderer is None:
+                from urbanarena.render.scene3d.city_scene import scene_from_city
+                from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+
+                try:
+                    self._renderer = SceneRenderer(scene_from_city(self.city), self.settings or RenderSettings())
+                except RendererUnavailableError as e:
+                    raise RendererUnavailableError(f"cannot render city {self.city.name!r}: {e}") from e
+            return self._renderer
+
+    def __call__(self, city, pose: ContinuousPose) -> np.ndarray:
+        return self.renderer.render_view(pose.x_m, pose.y_m, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
+                                         self.width, self.height, self.eye_height_m, attribution=self.attribution)
+
+
+__all__ = ["SceneViewObserver"]
