@@ -145,6 +145,15 @@ def run(
         False, "--oracle-perception",
         help="VLM agents: control mode, the POIs and objects in view given as text (name, category, bearing, "
              "distance) instead of pixels; no images. Needs a city with annotations (OSM)."),
+    strategy: Optional[str] = typer.Option(
+        None, "--strategy",
+        help="Graph tasks: compose navigation strategies, e.g. B1,R3 or B1(theta=0.7),R2(radius_m=30): B1 "
+             "confidence / B2 step-reward (privileged) / B3 hinted (privileged) backtracking, C1 topology / C2 "
+             "relative-position map, R1 topology / R2 spatial retrieval over earlier rounds, R3 recent steps "
+             "(docs/strategies.md)."),
+    rounds: int = typer.Option(
+        1, "--rounds", help="Graph tasks: run each (task, seed) job N times in sequence with a memory scoped to the "
+                            "job (R1/R2 retrieve from earlier rounds); the row is the last round."),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
@@ -163,6 +172,7 @@ def run(
             backend=backend, judge=judge, judge_params=_parse_params(judge_param),
             control={k: True for k, on in (("blind", blind), ("no_map", no_map),
                                             ("oracle_perception", oracle_perception)) if on},
+            strategy=strategy, rounds=rounds,
         )
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:
@@ -183,6 +193,9 @@ def run(
             err_console.print(f"[yellow]warning: {warning}[/yellow]")
     if dry_run:
         typer.echo(report.format())
+        if rounds > 1 or strategy:
+            typer.echo(f"note: the estimate is for one round without strategy text; --rounds {rounds} runs every job "
+                       f"{rounds} times (multiply by {rounds}) and strategy text lengthens each prompt")
         return
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -13,7 +13,11 @@ the task and the seed:
 * ``control``: the control mode of a VLM agent (``--blind``, ``--no-map``,
   ``--oracle-perception``; :mod:`urbanarena.agents.controls`), only when it is
   not normal, so normal configs keep their hashes and a blind run never shares
-  store keys with a normal one.
+  store keys with a normal one;
+* ``strategies``: the composed strategies (``--strategy``;
+  :func:`urbanarena.agents.strategies.strategies_config`: canonical spec, what each
+  uses, whether any is privileged) and ``rounds`` (``--rounds``), each only when
+  set (no strategy, one round), so other configs keep their hashes.
 
 Wall-clock facts (code version, timestamps) are *not* in the hash: they go
 into ``run.json``. A row of the store is keyed by ``(task_id, seed, agent,
@@ -57,6 +61,8 @@ class EpisodeConfig:
         family_version: the family's ``version`` attribute or ``None``.
         city_hash: city content hash.
         control: the control mode's fields (``ControlMode.as_dict()``), ``None`` for normal runs.
+        strategies: ``strategies_config()`` of the composed strategies, ``None`` without.
+        rounds: rounds per job (``--rounds``, default 1).
     """
 
     protocol_id: str
@@ -68,6 +74,13 @@ class EpisodeConfig:
     family_version: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
     control: dict[str, Any] | None = None
+    strategies: dict[str, Any] | None = None
+    rounds: int = 1
+
+    @property
+    def privileged_strategies(self) -> bool:
+        """Whether a composed strategy uses privileged information."""
+        return bool(self.strategies and self.strategies.get("privileged"))
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON object that is hashed (see module docstring)."""
@@ -81,6 +94,8 @@ class EpisodeConfig:
             "city": {"content_hash": self.city_hash},
             **({"extra": self.extra} if self.extra else {}),
             **({"control": self.control} if self.control else {}),
+            **({"strategies": self.strategies} if self.strategies else {}),
+            **({"rounds": int(self.rounds)} if int(self.rounds) != 1 else {}),
         }
 
     @property

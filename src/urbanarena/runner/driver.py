@@ -27,6 +27,16 @@ run-level stop (budget cap reached, read-only cache miss) ends
 resume). Arena families (``cityarena``) run in the arena episode loop
 (:mod:`urbanarena.runner.dispatch`).
 
+Strategies and rounds (``strategy`` / ``rounds``, :mod:`urbanarena.agents.strategies`, graph tasks
+only): the spec is parsed and checked against the agent before anything is written (a strategy
+the agent cannot use is refused naming both); its canonical form, what each strategy uses and
+whether any is privileged enter the config hash (``strategies``), as does ``rounds`` when not 1.
+A job is still one (task, seed): with ``--rounds n`` it runs its n rounds in sequence in one
+worker and returns one row (the last round; every round under ``details.per_round``) plus the
+job memory rows, committed together — so resume, ``--workers`` and any backend stay exact: a job
+killed mid-way is rerun whole, never half-stored. ``run.json`` records ``strategies``,
+``rounds`` and ``privileged``.
+
 Fuzzy-match judge (``judge`` / ``judge_params``, :mod:`urbanarena.runner.judge`):
 checked before anything is written (spec, API key, price for ``--max-usd``,
 never the model under test); its pinned settings enter the config hash of
@@ -84,6 +94,8 @@ CACHE_MODES = ("read-write", "read-only", "off")
 
 #: largest --seeds accepted (jobs are planned up front)
 MAX_SEEDS = 100_000
+#: largest --rounds accepted
+MAX_ROUNDS = 1000
 
 
 @dataclass
@@ -115,6 +127,9 @@ class RunRequest:
             (``--judge-param``; defaults temperature 0, 1024 output tokens).
         control: control mode of a VLM agent (``--blind``, ``--no-map``, ``--oracle-perception``) as
             :class:`~urbanarena.agents.controls.ControlMode` fields (``{"blind": True}``); empty = normal.
+        strategy: ``--strategy`` spec (``"B1,R3"``; :mod:`urbanarena.agents.strategies`), ``None`` = none.
+        rounds: ``--rounds``: each (task, seed) job runs the task this many times in sequence, with a
+            memory scoped to the job (default 1).
     """
 
     city: str
@@ -142,6 +157,8 @@ class RunRequest:
     judge: str | None = None
     judge_params: dict[str, Any] = field(default_factory=dict)
     control: dict[str, Any] = field(default_factory=dict)
+    strategy: str | None = None
+    rounds: int = 1
 
     def command_line(self) -> str:
         """The canonical ``urbanarena run ...`` command of this request (rerun it to resume)."""
@@ -175,6 +192,10 @@ class RunRequest:
         from urbanarena.agents.controls import FLAGS
 
         parts += [flag for key, flag in FLAGS.items() if self.control.get(key)]
+        if self.strategy:
+            parts += ["--strategy", self.strategy]
+        if self.rounds != 1:
+            parts += ["--rounds", str(self.rounds)]
         if self.trace:
             parts.append("--trace")
         if self.backend != "auto":
@@ -313,6 +334,7 @@ class PreparedRun:
     runtime: dict[str, Any] = field(default_factory=dict)
     judge: Any = None  # JudgeSettings | None
     model_under_test: str | None = None
+    probe_privileged: bool = False
 
     @property
     def backend(self) -> str:
@@ -358,6 +380,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             a graph-only city for a VLM agent on arena tasks, ``--judge`` for a run without arena tasks.
         JudgeConflictError: the ``--judge`` model is the model under test.
         ModelSpecError: a bad ``--judge`` spec.
+        AgentSpecError: a bad ``--strategy`` spec or a strategy the agent cannot use; UrbanArenaError:
+            ``--rounds`` out of range, ``--strategy``/``--rounds`` on arena tasks.
     """
     if req.seeds < 1:
         raise UrbanArenaError(f"--seeds must be >= 1 (got {req.seeds})")
@@ -371,6 +395,9 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         raise UrbanArenaError(f"--limit must be >= 1 (got {req.limit})")
     if req.max_steps is not None and req.max_steps < 0:
         raise UrbanArenaError(f"--max-steps must be >= 0 (got {req.max_steps})")
+    if not 1 <= req.rounds <= MAX_ROUNDS:
+        raise UrbanArenaError(f"--rounds must be between 1 and {MAX_ROUNDS} (got {req.rounds})")
+    strategies = _parse_strategies(req.strategy)
     out = Path(req.out)
     if out.exists() and not out.is_dir():
         raise UrbanArenaError(f"--out {out} exists and is not a directory")
@@ -420,6 +447,16 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         factory = agent_factory(alias, params)
         probe = factory()
         agent_config = probe.config()
+    if strategies:
+        from urbanarena.agents.strategies import StrategyError, check_applicable
+
+        try:
+            check_applicable(probe, strategies, req.agent)  # e.g. B1 needs a confidence: refuse random
+        except StrategyError as e:
+            raise AgentSpecError(str(e)) from None
+    from urbanarena.agents.strategies import strategies_config
+
+    strategy_cfg = strategies_config(strategies)
     seeds = list(range(req.seed_base, req.seed_base + req.seeds))
     task_file = task_set.source_files[0] if task_set.source_files else None
     task_dir = Path(task_file).absolute().parent if task_file is not None else None
@@ -432,6 +469,9 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         arena = fam.action_style == "arena"
         if arena:
             fam.check_protocol(protocol_id)
+            if strategies or req.rounds != 1:
+                raise UrbanArenaError(f"--strategy and --rounds apply to graph tasks; {fam_name!r} tasks run in the "
+                                      "arena")
         else:
             make_motion(protocol_id, city, fam.action_style)  # raises ProtocolError if the family cannot run it
         _check_agent_fits(req.agent, probe, fam_name, arena, protocol_id)
@@ -457,6 +497,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             extra=({"arena_view": arena_view.as_dict(), **({"judge": judge.config()} if judge is not None else {})}
                    if arena else {}),
             control=None if control.is_normal else control.as_dict(),
+            strategies=None if arena else strategy_cfg,
+            rounds=1 if arena else int(req.rounds),
         )
         configs[cfg.hash] = cfg
         family_config[fam_name] = cfg.hash
@@ -493,8 +535,20 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         task_hashes={t.task_id: task_hash(t) for t in tasks}, agent_config=agent_config,
         agent_params=params, model_agent=model_agent, prompt_hash=prompt_hash,
         task_catalog_hash=task_catalog_hash(tasks, task_dir), task_dir=task_dir, runtime=runtime,
-        judge=judge, model_under_test=model_under_test,
+        judge=judge, model_under_test=model_under_test, probe_privileged=bool(getattr(probe, "privileged", False)),
     )
+
+
+def _parse_strategies(spec: str | None) -> list:
+    """The strategies of ``--strategy`` (``[]`` without). Raises :class:`AgentSpecError` for a bad spec."""
+    if spec is None:
+        return []
+    from urbanarena.agents.strategies import StrategyError, parse_strategies
+
+    try:
+        return parse_strategies(spec)
+    except StrategyError as e:
+        raise AgentSpecError(str(e)) from None
 
 
 def _prepare_judge(req: RunRequest, agent_params: dict[str, Any], model_under_test: str,
@@ -579,6 +633,9 @@ def _invocation(p: PreparedRun) -> dict[str, Any]:
         "max_steps": {fam: p.configs[h].max_steps for fam, h in p.family_config.items()},
         "configs": {h: c.as_dict() for h, c in p.configs.items()},
         "planned_by_config": {h: sum(j.config_hash == h for j in p.jobs) for h in p.configs},
+        "strategies": next((c.strategies for c in p.configs.values() if c.strategies), None),
+        "rounds": r.rounds,
+        "privileged": bool(p.probe_privileged or any(c.privileged_strategies for c in p.configs.values())),
         "workers": r.workers,
         "backend": p.backend,
         "prompt_hash": p.prompt_hash,
@@ -654,7 +711,8 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                           run_dir=str(run_dir.absolute()), trace=bool(p.request.trace),
                           arena_view=dict(p.request.arena_view or {}),
                           judge=p.judge.as_dict() if p.judge is not None else None,
-                          model_under_test=p.model_under_test)
+                          model_under_test=p.model_under_test, strategies=p.request.strategy or None,
+                          rounds=int(p.request.rounds))
         with make_backend(spec, p.request.workers, p.city, kind=p.request.backend, api_bound=p.model_agent) as backend:
             for result in backend.run(pending):
                 key = (result["task_id"], result["seed"], result["agent"], result["config_hash"])

@@ -5,6 +5,11 @@ is built for every episode (so no state leaks between episodes, and results
 do not depend on which worker ran what, or in which order), the agent gets
 ``AgentContext(seed=seed)`` and the env is reset with ``seed``.
 
+Rounds and strategies (``--rounds`` / ``--strategy``): the runner's ``rounds`` and
+``strategies`` make :meth:`EpisodeRunner.run` run the job's rounds in sequence with one job
+memory (:meth:`EpisodeRunner.run_rounds`; docs/strategies.md); a fresh agent is still built for
+every round.
+
 Agent failures (an exception raised by the agent factory, ``reset`` or
 ``act``) never crash a run: the episode ends with ``stop_reason = "error"``,
 the exception text goes into ``error``, and the trajectory so far is scored
@@ -158,10 +163,13 @@ class EpisodeRunner:
         agent_name: name stored with each result (registry name).
     """
 
-    def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str):
+    def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str, *, rounds: int = 1,
+                 strategies: str | None = None):
         self.city = city
         self.agent_factory = agent_factory
         self.agent_name = agent_name
+        self.rounds = int(rounds)
+        self.strategies = strategies
         self._envs: dict[tuple[str, str], GraphNavEnv] = {}
 
     def _env(self, protocol_id: str, action_style: str) -> GraphNavEnv:
@@ -173,6 +181,63 @@ class EpisodeRunner:
         return env
 
     def run(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "") -> dict[str, Any]:
+        """Run one job: one episode, or ``rounds`` rounds of it (:meth:`run_rounds`) when the runner
+        has ``rounds > 1`` or ``strategies`` (set by the backend from ``--rounds`` / ``--strategy``)."""
+        if self.rounds > 1 or self.strategies:
+            return self.run_rounds(task, seed, protocol_id, max_steps, config_hash, self.rounds)
+        return self.run_once(task, seed, protocol_id, max_steps, config_hash)
+
+    def run_rounds(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "",
+                   rounds: int = 1) -> dict[str, Any]:
+        """Run the same task ``rounds`` times in sequence with one job memory (one job).
+
+        Round ``r`` (1-based) gets a fresh agent whose context is a
+        :class:`~urbanarena.agents.strategies.memory.StrategyContext` (``round``, the job's
+        :class:`~urbanarena.agents.strategies.memory.JobMemory`); after each round its walk is
+        written into the memory. An agent error ends the job after that round.
+
+        Returns: the result of the last round run (its trajectory, actions, metrics, agent stats
+            are the row's columns), with ``timings`` summed over the rounds, ``started_at`` of the
+            first, plus ``details`` — ``rounds`` (rounds run), ``rounds_planned``, ``privileged``
+            (the agent or a strategy used privileged information), ``strategies`` (what each used,
+            ``None`` without strategies) and ``per_round`` (per round: ``round``, ``trajectory``,
+            ``actions``, ``headings``, ``stop_reason``, ``error``, ``steps``, ``invalid_actions``,
+            ``metrics``, ``strategy_events``) — and ``memory`` (the job memory's rows, which the
+            store writes to its ``strategy_memory`` table with the row).
+        Raises:
+            RunStopped: the agent hit a run-level stop (the whole job is rerun on resume).
+        """
+        from urbanarena.agents.strategies.memory import JobMemory
+
+        memory = JobMemory(self.city, config_hash=config_hash, task_id=task.task_id, seed=seed, agent=self.agent_name)
+        per_round: list[dict[str, Any]] = []
+        results: list[dict[str, Any]] = []
+        privileged = False
+        try:
+            for r in range(1, int(rounds) + 1):
+                res, priv = self._episode(task, seed, protocol_id, max_steps, config_hash, round_=r, memory=memory)
+                privileged = privileged or priv
+                memory.end_round(r, res["trajectory"], res["actions"], res["headings"], res["stop_reason"])
+                results.append(res)
+                strat = (res.get("agent_stats") or {}).get("strategy") or {}
+                per_round.append({"round": r, **{k: res[k] for k in (
+                    "trajectory", "actions", "headings", "stop_reason", "error", "steps", "invalid_actions", "metrics")},
+                    "strategy_events": strat.get("events", [])})
+                if res["stop_reason"] == ERROR_STOP:
+                    break
+            rows = memory.rows()
+        finally:
+            memory.close()
+        final = dict(results[-1])
+        strat = (final.get("agent_stats") or {}).get("strategy") or {}
+        final["timings"] = {k: sum(float(x["timings"][k]) for x in results) for k in results[0]["timings"]}
+        final["started_at"] = results[0]["started_at"]
+        final["details"] = {"rounds": len(results), "rounds_planned": int(rounds), "privileged": privileged,
+                            "strategies": strat.get("used"), "per_round": per_round}
+        final["memory"] = rows
+        return final
+
+    def run_once(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "") -> dict[str, Any]:
         """Run one episode and score it.
 
         Args:
@@ -194,6 +259,12 @@ class EpisodeRunner:
         Raises:
             RunStopped: the agent hit a run-level stop (:data:`RUN_LEVEL_ERRORS`).
         """
+        return self._episode(task, seed, protocol_id, max_steps, config_hash)[0]
+
+    def _episode(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "",
+                 round_: int | None = None, memory: Any = None) -> tuple[dict[str, Any], bool]:
+        """One episode (a round of a job when ``round_`` is given); returns the result and whether the
+        agent was privileged."""
         family = get_family(task.family)
         started_at = utc_now()
         t0 = time.perf_counter()
@@ -211,8 +282,15 @@ class EpisodeRunner:
                 t = time.perf_counter()
                 try:
                     agent = self.agent_factory()
-                    agent.reset(task, AgentContext(city=self.city, motion=env_base.motion, seed=seed,
-                                                   protocol_id=protocol_id))
+                    if round_ is None:
+                        context = AgentContext(city=self.city, motion=env_base.motion, seed=seed,
+                                               protocol_id=protocol_id)
+                    else:
+                        from urbanarena.agents.strategies.memory import StrategyContext
+
+                        context = StrategyContext(city=self.city, motion=env_base.motion, seed=seed,
+                                                  protocol_id=protocol_id, round=round_, memory=memory)
+                    agent.reset(task, context)
                 except RUN_LEVEL_ERRORS as e:
                     raise run_stopped(e, task.task_id, seed) from e
                 except Exception as e:  # noqa: BLE001 - agent failures are recorded, never fatal
@@ -256,6 +334,7 @@ class EpisodeRunner:
             if isinstance(v, float) and not math.isfinite(v):
                 raise RuntimeError(f"scorer of family {family.name!r} returned {k}={v} for task {task.task_id!r}")
         stats = jsonable(dict(agent.stats)) if agent is not None and isinstance(getattr(agent, "stats", None), dict) else {}
+        privileged = bool(getattr(agent, "privileged", False))
         return {
             **row_identity(task, seed, self.agent_name, config_hash, protocol_id, family.name),
             "trajectory": traj.path,
@@ -275,7 +354,7 @@ class EpisodeRunner:
             "agent_stats": stats,
             "started_at": started_at,
             "finished_at": utc_now(),
-        }
+        }, privileged
 
 
 def run_episode(

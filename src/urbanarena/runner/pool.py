@@ -109,6 +109,9 @@ class WorkerSpec:
         arena_view: :class:`~urbanarena.runner.arena.ArenaViewSettings` fields.
         judge: :class:`~urbanarena.runner.judge.JudgeSettings` fields of the fuzzy-match judge (``--judge``).
         model_under_test: the agent's model (``provider:model``), which the judge must not be.
+        strategies: ``--strategy`` spec composed around every agent
+            (:func:`urbanarena.agents.strategies.strategy_factory`), ``None`` for none.
+        rounds: rounds per job (``--rounds``; :meth:`~urbanarena.runner.episode.EpisodeRunner.run_rounds`).
     """
 
     city_dir: str
@@ -121,6 +124,8 @@ class WorkerSpec:
     arena_view: dict[str, Any] | None = None
     judge: dict[str, Any] | None = None
     model_under_test: str | None = None
+    strategies: str | None = None
+    rounds: int = 1
 
 
 def _import_callable(spec: str):
@@ -207,10 +212,18 @@ def is_model_agent(name: str) -> bool:
 def make_dispatcher(spec: WorkerSpec, city: City | None = None, cancel: threading.Event | None = None) -> EpisodeDispatcher:
     """An :class:`EpisodeDispatcher` for ``spec`` (loads the city unless given)."""
     city = city if city is not None else load_city(spec.city_dir, verify_hash=False)
-    return EpisodeDispatcher(city, agent_factory(spec.agent_name, spec.agent_params), spec.agent_name,
-                             city_dir=spec.city_dir, task_dir=spec.task_dir, run_dir=spec.run_dir, trace=spec.trace,
-                             arena_view=spec.arena_view, cancel=cancel, judge=spec.judge,
-                             model_under_test=spec.model_under_test)
+    factory = agent_factory(spec.agent_name, spec.agent_params)
+    if spec.strategies:
+        from urbanarena.agents.strategies import strategy_factory
+
+        factory = strategy_factory(factory, spec.strategies)
+    d = EpisodeDispatcher(city, factory, spec.agent_name,
+                          city_dir=spec.city_dir, task_dir=spec.task_dir, run_dir=spec.run_dir, trace=spec.trace,
+                          arena_view=spec.arena_view, cancel=cancel, judge=spec.judge,
+                          model_under_test=spec.model_under_test)
+    d.graph.rounds = int(spec.rounds)  # graph jobs: rounds and strategies (EpisodeRunner.run_rounds)
+    d.graph.strategies = spec.strategies or None
+    return d
 
 
 class Backend(ABC):

@@ -53,6 +53,17 @@ started_at         TEXT       ISO 8601 UTC
 finished_at        TEXT       ISO 8601 UTC
 =================  =========  ==================================================
 
+``strategy_memory`` — the job memory of runs with ``--strategy`` / ``--rounds`` (one row per
+(config_hash, task_id, seed, agent, round, step); columns in
+:mod:`urbanarena.agents.strategies.memory`). A job's memory rows are written by :meth:`Store.add` in
+the transaction of its episode row, so they are stored exactly when the episode is. The table is
+created in place in older stores opened for writing (the schema version stays 2: nothing existing
+changes).
+
+For those runs the episode row is the job's last round and ``details`` holds ``rounds``,
+``rounds_planned``, ``privileged``, ``strategies`` and ``per_round`` (see
+:meth:`urbanarena.runner.episode.EpisodeRunner.run_rounds`).
+
 ``configs`` — ``config_hash`` -> the hashed config JSON (self-describing store).
 ``meta`` — ``schema_version`` (2). A version-1 store (before the ``details``
 and v3 columns) is upgraded in place when opened for writing (the columns are
@@ -69,6 +80,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from urbanarena.agents.strategies.memory import MEMORY_COLUMNS, MEMORY_DDL, MEMORY_KEY, MEMORY_TABLE
 from urbanarena.errors import StoreError
 from urbanarena.runner.results import V3_STORE_COLUMNS, V3_STORE_NAMES, V3_TIME_COLUMNS
 from urbanarena.tasks.metrics import METRIC_KEYS
@@ -139,6 +151,7 @@ CREATE TABLE IF NOT EXISTS episodes (
     UNIQUE (task_id, seed, agent, config_hash)
 );
 CREATE INDEX IF NOT EXISTS episodes_config ON episodes (config_hash);
+{MEMORY_DDL};
 """
 
 
@@ -280,9 +293,17 @@ class Store:
         cols = list(values)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         sql = f"{verb} INTO episodes ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
+        memory = result.get("memory") or []
+        mem_sql = (f"INSERT INTO {MEMORY_TABLE} ({', '.join(MEMORY_COLUMNS)}) "
+                   f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)})")
         self.conn.execute("BEGIN IMMEDIATE")
         try:
             cur = self.conn.execute(sql, [values[c] for c in cols])
+            if cur.rowcount > 0 and (memory or replace):
+                # the job's memory rows (strategies/--rounds) commit with its episode row, in this transaction
+                self.conn.execute(f"DELETE FROM {MEMORY_TABLE} WHERE {' AND '.join(f'{k}=?' for k in MEMORY_KEY)}",
+                                  [result.get(k) for k in MEMORY_KEY])
+                self.conn.executemany(mem_sql, [[m.get(c) for c in MEMORY_COLUMNS] for m in memory])
             self._commits += 1
             if self._kill_at is not None and self._commits == self._kill_at:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -344,6 +365,24 @@ class Store:
                 for c in JSON_COLUMNS:
                     d[c] = json.loads(d[c]) if d[c] is not None else None
             yield d
+
+    def memory_rows(self, config_hash: str | None = None, task_id: str | None = None,
+                    seed: int | None = None) -> list[dict[str, Any]]:
+        """Rows of the ``strategy_memory`` table (:mod:`urbanarena.agents.strategies.memory`), optionally
+        of one config / task / seed, ordered by (config_hash, task_id, seed, agent, round, step); ``[]`` for a
+        store that has no such table."""
+        if self.conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (MEMORY_TABLE,)).fetchone() is None:
+            return []
+        where, args = [], []
+        for k, v in (("config_hash", config_hash), ("task_id", task_id), ("seed", seed)):
+            if v is not None:
+                where.append(f"{k}=?")
+                args.append(v)
+        sql = f"SELECT {', '.join(MEMORY_COLUMNS)} FROM {MEMORY_TABLE}"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY config_hash, task_id, seed, agent, round, step"
+        return [dict(zip(MEMORY_COLUMNS, r)) for r in self.conn.execute(sql, args)]
 
     def integrity_ok(self) -> bool:
         """``PRAGMA integrity_check`` == ok."""
