@@ -319,3 +319,16 @@ def test_cityseeker_blind_runs_without_imagery(monkeypatch, tmp_path):
     assert labels == ["Image A:", "Image B:", "Image C:", "Image D:"]
     assert sum(t == NO_IMAGE_TEXT for _, t in crops_request) == 4
     assert res["agent_stats"]["trace"][0]["stop"] == 0 and math.isfinite(res["agent_stats"]["scores"][1])
+
+
+def test_dry_run_counts_no_image_under_blind_and_oracle_perception(runs):
+    _, out, _ = runs
+    base = ["run", "--city", str(out.parent / "city"), "--tasks", str(out.parent / "tasks.json"), "--agent", "vlm-arena",
+            "--model", "openai-compatible:http://127.0.0.1:9/v1:fake", "--out", str(out.parent / "dry"), "--dry-run"]
+    normal = runner.invoke(app, base)
+    assert normal.exit_code == 0, normal.output
+    for flag in ("--blind", "--oracle-perception"):
+        r = runner.invoke(app, [*base, flag])
+        assert r.exit_code == 0, r.output
+        assert "(images 0)" in r.output and "(images 0)" not in normal.output
+    assert not (out.parent / "dry").exists()

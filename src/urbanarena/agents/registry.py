@@ -8,6 +8,7 @@ from urbanarena.agents.base import Agent
 from urbanarena.agents.baselines import ForwardAgent, RandomAgent, StraightAgent
 from urbanarena.agents.arena_oracle import ArenaOracleAgent
 from urbanarena.agents.arena_random import ArenaRandomAgent
+from urbanarena.agents.ocr_agent import OcrAgent
 from urbanarena.agents.oracle import OracleAgent
 from urbanarena.agents.vlm import ArenaReActAgent, CitySeekerVLMAgent
 
@@ -18,6 +19,7 @@ AGENTS: dict[str, type[Agent]] = {
     "oracle": OracleAgent,
     "arena-oracle": ArenaOracleAgent,  # cityarena tasks: acts in ArenaEnv (returns ArenaAction)
     "arena-random": ArenaRandomAgent,
+    "ocr": OcrAgent,  # cityarena tasks: reads signs with rapidocr (the 'ocr' extra), walks to the named landmark
     # VLM agents; parameters in urbanarena.agents.vlm.common (model spec, generation, images,
     # prompt_templates, cache, cache_path, max_usd, max_requests, budget_ledger ...)
     "vlm-arena": ArenaReActAgent,

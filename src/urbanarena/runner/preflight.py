@@ -241,6 +241,9 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
         mapper = LocationMapObserver(view.map_width, view.map_height) if fam.requires_current_location(task) else None
         env = make_arena_env(city, protocol_id, task_kind=fam.task_kind(task), max_steps=max_steps, observer=observer,
                              map_renderer=mapper)
+        control = getattr(agent, "control", None)
+        wrap = control.env_wrapper(view.hfov_deg) if control is not None else None  # --oracle-perception features
+        env = wrap(env) if wrap is not None else env
         opts = fam.env_options(task)
         opts["reference_images"] = [load_reference_image(x) for x in fam.reference_image_paths(task, p.task_dir)]
         obs, _ = env.reset(seed=seed, options=opts)
