@@ -87,7 +87,7 @@ def test_retry_after_header_is_honoured():
         client.close()
     assert reply.attempts == 2
     # our own backoff would have waited 0.01 s; the server asked for 1 s
-    assert 1.0 <= elapsed < 3.0
+    assert 1.0 <= elapsed < 30.0  # waited at least the server's 1 s (the upper bound only catches a hang)
 
 
 def test_retries_are_bounded_and_the_client_recovers():

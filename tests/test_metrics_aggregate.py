@@ -243,9 +243,7 @@ def test_coverage_of_known_mean_and_wider_than_naive_bootstrap():
     assert float(np.median(ratio)) > 1.5, np.median(ratio)
 
 
-def test_full_metric_keys_summary_is_fast_and_clean():
-    import time
-
+def test_full_metric_keys_summary_is_clean():
     rng = np.random.default_rng(0)
     rows = []
     for t in range(177):
@@ -257,10 +255,7 @@ def test_full_metric_keys_summary_is_fast_and_clean():
             r["goal_dist_m"] = float(rng.gamma(2.0, 150.0))
             r["ndtw"] = float(rng.random())
             rows.append(r)
-    t0 = time.perf_counter()
-    out = summarize(rows, METRIC_KEYS, PERCENT_KEYS)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 5.0, elapsed
+    out = summarize(rows, METRIC_KEYS, PERCENT_KEYS)  # speed: benchmarks/, not asserted here
     assert out["episodes"] == 1770
     assert out["metrics"]["tc"] is None and out["ci95"]["spd_hops"] is None
     assert set(out["metrics"]) == set(METRIC_KEYS) == set(out["ci95"])
