@@ -121,6 +121,8 @@ DEFAULT_EYE_HEIGHT_M = 1.7
 MIN_ELEVATION_PX = 4.0
 #: rows read below the horizon row of a view (the rest of the view holds no sign; see OcrAgent._read)
 READ_BELOW_HORIZON_PX = 20
+#: score subtracted from a branch whose look-ahead point lies outside the search disc
+OUTSIDE_PENALTY = 50.0
 #: how far ahead a branch's novelty is judged, metres (exploration)
 NOVELTY_AHEAD_M = 20.0
 
@@ -581,7 +583,8 @@ class OcrAgent(Agent):
         """Novelty of a branch minus ``home_bias`` times the distance of its look-ahead point from the start."""
         b = math.radians(bearing_deg)
         q = self.pos + ahead_m * np.array([math.sin(b), math.cos(b)])
-        return (self._novelty(bearing_deg, ahead_m) - self.home_bias * float(np.hypot(*q))
+        outside = OUTSIDE_PENALTY if float(np.hypot(*q)) > self.explore_radius_m else 0.0
+        return (self._novelty(bearing_deg, ahead_m) - self.home_bias * float(np.hypot(*q)) - outside
                 + self.text_weight * math.log1p(self._textiness(bearing_deg)))
 
     def _textiness(self, bearing_deg: float) -> int:
@@ -635,7 +638,7 @@ class OcrAgent(Agent):
             return self._turn_round()
         if arrows:
             usable = [a for a in arrows if a.get("keys")]
-            if float(np.hypot(*self.pos)) > self.explore_radius_m:
+            if float(np.hypot(*self.pos)) > self.explore_radius_m + 30.0:
                 # "it is not far from where you start": head back towards the start
                 home = wrap_deg(math.degrees(math.atan2(-self.pos[0], -self.pos[1])))
                 pick = min(usable, key=lambda a: angle_diff_deg(float(a["bearing_deg"]), home))
@@ -662,6 +665,12 @@ class OcrAgent(Agent):
                 if abs(cam - 90.0) < 1.0:
                     return ArenaAction(ActionKind.D, Magnitude.LARGE)
                 return self._turn_round()
+        f = math.radians(self.walking_deg())
+        ahead = self.pos + 7.0 * np.array([math.sin(f), math.cos(f)])
+        if phase == 3 and float(np.hypot(*ahead)) > self.explore_radius_m >= float(np.hypot(*self.pos)) - 7.0 and \
+                float(np.hypot(*ahead)) > float(np.hypot(*self.pos)):
+            # leaving the search disc along a street: turn back (the goal "is not far from where you start")
+            return self._turn_round()
         turn = self._orient(self._explore_want(), 15.0)
         return turn if turn is not None else ArenaAction(ActionKind.W, Magnitude.LARGE)
 
