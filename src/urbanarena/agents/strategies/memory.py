@@ -312,6 +312,13 @@ def _rounds_text(rounds: list[dict[str, Any]]) -> str:
     return "Earlier rounds: " + "; ".join(parts) + "."
 
 
+def _place_line(place: dict, where: str) -> str:
+    """``- LABEL (WHERE; N visits): decision; decision`` for one retrieved place (R1 and R2)."""
+    dec = "; ".join(_decision_text(d) for d in place["decisions"])
+    return (f"- {place['label']} ({where}; {place['visits']} visit{'s' if place['visits'] != 1 else ''})"
+            + (f": {dec}" if dec else ""))
+
+
 class TopologyRetrieval(Strategy):
     """R1 (module docstring)."""
 
@@ -336,9 +343,7 @@ class TopologyRetrieval(Strategy):
             lines.append(f"- You were not at {got['here']} in an earlier round.")
         for p in got["places"]:
             where = "here" if p["hops"] == 0 else f"{p['hops']} move{'s' if p['hops'] > 1 else ''} away"
-            dec = "; ".join(_decision_text(d) for d in p["decisions"])
-            lines.append(f"- {p['label']} ({where}; {p['visits']} visit{'s' if p['visits'] != 1 else ''})"
-                         + (f": {dec}" if dec else ""))
+            lines.append(_place_line(p, where))
         if got["rounds"]:
             lines.append(_rounds_text(got["rounds"]))
         self.texts += 1
@@ -373,9 +378,7 @@ class SpatialRetrieval(Strategy):
             else:
                 where = (f"{p['distance_m']:.0f} m at {fmt_deg(p['bearing_deg'])} "
                          f"({side_of(p['bearing_deg'], state.walk.heading_deg)})")
-            dec = "; ".join(_decision_text(d) for d in p["decisions"])
-            lines.append(f"- {p['label']} ({where}; {p['visits']} visit{'s' if p['visits'] != 1 else ''})"
-                         + (f": {dec}" if dec else ""))
+            lines.append(_place_line(p, where))
         if got["rounds"]:
             lines.append(_rounds_text(got["rounds"]))
         self.texts += 1
