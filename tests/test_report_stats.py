@@ -10,7 +10,8 @@ import pytest
 from urbanarena.report.episodes import counters, geometry, parse_expected_xy
 from urbanarena.report.failures import breakdown, classify
 from urbanarena.report.sensitivity import kendall_tau, mean_at_scale, rescore, sensitivity
-from urbanarena.report.significance import holm, paired_bootstrap, per_task_means
+from urbanarena.report.significance import holm
+from urbanarena.tasks.metrics.paired import paired_bootstrap, per_task_scores
 
 
 # ------------------------------------------------------------------ Holm
@@ -39,47 +40,53 @@ def test_holm_ties_and_rejections():
     assert adj == pytest.approx([0.04, 0.003, 0.024])
 
 
-# ------------------------------------------------------------- bootstrap
+# ------------------------------------------------------------- bootstrap (two-sided, as the report uses it)
+def _two(a, b, **kw):
+    return paired_bootstrap(a, b, alternative="two-sided", **kw)
+
+
 def test_paired_bootstrap_two_tasks_hand_worked():
     # d = [1, 0], D = 0.5. Resample means: 1 (p 1/4), 0.5 (1/2), 0 (1/4); |D* - 0.5| >= 0.5 for 0 and 1
-    # -> p = 1/2 (up to Monte Carlo error); the percentile interval is [0, 1]
-    res = paired_bootstrap([1.0, 0.0], [0.0, 0.0], n_resamples=20000, seed=1)
-    assert res["diff"] == pytest.approx(0.5) and res["n_tasks"] == 2
-    assert res["p_value"] == pytest.approx(0.5, abs=0.015)
-    assert res["ci95"] == pytest.approx([0.0, 1.0])
+    # -> p = 1/2 (up to Monte Carlo error)
+    res = _two([1.0, 0.0], [0.0, 0.0], n_resamples=20000, seed=1)
+    assert res.mean_diff == pytest.approx(0.5) and res.n == 2
+    assert res.p_value == pytest.approx(0.5, abs=0.015)
 
 
 def test_paired_bootstrap_degenerate_cases():
-    same = paired_bootstrap([0.3, 0.7, 1.0], [0.3, 0.7, 1.0], n_resamples=999)
-    assert same["diff"] == 0.0 and same["p_value"] == 1.0  # every resample as extreme as 0
-    shift = paired_bootstrap([1.0, 1.0, 1.0], [0.0, 0.0, 0.0], n_resamples=999)
-    assert shift["diff"] == 1.0 and shift["p_value"] == pytest.approx(1 / 1000)  # no resample reaches |D|
-    assert shift["ci95"] == [1.0, 1.0]
-    empty = paired_bootstrap([], [], n_resamples=10)
-    assert empty["diff"] is None and empty["p_value"] is None
+    same = _two([0.3, 0.7, 1.0], [0.3, 0.7, 1.0], n_resamples=999)
+    assert same.mean_diff == 0.0 and same.p_value == 1.0
+    shift = _two([1.0, 1.0, 1.0], [0.0, 0.0, 0.0], n_resamples=999)
+    assert shift.mean_diff == 1.0 and shift.p_value == pytest.approx(1 / 1000)  # no resample reaches |D|
+    assert shift.ci95 == (1.0, 1.0)
     with pytest.raises(ValueError):
-        paired_bootstrap([1.0], [1.0, 2.0])
+        _two([], [])
     with pytest.raises(ValueError):
-        paired_bootstrap([float("nan")], [1.0])
+        _two([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError):
+        _two([float("nan")], [1.0])
 
 
 def test_paired_bootstrap_three_tasks_exact_enumeration():
     # d = [1, 0, 0]: D = 1/3; resample mean = k/3 with k ~ Binomial(3, 1/3);
     # |k/3 - 1/3| >= 1/3 for k = 0, 2, 3: P = (8 + 6 + 1) / 27 = 15/27
-    res = paired_bootstrap([1.0, 0.0, 0.0], [0.0, 0.0, 0.0], n_resamples=30000, seed=3)
-    assert res["p_value"] == pytest.approx(15 / 27, abs=0.012)
+    res = _two([1.0, 0.0, 0.0], [0.0, 0.0, 0.0], n_resamples=30000, seed=3)
+    assert res.p_value == pytest.approx(15 / 27, abs=0.012)
 
 
-def test_paired_bootstrap_is_reproducible():
+def test_paired_bootstrap_is_reproducible_with_sequence_seeds():
     rng = np.random.default_rng(0)
     a, b = rng.random(20), rng.random(20)
-    assert paired_bootstrap(a, b, seed=5) == paired_bootstrap(a, b, seed=5)
+    assert _two(a, b, seed=[5, 7]) == _two(a, b, seed=[5, 7])
+    assert _two(a, b, seed=[5, 7]) != _two(a, b, seed=[5, 8])
+    # an int seed is the one-word sequence
+    assert _two(a, b, seed=5) == _two(a, b, seed=[5])
 
 
-def test_per_task_means():
+def test_per_task_scores_skipping_missing():
     rows = [{"task_id": "a", "s": 1.0}, {"task_id": "a", "s": 0.0}, {"task_id": "b", "s": None},
             {"task_id": "c", "s": 0.5}]
-    assert per_task_means(rows, "s") == {"a": 0.5, "c": 0.5}
+    assert per_task_scores(rows, "s", missing_as=None) == {"a": 0.5, "c": 0.5}
 
 
 # ---------------------------------------------------------- Kendall tau

@@ -40,8 +40,10 @@ def report(
     try:
         if maps < 0:
             raise UrbanArenaError(f"--maps must be >= 0 (got {maps})")
-        if resamples < 1 or bootstrap < 1:
-            raise UrbanArenaError("--resamples and --bootstrap must be >= 1")
+        if resamples < 1:
+            raise UrbanArenaError(f"--resamples must be >= 1 (got {resamples})")
+        if bootstrap < 100:
+            raise UrbanArenaError(f"--bootstrap must be >= 100 (got {bootstrap})")
         if min_common_tasks < 1:
             raise UrbanArenaError(f"--min-common-tasks must be >= 1 (got {min_common_tasks})")
         if out.exists() and out.is_dir():

@@ -39,7 +39,8 @@ from urbanarena.report.episodes import counters, geometry, succeeded
 from urbanarena.report.failures import CAUSES, OTHER_BUCKETS, breakdown, classify
 from urbanarena.report.runs import ReportRun, load_runs
 from urbanarena.report.sensitivity import SCALES, mean_at_scale, sensitivity
-from urbanarena.report.significance import holm, paired_bootstrap, per_task_means
+from urbanarena.report.significance import holm
+from urbanarena.tasks.metrics.paired import paired_bootstrap, per_task_scores
 
 #: graph metric keys shown in the overall table, in order (those with a value in some run)
 GRAPH_KEYS = ("tc_exact", "tc_proximity_50m", "tc_category", "tc", "spl", "ndtw", "sdtw", "sed", "goal_dist_m",
@@ -253,16 +254,17 @@ def _significance(group: list[ReportRun], baseline: str | None, n_boot: int, min
             a_hash = {x["task_id"]: x["task_hash"] for x in a_rows}
             b_hash = {x["task_id"]: x["task_hash"] for x in b_rows}
             common = sorted(t for t in a_hash.keys() & b_hash.keys() if a_hash[t] == b_hash[t])
-            am = per_task_means(a_rows, "score")
-            bm = per_task_means(b_rows, "score")
+            am = per_task_scores(a_rows, "score", missing_as=None)
+            bm = per_task_scores(b_rows, "score", missing_as=None)
             common = [t for t in common if t in am and t in bm]
             test = {"model": other.label, "family": fam, "n_tasks": len(common), "diff": None, "ci95": None,
                     "p_value": None}
             if len(common) >= max(1, min_tasks):
                 res = paired_bootstrap([am[t] for t in common], [bm[t] for t in common], n_resamples=n_boot,
-                                       seed=[seed, zlib.crc32(fam.encode()), zlib.crc32(other.label.encode())])
-                test.update(diff=100 * res["diff"], ci95=[100 * res["ci95"][0], 100 * res["ci95"][1]],
-                            p_value=res["p_value"])
+                                       seed=[seed, zlib.crc32(fam.encode()), zlib.crc32(other.label.encode())],
+                                       alternative="two-sided")
+                test.update(diff=100 * res.mean_diff, ci95=[100 * res.ci95[0], 100 * res.ci95[1]],
+                            p_value=res.p_value)
             tests.append(test)
     adj = holm([t["p_value"] for t in tests])
     for t, a in zip(tests, adj):

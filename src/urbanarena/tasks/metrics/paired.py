@@ -66,14 +66,15 @@ class PairedResult:
         return d
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 10_000, seed: int = 0,
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 10_000,
+                     seed: int | Sequence[int] = 0,
                      alternative: str = "greater", confidence_level: float = 0.95) -> PairedResult:
     """Paired bootstrap comparison of per-task scores ``a`` and ``b`` (module docstring).
 
     Args:
         a, b: per-task scores of the two agents, same tasks in the same order (finite numbers).
         n_resamples: bootstrap resamples (>= 100).
-        seed: seed of the resampling.
+        seed: seed of the resampling (an int, or a sequence of ints such as ``[run_seed, family_hash]``).
         alternative: ``"greater"`` (``a`` better), ``"less"`` or ``"two-sided"``.
         confidence_level: of the interval, in (0, 1).
     Raises:
@@ -96,12 +97,13 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, n_resamples: int
     B = int(n_resamples)
     d = x - y
     obs = float(d.mean())
-    rng = np.random.default_rng(seed)
+    seed_words = [int(v) for v in seed] if isinstance(seed, Sequence) else [int(seed)]
+    rng = np.random.default_rng(seed if not isinstance(seed, Sequence) else seed_words)
     if np.all(d == d[0]):
         ci = (obs, obs)
     else:
         res = stats.bootstrap((d,), np.mean, n_resamples=B, confidence_level=confidence_level, method="BCa",
-                              vectorized=True, random_state=np.random.default_rng([seed, 1]))
+                              vectorized=True, random_state=np.random.default_rng([*seed_words, 1]))
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if not (math.isfinite(lo) and math.isfinite(hi)):
             q = (1.0 - confidence_level) / 2.0
