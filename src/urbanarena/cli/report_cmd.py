@@ -30,6 +30,14 @@ def report(
     min_common_tasks: int = typer.Option(10, "--min-common-tasks",
                                          help="Fewest common tasks for a family's paired test."),
     title: str = typer.Option("urbanarena report", "--title", help="Report title."),
+    failure_classifier: Optional[str] = typer.Option(
+        None, "--failure-classifier",
+        help="Also label failed episodes with this model (SPEC as for --model; never a model under test; key from "
+             "the provider's environment variable)."),
+    failure_classifier_max: int = typer.Option(40, "--failure-classifier-max",
+                                               help="Failed episodes per run the classifier labels at most."),
+    failure_prompt: Optional[Path] = typer.Option(None, "--failure-prompt",
+                                                  help="Own prompt template for the classifier ({causes}, {episode})."),
 ) -> None:
     """Write a self-contained HTML report of one or several runs side by side."""
     try:
@@ -48,8 +56,20 @@ def report(
             raise UrbanArenaError(f"--min-common-tasks must be >= 1 (got {min_common_tasks})")
         if out.exists() and out.is_dir():
             raise UrbanArenaError(f"--out {out} is a directory; give a file name such as report.html")
-        path = write_html_report(run_dirs, out, baseline=baseline, n_maps=maps, n_resamples=resamples,
-                                 n_boot=bootstrap, min_common_tasks=min_common_tasks, city=city, title=title)
-    except (UrbanArenaError, OSError) as e:
+        if failure_classifier_max < 1:
+            raise UrbanArenaError(f"--failure-classifier-max must be >= 1 (got {failure_classifier_max})")
+        classifier = None
+        if failure_classifier:
+            from urbanarena.report.failure_llm import FailureClassifier
+
+            classifier = FailureClassifier.from_files(failure_classifier, failure_prompt)
+        try:
+            path = write_html_report(run_dirs, out, baseline=baseline, n_maps=maps, n_resamples=resamples,
+                                     n_boot=bootstrap, min_common_tasks=min_common_tasks, city=city, title=title,
+                                     failure_classifier=classifier, classifier_max=failure_classifier_max)
+        finally:
+            if classifier is not None:
+                classifier.close()
+    except (UrbanArenaError, OSError, ValueError) as e:
         raise fail(e) from None
     typer.echo(f"report written to {path}")

@@ -201,16 +201,29 @@ def _counters(group: list[ReportRun]) -> list[dict[str, Any]]:
     return out
 
 
-def _failures(group: list[ReportRun], geoms: dict[str, list[Any]]) -> list[dict[str, Any]]:
+def _failures(group: list[ReportRun], geoms: dict[str, list[Any]], classifier: Any = None,
+              classifier_max: int = 40) -> list[dict[str, Any]]:
     out = []
     for run in group:
         causes = [classify(r, g, run.success_key) for r, g in zip(run.rows, geoms[run.label])]
         b = breakdown(causes)
         f = b["failures"]
-        out.append({"label": run.label, "episodes": b["episodes"], "successes": b["successes"], "failures": f,
-                    "counts": [{"bucket": k, "n": b["counts"][k],
-                                "pct": f"{100 * b['counts'][k] / f:.0f} %" if f else "–"}
-                               for k in CAUSES + OTHER_BUCKETS]})
+        item = {"label": run.label, "episodes": b["episodes"], "successes": b["successes"], "failures": f,
+                "counts": [{"bucket": k, "n": b["counts"][k],
+                            "pct": f"{100 * b['counts'][k] / f:.0f} %" if f else "–"}
+                           for k in CAUSES + OTHER_BUCKETS]}
+        if classifier is not None:
+            from urbanarena.report.failure_llm import UNPARSED, classify_run
+
+            order = sorted(range(len(run.rows)), key=lambda i: (str(run.rows[i]["task_id"]), int(run.rows[i]["seed"])))
+            items = [(run.rows[i], geoms[run.label][i], run.tasks.get(str(run.rows[i]["task_id"])), causes[i])
+                     for i in order if causes[i] in CAUSES or causes[i] == "Unclassified"]
+            res = classify_run(classifier, items, classifier_max)
+            item["llm"] = {**res, "model": classifier.model_id,
+                           "cells": [{"bucket": k, "n": res["counts"][k]} for k in (*CAUSES, UNPARSED)],
+                           "agreement_text": "–" if res["agreement"] is None else f"{100 * res['agreement']:.0f} %",
+                           "kappa_text": "–" if res["kappa"] is None else f"{res['kappa']:.2f}"}
+        out.append(item)
     return out
 
 
@@ -315,7 +328,8 @@ def _maps(run: ReportRun, geoms: list[Any], n_maps: int) -> dict[str, Any]:
 
 
 def build_report(runs: list[ReportRun], *, baseline: str | None = None, n_maps: int = 3, n_boot: int = 10000,
-                 min_common_tasks: int = 10, seed: int = 0, title: str = "urbanarena report") -> dict[str, Any]:
+                 min_common_tasks: int = 10, seed: int = 0, title: str = "urbanarena report",
+                 failure_classifier: Any = None, classifier_max: int = 40) -> dict[str, Any]:
     """The report's content (what the template shows) from loaded runs.
 
     Args:
@@ -327,11 +341,17 @@ def build_report(runs: list[ReportRun], *, baseline: str | None = None, n_maps: 
         min_common_tasks: fewest common tasks for which a family's test is run (smaller samples get no
             p-value: the bootstrap is anticonservative for very few tasks).
         seed: seed of the paired bootstraps.
+        failure_classifier: an optional :class:`~urbanarena.report.failure_llm.FailureClassifier`; its
+            labels of up to ``classifier_max`` failed episodes per run are shown next to the rules.
     Raises:
-        UrbanArenaError: ``baseline`` names no run.
+        UrbanArenaError: ``baseline`` names no run; the classifier is a model under test.
     """
     if baseline is not None and baseline not in {r.label for r in runs}:
         raise UrbanArenaError(f"--baseline {baseline!r} names no run; runs: {', '.join(r.label for r in runs)}")
+    if failure_classifier is not None:
+        from urbanarena.report.failure_llm import check_classifier
+
+        check_classifier(failure_classifier.model_id, [str(r.model) for r in runs if r.model])
     groups: dict[str, list[ReportRun]] = {}
     for r in runs:
         groups.setdefault(f"{r.protocol}|{'arena' if r.arena else 'graph'}", []).append(r)
@@ -343,7 +363,7 @@ def build_report(runs: list[ReportRun], *, baseline: str | None = None, n_maps: 
         sections.append({
             "id": pid, "protocol": group[0].protocol, "kind": "arena" if group[0].arena else "graph",
             "caption": _caption(group), "tables": _tables(group, pid), "chart": _chart(group),
-            "counters": _counters(group), "failures": _failures(group, geoms),
+            "counters": _counters(group), "failures": _failures(group, geoms, failure_classifier, classifier_max),
             "sensitivity": _sensitivity(group),
             "significance": _significance(group, baseline, n_boot, min_common_tasks, seed),
             "maps": [_maps(r, geoms[r.label], n_maps) for r in group],
@@ -385,7 +405,8 @@ def render_html(context: Mapping[str, Any]) -> str:
 
 def write_html_report(run_dirs: Sequence[str | Path], out: str | Path, *, baseline: str | None = None,
                       n_maps: int = 3, n_resamples: int = 2000, n_boot: int = 10000, min_common_tasks: int = 10,
-                      city: str | None = None, title: str = "urbanarena report", seed: int = 0) -> Path:
+                      city: str | None = None, title: str = "urbanarena report", seed: int = 0,
+                      failure_classifier: Any = None, classifier_max: int = 40) -> Path:
     """Load ``run_dirs``, build the report and write it to ``out`` (one HTML file); returns ``out``.
 
     Raises:
@@ -394,7 +415,7 @@ def write_html_report(run_dirs: Sequence[str | Path], out: str | Path, *, baseli
     """
     runs = load_runs(list(run_dirs), n_resamples=n_resamples, seed=seed, city=city, load_context=True)
     ctx = build_report(runs, baseline=baseline, n_maps=n_maps, n_boot=n_boot, min_common_tasks=min_common_tasks,
-                       seed=seed, title=title)
+                       seed=seed, title=title, failure_classifier=failure_classifier, classifier_max=classifier_max)
     text = render_html(ctx)
     p = Path(out)
     if p.parent and not p.parent.exists():
