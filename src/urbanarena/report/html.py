@@ -211,7 +211,7 @@ def _failures(group: list[ReportRun], geoms: dict[str, list[Any]], classifier: A
         item = {"label": run.label, "episodes": b["episodes"], "successes": b["successes"], "failures": f,
                 "counts": [{"bucket": k, "n": b["counts"][k],
                             "pct": f"{100 * b['counts'][k] / f:.0f} %" if f else "–"}
-                           for k in CAUSES + OTHER_BUCKETS]}
+                           for k in CAUSES + OTHER_BUCKETS], "llm": None}
         if classifier is not None:
             from urbanarena.report.failure_llm import UNPARSED, classify_run
 
