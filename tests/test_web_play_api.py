@@ -231,6 +231,11 @@ def test_two_participants_play_concurrently_and_are_scored_like_the_validator(pl
     assert len(recs) == len(rows) and {r["agent"] for r in recs} == {"human:P01", "human:P02"}
     assert all("started_at" not in r and "id" not in r for r in recs)
     assert export_anonymised(play["run_dir"], out)["participants"] == 2
+    # the report labels the human baseline as such, with its participant count and no names
+    from urbanarena.report.runs import load_runs
+
+    (hr,) = load_runs([play["run_dir"]], n_resamples=100, load_context=False)
+    assert hr.label == "human (2 participants)"
 
 
 def test_bad_actions_are_refused(play):

@@ -180,6 +180,9 @@ def _load_tasks(run: ReportRun, city_dir: Any) -> None:
 
 
 def _label(s: dict[str, Any], rows: list[dict[str, Any]]) -> str:
+    people = {str(r.get("agent")) for r in rows if str(r.get("agent", "")).startswith("human:")}
+    if people:  # a human baseline (urbanarena play): episodes stored as human:<participant>
+        return f"human ({len(people)} participant{'s' if len(people) != 1 else ''})"
     for r in rows:
         if r.get("model"):
             return f"{s['agent']} {r['model']}"
