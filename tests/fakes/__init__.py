@@ -1,5 +1,16 @@
 """Test fakes: fake OpenAI-compatible and Anthropic servers on 127.0.0.1 (see :mod:`fakes.servers`)."""
 
-from fakes.servers import FakeAnthropicServer, FakeModelServer, FakeOpenAIServer, ReceivedImage, RecordedRequest, ScriptedReply
+from fakes.servers import (
+    CONTENT_FAULT_COUNTER,
+    CONTENT_FAULTS,
+    TRANSPORT_FAULTS,
+    FakeAnthropicServer,
+    FakeModelServer,
+    FakeOpenAIServer,
+    FaultSchedule,
+    ReceivedImage,
+    RecordedRequest,
+    ScriptedReply,
+)
 
-__all__ = ["FakeAnthropicServer", "FakeModelServer", "FakeOpenAIServer", "ReceivedImage", "RecordedRequest", "ScriptedReply"]
+__all__ = ["CONTENT_FAULTS", "CONTENT_FAULT_COUNTER", "TRANSPORT_FAULTS", "FaultSchedule", "FakeAnthropicServer", "FakeModelServer", "FakeOpenAIServer", "ReceivedImage", "RecordedRequest", "ScriptedReply"]

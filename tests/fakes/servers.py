@@ -8,20 +8,58 @@ SDKs talk to it over TCP. It
   ``(request_json, reply_index) -> reply``; a reply is a string or a
   :class:`ScriptedReply` (finish reason, reported model, refusal, token counts);
 * records every request (:attr:`FakeModelServer.log`): arrival index, path,
-  parsed JSON body, whether the API key matched, the fault injected, and the
-  images it decoded (format, size, base64 length, mean RGB);
+  parsed JSON body, its content hash and attempt number, whether the API key
+  matched, the fault injected, and the images it decoded (format, size,
+  base64 length, mean RGB);
 * decodes every image it receives with Pillow and enforces limits like the real
   APIs (``max_image_b64_bytes``, ``max_image_side_px`` -> HTTP 400);
-* injects transport faults from a plan: ``fault_plan[i]`` applies to the
-  i-th arriving request (``None`` = serve normally). Kinds:
+* injects faults, either from an explicit plan (``fault_plan[i]`` applies to
+  the i-th arriving request, ``None`` = serve normally) or, for arrivals
+  beyond the plan, from a seeded :class:`FaultSchedule` at a chosen rate.
+
+Fault kinds (:data:`TRANSPORT_FAULTS`, :data:`CONTENT_FAULTS`):
+
+* transport — the request gets no usable reply:
 
   - ``timeout`` — read the request, send nothing for ``timeout_sleep_s``, close;
   - ``connection`` — read the request, close the socket without a reply;
   - ``http_429`` — 429 with ``Retry-After`` (and ``retry-after-ms`` if set);
   - ``http_<status>`` — that status (500, 503, 529 ...) with an error body;
 
-  faulted requests never consume a scripted reply, and :attr:`injected`
-  counts faults per kind.
+* content — a 200 reply arrives but is unusable (the protocol decides about
+  re-asking; the agents count them by parse-failure type, see
+  :data:`CONTENT_FAULT_COUNTER`):
+
+  - ``truncated`` — the scripted text cut before its first ``}`` (at most
+    half of it), finish ``length`` / ``max_tokens``, output tokens = the
+    request's cap;
+  - ``malformed`` — :data:`MALFORMED_TEXT`, an object with a missing comma;
+  - ``empty`` — no text;
+  - ``refusal`` — OpenAI: ``message.refusal`` set, content null, finish
+    ``content_filter``; Anthropic: no content, ``stop_reason`` ``refusal``;
+  - ``oversized`` — the scripted text followed by filler, in all
+    ``OVERSIZE_FACTOR`` x the request's output-token cap x 4 characters, with
+    the output tokens that length implies (more than the cap allows).
+
+Faulted requests never consume a list script's reply (content faults read the
+reply they mangle without consuming it; a callable script is called as for a
+normal reply, so scripts used with content faults should be functions of the
+request content), and :attr:`FakeModelServer.injected` counts faults per kind.
+
+**Seeded schedule and concurrency.** :meth:`FaultSchedule.decide` is a pure
+function of ``(seed, key, attempt)``. With ``key="content"`` (default) the key
+is the sha256 of the request body (canonical JSON) and ``attempt`` counts the
+earlier arrivals of that same body; so a retry of a call, or a
+``cityarena-v1`` re-request of the same prompt, draws again, and the same
+logical call meets the same faults however concurrent episodes interleave
+(arrival order never enters). Episodes that send byte-identical bodies (the
+same task under another seed, when no seed reaches the prompt) share one
+attempt counter: the faults drawn for that body are the same sequence in
+every run, but which of those episodes meets which of them follows arrival
+order. ``key="arrival"`` uses the global arrival index instead (reproducible
+only for sequential clients). ``max_per_request`` caps the faults drawn for
+one key (later attempts are served), so a client whose retry limit exceeds it
+never gives up.
 
 The server never writes anything to disk, and it stores only whether the
 presented key matched, never the key.
@@ -31,6 +69,7 @@ from __future__ import annotations
 
 import base64
 import collections
+import hashlib
 import io
 import itertools
 import json
@@ -40,10 +79,100 @@ import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any, Callable, Literal, Mapping, Sequence
 
 import numpy as np
 from PIL import Image as PILImage
+
+
+#: transport fault kinds a :class:`FaultSchedule` draws by default (``http_<status>`` of any status also works)
+TRANSPORT_FAULTS: tuple[str, ...] = ("timeout", "connection", "http_429", "http_500", "http_503")
+#: content fault kinds (a 200 reply that is unusable)
+CONTENT_FAULTS: tuple[str, ...] = ("truncated", "malformed", "empty", "refusal", "oversized")
+#: content fault kind -> the parse-failure type under which the agents count it
+#: (:data:`urbanarena.agents.vlm.parsing.FAILURE_TYPES`)
+CONTENT_FAULT_COUNTER: dict[str, str] = {
+    "truncated": "truncated", "malformed": "json_invalid", "empty": "empty", "refusal": "refusal",
+    "oversized": "oversized",
+}
+#: the text of a ``malformed`` reply: an object with a missing comma (no lenient reading repairs it)
+MALFORMED_TEXT = '{"thought": "injected malformed reply", "action": "W" "answer": "SMALL", "memory": ""}'
+#: the text of a ``refusal`` reply (OpenAI ``message.refusal``)
+REFUSAL_TEXT = "I can't help with that request."
+#: an ``oversized`` reply has ``OVERSIZE_FACTOR * cap * 4`` characters for an output-token cap ``cap``
+OVERSIZE_FACTOR = 2
+#: output-token cap assumed when a request names none
+DEFAULT_CAP_TOKENS = 1024
+
+
+def _unit(digest: bytes, offset: int) -> float:
+    """A uniform number in [0, 1) from 8 bytes of ``digest`` at ``offset``."""
+    return int.from_bytes(digest[offset:offset + 8], "big") / 2.0**64
+
+
+@dataclass(frozen=True)
+class FaultSchedule:
+    """Seeded fault schedule (see the module docstring for keys and concurrency).
+
+    Attributes:
+        rate: probability in [0, 1] that an arrival is faulted.
+        kinds: the kinds drawn from: a sequence (uniform) or ``{kind: weight}``.
+        seed: schedule seed.
+        key: ``content`` (body hash + attempt of that body) or ``arrival`` (arrival index).
+        max_per_request: most faults drawn for one key (``None``: no cap).
+
+    The draw for ``(seed, key, attempt)`` is ``d = sha256(f"{seed}:{key}:{attempt}")``:
+    faulted iff ``u0 < rate`` and kind chosen by ``u1`` over the cumulative
+    weights, where ``u0`` / ``u1`` are ``d``'s first / second 8 bytes as
+    big-endian integers divided by 2**64.
+    """
+
+    rate: float
+    kinds: Sequence[str] | Mapping[str, float] = TRANSPORT_FAULTS
+    seed: int = 0
+    key: Literal["content", "arrival"] = "content"
+    max_per_request: int | None = 3
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"fault rate must be in [0, 1], got {self.rate}")
+        if not self.weights():
+            raise ValueError("a fault schedule needs at least one kind with a positive weight")
+        if self.key not in ("content", "arrival"):
+            raise ValueError(f"schedule key must be 'content' or 'arrival', got {self.key!r}")
+
+    def weights(self) -> list[tuple[str, float]]:
+        """``[(kind, weight)]`` with positive weights, in the given order."""
+        items = self.kinds.items() if isinstance(self.kinds, Mapping) else ((k, 1.0) for k in self.kinds)
+        return [(str(k), float(w)) for k, w in items if float(w) > 0]
+
+    def draw(self, key: str, attempt: int) -> str | None:
+        """The fault kind for attempt ``attempt`` (0-based) of ``key``, or ``None``; ignores the cap."""
+        d = hashlib.sha256(f"{self.seed}:{key}:{attempt}".encode()).digest()
+        if _unit(d, 0) >= self.rate:
+            return None
+        w = self.weights()
+        x = _unit(d, 8) * sum(v for _, v in w)
+        for kind, v in w:
+            x -= v
+            if x < 0:
+                return kind
+        return w[-1][0]
+
+    def decide(self, key: str, attempt: int) -> str | None:
+        """:meth:`draw` with ``max_per_request`` applied: ``None`` once the earlier attempts of ``key``
+        drew that many faults."""
+        if self.max_per_request is not None:
+            earlier = sum(1 for a in range(attempt) if self.draw(key, a) is not None)
+            if earlier >= self.max_per_request:
+                return None
+        return self.draw(key, attempt)
+
+
+def body_sha256(body: dict[str, Any] | None, raw: bytes) -> str:
+    """Content key of a request: sha256 of the canonical JSON body (sorted keys), else of the raw bytes."""
+    data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode() if body is not None else raw
+    return hashlib.sha256(data).hexdigest()
 
 
 @dataclass
@@ -82,7 +211,7 @@ class ReceivedImage:
 
 @dataclass
 class RecordedRequest:
-    """One arrival at the server."""
+    """One arrival at the server (``attempt``: earlier arrivals of the same ``body_sha256``)."""
 
     index: int
     path: str
@@ -92,6 +221,8 @@ class RecordedRequest:
     images: list[ReceivedImage] = field(default_factory=list)
     status: int | None = None
     reply_index: int | None = None
+    body_sha256: str = ""
+    attempt: int = 0
 
     def texts(self) -> list[str]:
         """All text parts of the request (system prompt included), in order."""
@@ -122,7 +253,8 @@ class FakeModelServer(ABC):
 
     Args:
         script: replies (list, consumed in order) or a function of (body, reply index).
-        fault_plan: fault kind (or ``None``) per arrival index.
+        fault_plan: fault kind (or ``None``) per arrival index (transport or content kinds).
+        fault_schedule: seeded schedule for arrivals beyond ``fault_plan`` (``None``: none).
         api_key: the key the client must present (``None``: accept any).
         timeout_sleep_s: how long a ``timeout`` fault stays silent.
         retry_after: ``Retry-After`` header value sent with 429.
@@ -138,6 +270,7 @@ class FakeModelServer(ABC):
         script: Script,
         *,
         fault_plan: list[str | None] | None = None,
+        fault_schedule: FaultSchedule | None = None,
         api_key: str | None = None,
         timeout_sleep_s: float = 1.0,
         retry_after: str = "1",
@@ -147,6 +280,7 @@ class FakeModelServer(ABC):
     ):
         self.script = script
         self.fault_plan = list(fault_plan or [])
+        self.fault_schedule = fault_schedule
         self.api_key = api_key
         self.timeout_sleep_s = timeout_sleep_s
         self.retry_after = retry_after
@@ -158,6 +292,7 @@ class FakeModelServer(ABC):
         self.replies_served = 0
         self._lock = threading.Lock()
         self._arrivals = itertools.count()
+        self._seen: collections.Counter[str] = collections.Counter()
         self._httpd: _Server | None = None
         self._thread: threading.Thread | None = None
 
@@ -203,28 +338,46 @@ class FakeModelServer(ABC):
 
     @property
     def served(self) -> list[RecordedRequest]:
-        """Requests answered with a scripted reply (status 200)."""
-        return [r for r in self.log if r.status == 200]
+        """Requests answered with a scripted reply (status 200, no content fault)."""
+        return [r for r in self.log if r.status == 200 and r.fault is None]
+
+    def injected_of(self, kinds: Sequence[str]) -> dict[str, int]:
+        """:attr:`injected` restricted to ``kinds`` (e.g. :data:`CONTENT_FAULTS`), zero counts left out."""
+        return {k: v for k, v in self.injected.items() if k in kinds and v}
 
     # ------------------------------------------------------------------ handling
     def _handle(self, h: BaseHTTPRequestHandler) -> None:
         length = int(h.headers.get("Content-Length") or 0)
         raw = h.rfile.read(length) if length else b""
-        index = next(self._arrivals)
-        fault = self.fault_plan[index] if index < len(self.fault_plan) else None
-        presented = {(h.headers.get("Authorization") or "").removeprefix("Bearer ").strip()}
-        if self.key_header:
-            presented.add((h.headers.get(self.key_header) or "").strip())
-        auth_ok = self.api_key is None or self.api_key in presented
         try:
             body = json.loads(raw) if raw else None
         except json.JSONDecodeError:
             body = None
-        rec = RecordedRequest(index=index, path=h.path, body=body, auth_ok=auth_ok, fault=fault)
+        sha = body_sha256(body, raw)
+        with self._lock:
+            index = next(self._arrivals)
+            attempt = self._seen[sha]
+            self._seen[sha] += 1
+        if index < len(self.fault_plan):
+            fault = self.fault_plan[index]
+        elif self.fault_schedule is not None:
+            sch = self.fault_schedule
+            fault = sch.decide(sha, attempt) if sch.key == "content" else sch.decide("arrival", index)
+        else:
+            fault = None
+        presented = {(h.headers.get("Authorization") or "").removeprefix("Bearer ").strip()}
+        if self.key_header:
+            presented.add((h.headers.get(self.key_header) or "").strip())
+        auth_ok = self.api_key is None or self.api_key in presented
+        rec = RecordedRequest(index=index, path=h.path, body=body, auth_ok=auth_ok, fault=fault, body_sha256=sha,
+                              attempt=attempt)
+        content = fault if fault in CONTENT_FAULTS else None
         with self._lock:
             self.log.append(rec)
-            if fault is not None:
+            if fault is not None and content is None:
                 self.injected[fault] += 1
+        if content is not None:
+            rec.fault = None  # set again below once the fault is applied (a rejected request carries none)
         if fault == "connection":
             h.close_connection = True
             try:
@@ -240,7 +393,7 @@ class FakeModelServer(ABC):
             except OSError:
                 pass
             return
-        if fault is not None:
+        if fault is not None and content is None:
             status = int(fault.removeprefix("http_"))
             headers = {}
             if status == 429:
@@ -268,15 +421,56 @@ class FakeModelServer(ABC):
                 item = self.script(body, reply_index) if callable(self.script) else self.script[reply_index]
             except IndexError:
                 item = None
-            if item is not None:
+            if item is not None and content is None:
                 self.replies_served += 1
         if item is None:
             self._send_json(h, rec, 400, self.error_body(400, f"script exhausted after {reply_index} replies"))
             return
         reply = ScriptedReply(item) if isinstance(item, str) else item
-        rec.reply_index = reply_index
+        if content is not None:
+            reply = self.content_fault(content, reply, body)
+            with self._lock:
+                rec.fault = content
+                self.injected[content] += 1
+        else:
+            rec.reply_index = reply_index
         payload, headers = self.reply_body(body, reply, reply_index)
         self._send_json(h, rec, 200, payload, headers)
+
+    @staticmethod
+    def output_cap(body: dict[str, Any]) -> int:
+        """The request's output-token cap (``max_completion_tokens`` / ``max_tokens``; else :data:`DEFAULT_CAP_TOKENS`)."""
+        for name in ("max_completion_tokens", "max_tokens"):
+            if isinstance(body.get(name), int):
+                return int(body[name])
+        return DEFAULT_CAP_TOKENS
+
+    def content_fault(self, kind: str, reply: ScriptedReply, body: dict[str, Any]) -> ScriptedReply:
+        """The reply that content fault ``kind`` sends instead of ``reply`` (see the module docstring)."""
+        cap = self.output_cap(body)
+        if kind == "truncated":
+            text = reply.text
+            cut = len(text) // 2
+            if "}" in text:
+                cut = min(cut, text.index("}"))
+            return ScriptedReply(text[:cut] or '{"thought": "', finish=self.length_finish, output_tokens=cap)
+        if kind == "malformed":
+            return ScriptedReply(MALFORMED_TEXT)
+        if kind == "empty":
+            return ScriptedReply("")
+        if kind == "refusal":
+            return self.refusal_reply()
+        if kind == "oversized":
+            n = OVERSIZE_FACTOR * cap * 4
+            filler = ("and so on " * (n // 10 + 1))
+            return ScriptedReply((reply.text + "\n" + filler)[:max(n, len(reply.text) + 1)])
+        raise ValueError(f"unknown content fault {kind!r}")
+
+    length_finish = "length"
+
+    def refusal_reply(self) -> ScriptedReply:
+        """A refusal in the provider's form."""
+        return ScriptedReply("", refusal=REFUSAL_TEXT)
 
     def _send_json(self, h: BaseHTTPRequestHandler, rec: RecordedRequest, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         rec.status = status
@@ -399,6 +593,10 @@ class FakeAnthropicServer(FakeModelServer):
 
     path = "/v1/messages"
     key_header = "x-api-key"
+    length_finish = "max_tokens"
+
+    def refusal_reply(self) -> ScriptedReply:
+        return ScriptedReply("", finish="refusal")
 
     def __init__(self, script: Script, **kw: Any):
         kw.setdefault("max_image_b64_bytes", 5 * 1024 * 1024)

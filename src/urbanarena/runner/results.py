@@ -32,7 +32,7 @@ included): ``model``, ``provider``, ``pretrained`` (empty: specs pin the
 model name), ``max_tokens`` / ``temperature`` (as sent),
 ``llm_request_count`` (model calls, cache hits included), ``llm_error_count``
 (transport faults and rejected requests), ``parse_error_count`` (replies with
-no usable JSON: empty, refusal, truncated, no/invalid JSON),
+no usable JSON: oversized, empty, refusal, truncated, no/invalid JSON),
 ``invalid_action_count`` (parsed replies with an unusable action — unknown
 or missing action, size out of range, empty answer, bad stop/choice value —
 plus actions the env rejected), ``request_error_count`` (1 when the episode
@@ -90,7 +90,7 @@ V3_TIME_COLUMNS = ("elapsed_seconds", "total_llm_latency_seconds", "avg_llm_late
 
 #: parse-error types that are a reply without usable JSON (``parse_error_count``); the others
 #: (unknown/missing action, size out of range, empty answer, bad stop/choice ...) are invalid actions
-NO_JSON_PARSE_ERRORS = frozenset({"empty", "refusal", "truncated", "no_json", "json_invalid"})
+NO_JSON_PARSE_ERRORS = frozenset({"oversized", "empty", "refusal", "truncated", "no_json", "json_invalid"})
 
 
 def _int(v: Any) -> int:

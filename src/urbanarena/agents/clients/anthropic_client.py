@@ -26,6 +26,7 @@ from typing import Any, Mapping
 
 import anthropic
 
+from urbanarena.agents.clients import http_pool
 from urbanarena.agents.clients.base import ModelClient
 from urbanarena.agents.clients.images import EncodedImage
 from urbanarena.agents.clients.types import Image, ModelReply, ModelRequest
@@ -40,6 +41,8 @@ class AnthropicClient(ModelClient):
 
     def _make_sdk(self, api_key: str) -> anthropic.Anthropic:
         kwargs: dict[str, Any] = dict(api_key=api_key, base_url=self.spec.endpoint, max_retries=0, timeout=self.timeout_s)
+        if self.shared_http:
+            kwargs["http_client"] = http_pool.shared_client("anthropic", self.spec.endpoint, anthropic.DefaultHttpxClient)
         if "open_telemetry" in inspect.signature(anthropic.Anthropic.__init__).parameters:
             kwargs["open_telemetry"] = False  # no request/response content leaves through tracing
         return anthropic.Anthropic(**kwargs)

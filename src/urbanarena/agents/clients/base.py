@@ -15,10 +15,22 @@
    per-request timeout); transport faults are counted by type and retried by
    our :class:`~urbanarena.agents.clients.retry.RetryPolicy`; non-retryable
    statuses raise :class:`ModelRequestError`, exhausted retries
-   :class:`ModelTransportError`;
-6. build the :class:`ModelReply` (flags ``empty``/``truncated``/``refusal``,
-   model mismatch, cost), account it in the counters and the budget, store it
-   in the cache, return it. Flagged replies are returned, not retried.
+   :class:`ModelTransportError`; with rate limits configured every attempt
+   first waits for the provider's shared limiter
+   (:mod:`~urbanarena.agents.clients.rate_limit`);
+6. build the :class:`ModelReply` (flags ``empty``/``truncated``/``refusal``/
+   ``oversized``, model mismatch, cost), account it in the counters and the
+   budget, store it in the cache, return it. Flagged replies are returned, not
+   retried.
+
+A reply is ``oversized`` when the provider reports more output tokens than
+``max_output_tokens`` allows, or its text is longer than
+:data:`OVERSIZED_CHARS_PER_TOKEN` characters per allowed output token (a
+backstop for servers that report no usage); the parsers do not read such a
+reply (the protocol re-asks as for any unusable reply).
+
+Waits between retries go through :attr:`ModelClient.sleep` (``time.sleep``;
+tests replace it to record the delays instead of sleeping).
 
 The API key is read from the environment once (:func:`resolve_api_key`) and
 handed to the SDK object; it is never an attribute of the client, never in
@@ -38,6 +50,8 @@ from urbanarena.agents.clients.cache import ResponseCache, cache_key, request_su
 from urbanarena.agents.clients.cost import BudgetGuard, ModelPrice, PriceTable, RequestShape, request_input_tokens
 from urbanarena.agents.clients.errors import ModelClientError, ModelRequestError, ModelTransportError
 from urbanarena.agents.clients.images import EncodedImage, encode_image
+from urbanarena.agents.clients import http_pool
+from urbanarena.agents.clients.rate_limit import RateLimiter, limiter_for
 from urbanarena.agents.clients.retry import RetryPolicy, classify_exception
 from urbanarena.agents.clients.spec import ModelSpec, resolve_api_key
 from urbanarena.agents.clients.types import (
@@ -50,6 +64,9 @@ from urbanarena.agents.clients.types import (
 )
 
 log = logging.getLogger("urbanarena.agents.clients")
+
+#: an ``oversized`` reply's text exceeds this many characters per allowed output token
+OVERSIZED_CHARS_PER_TOKEN = 32
 
 _KEYLIKE = re.compile(r"\b(?:sk|sk-ant|key|api)[-_][A-Za-z0-9*_\-]{6,}")
 
@@ -69,6 +86,12 @@ class ModelClient(ABC):
         api_key_env: name of an environment variable to read the key from
             instead of the provider default (see :mod:`.spec`).
         rng_seed: seed of the jitter RNG (delays only; never affects replies).
+        rate_limiter: a :class:`~urbanarena.agents.clients.rate_limit.RateLimiter` every HTTP attempt
+            goes through; ``None`` = the process's shared limiter of this provider endpoint when
+            limits are configured (:func:`~urbanarena.agents.clients.rate_limit.limiter_for`), else none.
+        shared_http: use the process's shared connection pool of the endpoint
+            (:mod:`~urbanarena.agents.clients.http_pool`); ``None`` = yes unless
+            ``URBANARENA_SHARED_HTTP=0``.
 
     Raises:
         MissingAPIKeyError: required key variable unset.
@@ -76,6 +99,8 @@ class ModelClient(ABC):
     """
 
     provider: str = ""
+    #: how retry waits are taken (seconds -> None); replace on the class or an instance to record them
+    sleep = staticmethod(time.sleep)
 
     def __init__(
         self,
@@ -90,6 +115,8 @@ class ModelClient(ABC):
         prices: PriceTable | None = None,
         api_key_env: str | None = None,
         rng_seed: int | None = None,
+        rate_limiter: RateLimiter | None = None,
+        shared_http: bool | None = None,
     ):
         if spec.provider != self.provider and not (self.provider == "openai" and spec.provider == "openai-compatible"):
             raise ModelClientError(f"{type(self).__name__} cannot serve provider {spec.provider!r}")
@@ -111,6 +138,8 @@ class ModelClient(ABC):
         self._unsupported = self.generation.unsupported_for(spec.provider)
         if self._unsupported:
             log.warning("%s does not support %s; not sent", spec.provider, ", ".join(self._unsupported))
+        self.rate_limiter = rate_limiter if rate_limiter is not None else limiter_for(spec.provider, spec.endpoint)
+        self.shared_http = http_pool.enabled() if shared_http is None else bool(shared_http)
         self._sdk = self._make_sdk(resolve_api_key(spec, api_key_env))
 
     # ------------------------------------------------------------------ provider hooks
@@ -226,7 +255,9 @@ class ModelClient(ABC):
         return reply
 
     def close(self) -> None:
-        """Close the SDK's HTTP connections (the cache is closed by its owner)."""
+        """Close the SDK's HTTP connections (the cache is closed by its owner; a shared pool stays open)."""
+        if self.shared_http:
+            return
         close = getattr(self._sdk, "close", None)
         if close is not None:
             close()
@@ -240,8 +271,15 @@ class ModelClient(ABC):
     # ------------------------------------------------------------------ internals
     def _send_with_retries(self, request: ModelRequest, encoded: dict[str, EncodedImage], c: UsageCounters) -> ModelReply:
         attempt = 0
+        limiter = self.rate_limiter
+        reserved = 0
+        if limiter is not None and limiter.tokens is not None:
+            tokens_in, _ = request_input_tokens(RequestShape.of(request), self.price, self.images, self.spec.provider)
+            reserved = int(tokens_in) + int(self.generation.max_output_tokens)
         while True:
             attempt += 1
+            if limiter is not None:
+                limiter.acquire(reserved)
             c.bump("http_attempts")
             t0 = time.perf_counter()
             try:
@@ -251,6 +289,11 @@ class ModelClient(ABC):
                 if fault is None:
                     raise
                 c.add_fault(fault.kind)
+                if limiter is not None:
+                    if reserved:
+                        limiter.settle(reserved, 0)  # a failed attempt used no tokens (it did use a request)
+                    if fault.status == 429 and fault.retry_after_s:
+                        limiter.pause(fault.retry_after_s)  # the whole provider backs off, not only this call
                 if not fault.retryable:
                     c.bump("rejected")
                     raise ModelRequestError(
@@ -266,12 +309,16 @@ class ModelClient(ABC):
                 delay = self.retry.delay_s(attempt - 1, fault.retry_after_s, self._rng)
                 log.info("%s (%s); retry %d/%d in %.2f s", fault.kind, fault.message, attempt, self.retry.max_retries, delay)
                 c.bump("retries")
-                time.sleep(delay)
+                self.sleep(delay)
                 continue
             reply.latency_s = time.perf_counter() - t0
             reply.attempts = attempt
+            if limiter is not None and reserved:
+                limiter.settle(reserved, (reply.input_tokens or 0) + (reply.output_tokens or 0))
             if reply.request_id is None:
                 reply.request_id = headers.get("x-request-id") or headers.get("request-id") or reply.response_id
+            if self._oversized(reply) and "oversized" not in reply.flags:
+                reply.flags.append("oversized")
             reply.model_mismatch = model_mismatch(self.spec.model, reply.reported_model)
             if reply.model_mismatch:
                 log.warning("requested model %r, provider reported %r", self.spec.model, reply.reported_model)
@@ -282,6 +329,13 @@ class ModelClient(ABC):
         if isinstance(key, str) and len(key) >= 4:
             text = text.replace(key, "[redacted]")
         return _KEYLIKE.sub("[redacted]", text)
+
+    def _oversized(self, reply: ModelReply) -> bool:
+        """Whether ``reply`` is larger than ``max_output_tokens`` allows (module docstring)."""
+        cap = self.generation.max_output_tokens
+        if reply.output_tokens is not None and reply.output_tokens > cap:
+            return True
+        return len(reply.text) > OVERSIZED_CHARS_PER_TOKEN * cap
 
     @staticmethod
     def _flags(text: str, finish_reason: str, refusal: bool) -> list[str]:

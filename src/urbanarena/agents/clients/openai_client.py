@@ -24,6 +24,7 @@ from typing import Any, Literal, Mapping
 
 import openai
 
+from urbanarena.agents.clients import http_pool
 from urbanarena.agents.clients.base import ModelClient
 from urbanarena.agents.clients.images import EncodedImage
 from urbanarena.agents.clients.spec import ModelSpec
@@ -48,7 +49,9 @@ class OpenAIClient(ModelClient):
         super().__init__(spec, **kw)
 
     def _make_sdk(self, api_key: str) -> openai.OpenAI:
-        return openai.OpenAI(api_key=api_key, base_url=self.spec.endpoint, max_retries=0, timeout=self.timeout_s)
+        http = http_pool.shared_client("openai", self.spec.endpoint, openai.DefaultHttpxClient) if self.shared_http else None
+        return openai.OpenAI(api_key=api_key, base_url=self.spec.endpoint, max_retries=0, timeout=self.timeout_s,
+                             http_client=http)
 
     def _request_options(self) -> dict[str, Any]:
         return {"max_tokens_param": self.max_tokens_param}

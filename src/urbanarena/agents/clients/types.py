@@ -252,7 +252,9 @@ class ModelReply(BaseModel):
             header, else the response id).
         response_id: the response object id.
         flags: subset of ``empty`` (no text), ``truncated`` (finish
-            ``length``), ``refusal``; the protocol decides about re-asks.
+            ``length``), ``refusal``, ``oversized`` (more output than
+            ``max_output_tokens`` allows, see :mod:`.base`); the protocol
+            decides about re-asks.
         refusal: the provider's refusal text (OpenAI ``message.refusal``), else ``None``.
         thinking: Anthropic thinking text when returned, else ``None``.
         from_cache: served by the response cache (no API call).
@@ -311,7 +313,7 @@ def model_mismatch(requested: str, reported: str | None) -> bool:
 _SNAPSHOT_SUFFIX = re.compile(r"^-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{3,4})(?:$|[-.:@])")
 
 
-FLAG_KINDS = ("empty", "truncated", "refusal")
+FLAG_KINDS = ("empty", "truncated", "refusal", "oversized")
 
 
 @dataclass
@@ -329,7 +331,7 @@ class UsageCounters:
             ``http_429``, ``http_500``, ``http_503`` (any ``http_<status>``).
         gave_up: calls that raised :class:`ModelTransportError` after the retry limit.
         rejected: calls rejected with a non-retryable status (4xx).
-        flagged: replies by flag (``empty``, ``truncated``, ``refusal``).
+        flagged: replies by flag (``empty``, ``truncated``, ``refusal``, ``oversized``).
         model_mismatches: replies whose reported model mismatched.
         input_tokens / output_tokens / reasoning_tokens: reported usage of
             API replies (cache hits excluded: they cost nothing now).

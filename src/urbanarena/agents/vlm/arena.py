@@ -69,7 +69,7 @@ from urbanarena.agents.clients import Image, Message, ModelRequest, Text
 from urbanarena.agents.controls import MAP, VIEW, reference_features, reference_role
 from urbanarena.agents.prompts import ARENA_TEMPLATES
 from urbanarena.agents.vlm.common import ModelAgent, call_index
-from urbanarena.agents.vlm.parsing import parse_arena_reply
+from urbanarena.agents.vlm.parsing import echo_text, parse_arena_reply
 from urbanarena.env.arena_env import ArenaAction
 from urbanarena.env.protocols import get_protocol
 from urbanarena.errors import NoImageryError, ProtocolError
@@ -256,7 +256,7 @@ class ArenaReActAgent(ModelAgent):
             if attempt < self.max_reasks:
                 self.stats["reasks"] += 1
                 if self.parse_failure == "corrective-re-ask":
-                    said = reply.text.strip() or (reply.refusal or "").strip() or "(empty reply)"
+                    said = echo_text(reply.text, reply.refusal, reply.flags)
                     messages = messages + [Message("assistant", said),
                                            Message("user", self.templates["arena_correction"].render(error=parsed.detail))]
         self.stats["parse_error_steps"] += 1

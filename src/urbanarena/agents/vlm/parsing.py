@@ -26,6 +26,11 @@ Keys are matched case-insensitively (repair ``key_case`` when one is not lower c
 Failure types:
 
 =========================  ====================================================
+``oversized``              the client flagged the reply ``oversized`` (more
+                           output than ``max_output_tokens`` allows); it is
+                           not read: its content is outside what the request
+                           allowed, and a scan of megabytes of text for
+                           ``{`` is quadratic
 ``empty``                  no text (or only whitespace)
 ``refusal``                the provider flagged a refusal and no object was found
 ``truncated``              cut at the output-token limit and no object was found
@@ -56,7 +61,7 @@ from typing import Any, Iterable
 from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude
 
 FAILURE_TYPES = (
-    "empty", "refusal", "truncated", "no_json", "json_invalid", "missing_action", "unknown_action",
+    "oversized", "empty", "refusal", "truncated", "no_json", "json_invalid", "missing_action", "unknown_action",
     "magnitude_out_of_range", "empty_answer", "bad_stop_value", "choice_out_of_range", "missing_fields",
     "observation_count",
 )
@@ -108,6 +113,8 @@ def extract_json_object(text: str | None, flags: Iterable[str] = ()) -> Extracte
     Returns: :class:`Extracted` with ``obj`` (keys lower-cased) or ``failure``.
     """
     flags = set(flags)
+    if "oversized" in flags:
+        return Extracted(None, "oversized", "the reply is longer than the output-token limit allows; it was not read")
     s = (text or "").strip()
     if not s:
         return Extracted(None, "refusal" if "refusal" in flags else "empty", "the reply is empty")
@@ -161,6 +168,23 @@ def extract_json_object(text: str | None, flags: Iterable[str] = ()) -> Extracte
     if first == -1:
         return Extracted(None, "no_json", "no JSON object found in the reply")
     return Extracted(None, "json_invalid", "the reply contains '{' but no valid JSON object")
+
+
+#: an unusable reply echoed back in a corrective re-ask keeps at most this many characters when oversized
+ECHO_MAX_CHARS = 2000
+
+
+def echo_text(text: str | None, refusal: str | None = None, flags: Iterable[str] = ()) -> str:
+    """What a corrective re-ask repeats of an unusable reply as the assistant turn.
+
+    The reply text (stripped), else the refusal text, else ``"(empty reply)"``;
+    an ``oversized`` reply keeps its first :data:`ECHO_MAX_CHARS` characters
+    and a note of how many were left out, so a re-ask never sends the bulk back.
+    """
+    said = (text or "").strip() or (refusal or "").strip() or "(empty reply)"
+    if "oversized" in set(flags) and len(said) > ECHO_MAX_CHARS:
+        said = said[:ECHO_MAX_CHARS] + f" [... {len(said) - ECHO_MAX_CHARS} characters left out]"
+    return said
 
 
 # ----------------------------------------------------------------- arena
