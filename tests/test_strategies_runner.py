@@ -40,10 +40,10 @@ def test_strategy_specs_and_refusals(tmp_path):
     # what each baseline can use: B2 everywhere; B1/B3 need a confidence, the text strategies text
     for agent in (RandomAgent(), ForwardAgent(), OracleAgent()):
         check_applicable(agent, parse_strategies("B2"))
-        for sid in ("B1", "B3", "C1", "C2", "R1", "R2", "R3"):
+        for sid in ("B1", "B3", "C1", "C2", "R1", "R2", "R3", "M1"):
             with pytest.raises(StrategyError, match=rf"strategy {sid} .*agent '{agent.name}' does not"):
                 check_applicable(agent, parse_strategies(sid))
-    assert set(STRATEGIES) == {"B1", "B2", "B3", "C1", "C2", "R1", "R2", "R3"}
+    assert set(STRATEGIES) == {"B1", "B2", "B3", "C1", "C2", "R1", "R2", "R3", "M1"}
     # the CLI: bad input -> "error: ..." and exit 2, no run directory left
     city_dir, task_path, _, _ = write_inputs(tmp_path, n=4, n_tasks=2)
     out = tmp_path / "run"

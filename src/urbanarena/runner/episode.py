@@ -170,6 +170,9 @@ class EpisodeRunner:
         self.agent_name = agent_name
         self.rounds = int(rounds)
         self.strategies = strategies
+        #: round of the episode being run (1-based; ``None`` outside rounds): read by agent factories
+        #: that depend on it (per-round trace folders, :mod:`urbanarena.runner.dispatch`)
+        self.current_round: int | None = None
         self._envs: dict[tuple[str, str], GraphNavEnv] = {}
 
     def _env(self, protocol_id: str, action_style: str) -> GraphNavEnv:
@@ -268,6 +271,7 @@ class EpisodeRunner:
         family = get_family(task.family)
         started_at = utc_now()
         t0 = time.perf_counter()
+        self.current_round = round_
         env_base = self._env(protocol_id, family.action_style)
         env = StepLimit(env_base, max_steps)
         agent_s = env_s = 0.0

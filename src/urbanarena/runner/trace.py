@@ -21,6 +21,9 @@ named ``<task id>__s<seed>__<config hash prefix>`` (characters outside
 * ``images/step_<k>_view.png``, ``images/step_<k>_map.png`` and
   ``images/reference_<i>.png`` — the images the agent received.
 
+A graph job of several rounds (``--rounds n``) has one such folder per round,
+``<slug>/round-<k>/`` (:mod:`urbanarena.runner.dispatch`).
+
 Traces hold no API key and no request body (images are written as the env
 rendered them, before encoding). A rerun of the episode (resume) rewrites
 its folder. Traces are debug artifacts, not results: the store stays the

@@ -1,5 +1,5 @@
 """Navigation strategies composable with any graph agent: backtracking (B1, B2, B3), cognitive maps
-(C1, C2) and memory retrieval (R1, R2, R3). ``urbanarena run ... --strategy B1,R3 --rounds n``;
+(C1, C2), memory retrieval (R1, R2, R3) and the route map of CitySeeker's map ablation (M1). ``urbanarena run ... --strategy B1,R3 --rounds n``;
 see docs/strategies.md and :mod:`urbanarena.agents.strategies.compose`."""
 
 from urbanarena.agents.strategies.base import Strategy, StrategyError, Walk

@@ -11,8 +11,9 @@
 * :func:`walk_back_plan` — the legal actions that walk back to an earlier node along edges
   already walked this round (each is an env step: the revert costs the steps it takes).
 * agent capabilities: :func:`reports_confidence` / :func:`step_confidence` (the confidence of
-  the agent's last choice, in [0, 1]) and :func:`reads_text` / :func:`text_channel` (how a
-  strategy's text reaches the agent's prompt).
+  the agent's last choice, in [0, 1]), :func:`reads_text` / :func:`text_channel` (how a
+  strategy's text reaches the agent's prompt) and :func:`sees_images` / :func:`image_channel`
+  (how a strategy's images, M1's route map, reach it).
 
 Text channel. An agent reads strategy text when it has a ``set_strategy_context(text)`` method
 (called before each ``act`` with the text, ``""`` when there is none), or when it is the
@@ -21,6 +22,10 @@ CitySeeker VLM agent (:class:`~urbanarena.agents.vlm.cityseeker.CitySeekerVLMAge
 line and the text, then restored. Confidence: an agent reports it with a ``reports_confidence =
 True`` attribute and a ``last_confidence`` attribute (``None`` when its last act had none); the
 CitySeeker VLM agent reports the ``score`` of its choice reply (its trace record of the step).
+
+Image channel. An agent sees strategy images when it has a ``set_strategy_images(images)``
+method (the CitySeeker VLM agent has one): it is called before each ``act`` with
+``[(label, RGB uint8 (H, W, 3))]`` (``[]`` when there is none) and shows them in that act's prompt.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from urbanarena.errors import UrbanArenaError
 #: what a strategy may need from the agent
 NEEDS_CONFIDENCE = "confidence"
 NEEDS_TEXT = "text"
+NEEDS_IMAGES = "images"
 #: step kinds
 AGENT_STEP, REVERT_STEP = "agent", "revert"
 
@@ -176,7 +182,8 @@ class Strategy(ABC):
             ``memory``.
         uses: the information the strategy uses, one phrase each (recorded with every run).
         privileged: whether any of it is ground truth the agent could not observe.
-        needs: capabilities the agent must have (:data:`NEEDS_CONFIDENCE`, :data:`NEEDS_TEXT`).
+        needs: capabilities the agent must have (:data:`NEEDS_CONFIDENCE`, :data:`NEEDS_TEXT`,
+            :data:`NEEDS_IMAGES`).
         defaults: parameters and their defaults.
     Raises:
         StrategyError: unknown parameter or a bad value.
@@ -199,6 +206,7 @@ class Strategy(ABC):
         self.validate()
         self.firings = 0
         self.texts = 0
+        self.images = 0
 
     def validate(self) -> None:
         """Check ``self.params`` (raise :class:`StrategyError`)."""
@@ -212,9 +220,14 @@ class Strategy(ABC):
         """Start a round."""
         self.firings = 0
         self.texts = 0
+        self.images = 0
 
     def context_text(self, state: RoundState) -> str | None:
         """Text for the agent before its decision at ``state.walk.node`` (``None``: none)."""
+        return None
+
+    def context_images(self, state: RoundState) -> list[tuple[str, Any]] | None:
+        """Images ``[(label, RGB uint8 (H, W, 3))]`` for the agent before its decision (``None``: none)."""
         return None
 
 
@@ -336,6 +349,18 @@ def text_channel(agent: Any, text: str) -> Iterator[None]:
     yield
 
 
+def sees_images(agent: Any) -> bool:
+    """Whether strategy images reach ``agent`` (module docstring: a ``set_strategy_images`` method)."""
+    return callable(getattr(agent, "set_strategy_images", None))
+
+
+def image_channel(agent: Any, images: list[tuple[str, Any]]) -> None:
+    """Give ``images`` to ``agent`` for its next act (module docstring); nothing for an agent without the channel."""
+    setter = getattr(agent, "set_strategy_images", None)
+    if callable(setter):
+        setter(list(images))
+
+
 # ----------------------------------------------------------------- text helpers
 def fmt_deg(v: float) -> str:
     """A heading as text: ``90 deg`` (rounded to whole degrees, 360 -> 0)."""
@@ -360,6 +385,6 @@ def bearing_deg(dx_m: float, dy_m: float) -> float:
     return 0.0 if b >= 360.0 else b  # a tiny negative angle wraps to 360.0 in floating point
 
 
-__all__ = ["AGENT_STEP", "NEEDS_CONFIDENCE", "NEEDS_TEXT", "PlannedAction", "REVERT_STEP", "RoundState", "Step",
+__all__ = ["AGENT_STEP", "NEEDS_CONFIDENCE", "NEEDS_IMAGES", "NEEDS_TEXT", "PlannedAction", "REVERT_STEP", "RoundState", "Step",
            "Strategy", "StrategyError", "Walk", "bearing_deg", "fmt_deg", "reads_text", "reports_confidence",
-           "side_of", "step_confidence", "text_channel", "walk_back_plan"]
+           "sees_images", "side_of", "step_confidence", "text_channel", "image_channel", "walk_back_plan"]

@@ -2,8 +2,8 @@
 
 Spec grammar: strategy ids separated by commas, each optionally with parameters in parentheses,
 values as JSON numbers: ``B1``, ``B1(k=4,theta=0.7),R2(radius_m=30),R3``. At most one
-backtracking strategy (B1, B2, B3); each id at most once. Order does not matter: the texts are
-given in the canonical order of :data:`STRATEGIES` and the canonical spec
+backtracking strategy (B1, B2, B3); each id at most once. Order does not matter: the texts and
+images are given in the canonical order of :data:`STRATEGIES` and the canonical spec
 (:func:`canonical_spec`) is what configs record.
 
 ======  ======================================  ===========  ============================
@@ -17,21 +17,24 @@ C2      relative-position map                   no           reads text
 R1      topology retrieval, earlier rounds      no           reads text
 R2      spatial retrieval, earlier rounds       no           reads text
 R3      recent-trajectory window                no           reads text
+M1      route map (map ablation)                yes          looks at images in its prompt
 ======  ======================================  ===========  ============================
 
 Each strategy's module says what information it uses (:mod:`.backtracking`,
-:mod:`.cognitive_map`, :mod:`.memory`); ``describe()`` of each is recorded in the run's config
+:mod:`.cognitive_map`, :mod:`.memory`, :mod:`.route_map`); ``describe()`` of each is recorded in the run's config
 and in every stored row (``details.strategies``), together with ``details.privileged``.
 
 How the wrapper acts (one env step per ``act``): it records the observation in the round's walk;
 if a revert is under way it plays the next planned move back; otherwise a backtracking strategy
 may fire and start a revert (see :mod:`.backtracking`); otherwise it gathers the texts of the
 strategies and passes them to the agent through the text channel
-(:func:`~urbanarena.agents.strategies.base.text_channel`), asks the agent, and records the
+(:func:`~urbanarena.agents.strategies.base.text_channel`), and their images through the image
+channel (:func:`~urbanarena.agents.strategies.base.image_channel`), asks the agent, and records the
 decision with its confidence. Everything the strategies did is in ``stats["strategy"]``:
 ``used`` (descriptions), ``privileged``, ``events`` (each firing: step, node, target, reason,
 the triggering numbers, the revert's cost in steps and its outcome), ``texts`` (how many texts
-each strategy gave) and ``hints`` (B3).
+each strategy gave), ``images`` (how many images each gave; only strategies that give images)
+and ``hints`` (B3).
 """
 
 from __future__ import annotations
@@ -46,13 +49,15 @@ from urbanarena.agents.strategies.backtracking import (
     Backtracking, ConfidenceBacktracking, HintedBacktracking, Revert, StepRewardBacktracking,
 )
 from urbanarena.agents.strategies.base import (
-    AGENT_STEP, NEEDS_CONFIDENCE, NEEDS_TEXT, REVERT_STEP, PlannedAction, RoundState, Step, Strategy, StrategyError,
-    Walk, reads_text, reports_confidence, step_confidence, text_channel, walk_back_plan,
+    AGENT_STEP, NEEDS_CONFIDENCE, NEEDS_IMAGES, NEEDS_TEXT, REVERT_STEP, PlannedAction, RoundState, Step, Strategy,
+    StrategyError, Walk, image_channel, reads_text, reports_confidence, sees_images, step_confidence, text_channel,
+    walk_back_plan,
 )
 from urbanarena.agents.strategies.cognitive_map import RelativePositionMap, TopologyMap
 from urbanarena.agents.strategies.memory import (
     JobMemory, RecentTrajectory, SpatialRetrieval, StrategyContext, TopologyRetrieval,
 )
+from urbanarena.agents.strategies.route_map import RouteMap
 from urbanarena.env.graph_env import STOP
 from urbanarena.env.motion.base import NavState
 from urbanarena.env.protocols import get_protocol
@@ -61,10 +66,11 @@ from urbanarena.tasks.schema import Task
 #: every strategy by id, in canonical order
 STRATEGIES: dict[str, type[Strategy]] = {
     cls.id: cls for cls in (ConfidenceBacktracking, StepRewardBacktracking, HintedBacktracking, TopologyMap,
-                            RelativePositionMap, TopologyRetrieval, SpatialRetrieval, RecentTrajectory)
+                            RelativePositionMap, TopologyRetrieval, SpatialRetrieval, RecentTrajectory, RouteMap)
 }
 _ITEM = re.compile(r"^\s*([A-Za-z][A-Za-z0-9]*)\s*(?:\((.*)\))?\s*$", re.S)
-_NEED_WORDS = {NEEDS_CONFIDENCE: "reports a confidence score per decision", NEEDS_TEXT: "reads text in its prompt"}
+_NEED_WORDS = {NEEDS_CONFIDENCE: "reports a confidence score per decision", NEEDS_TEXT: "reads text in its prompt",
+               NEEDS_IMAGES: "looks at images in its prompt"}
 
 
 def _split_top(spec: str) -> list[str]:
@@ -151,14 +157,15 @@ def check_applicable(agent: Any, strategies: list[Strategy], agent_name: str | N
         StrategyError: naming the strategy, the agent and what is missing.
     """
     name = agent_name or getattr(agent, "name", type(agent).__name__)
-    have = {NEEDS_CONFIDENCE: reports_confidence(agent), NEEDS_TEXT: reads_text(agent)}
+    have = {NEEDS_CONFIDENCE: reports_confidence(agent), NEEDS_TEXT: reads_text(agent),
+            NEEDS_IMAGES: sees_images(agent)}
     for s in strategies:
         missing = [n for n in sorted(s.needs) if not have[n]]
         if missing:
             raise StrategyError(
                 f"strategy {s.id} ({s.title}) needs an agent that {' and '.join(_NEED_WORDS[n] for n in missing)}; "
-                f"agent {name!r} does not (B1, B3 and the text strategies C1, C2, R1, R2, R3 apply to vlm-cityseeker; "
-                "B2 applies to every graph agent)")
+                f"agent {name!r} does not (B1, B3, the text strategies C1, C2, R1, R2, R3 and the route map M1 apply "
+                "to vlm-cityseeker; B2 applies to every graph agent)")
 
 
 class StrategyAgent(Agent):
@@ -244,11 +251,15 @@ class StrategyAgent(Agent):
                     return action
 
         texts = [t for t in (s.context_text(self.state) for s in self.strategies) if t]
+        images = [im for s in self.strategies for im in (s.context_images(self.state) or [])]
         for s in self.strategies:
             self._record["texts"][s.id] = s.texts
+            if s.images:
+                self._record.setdefault("images", {})[s.id] = s.images
         hints = getattr(self.backtracking, "hints", None)
         if hints is not None:
             self._record["hints"] = list(hints)
+        image_channel(self.inner, images)
         with text_channel(self.inner, "\n\n".join(texts)):
             action = self.inner.act(observation)
         conf = step_confidence(self.inner) if action != STOP else None

@@ -53,8 +53,27 @@ the node; a crop: within its field of view at its heading); ``--no-map``
 changes nothing here (no map is sent). Neither needs the city's imagery.
 
 Images: the panorama store of the city's imagery
-(:class:`~urbanarena.render.panorama_store.PanoramaStore`); a graph-only city
-raises :class:`~urbanarena.errors.NoImageryError` at ``reset``.
+(:class:`~urbanarena.render.panorama_store.PanoramaStore`). A city without
+imagery but with OSM annotations (an OpenStreetMap import) is *rendered*: its
+panoramas come from the process-wide
+:class:`~urbanarena.render.scene3d.cache.RenderedPanoramaStore` of
+:func:`~urbanarena.env.observers.panorama_observer_for` (rendered on first use,
+cached on disk under ``<urbanarena home>/panoramas``, the files ``urbanarena
+city build --prerender`` writes), at ``render_width`` pixels or, by default,
+``max(2048, view_matched_width(hfov_deg, crop width))`` (2048 px for the
+default 1024 px, 120 degree crops: no detail lost at a crop's centre). Only
+this agent asks for panoramas, so agents that do not look at images never
+render. A graph-only city raises :class:`~urbanarena.errors.NoImageryError` at
+``reset``; a rendered city where no OpenGL context exists raises
+:class:`~urbanarena.render.scene3d.context.RendererUnavailableError` naming
+the reason.
+
+Extra images (map ablation, :mod:`urbanarena.agents.strategies.route_map`): a
+strategy hands images for one act through :meth:`CitySeekerVLMAgent.set_strategy_images`
+(``[(label, RGB array)]``); each is appended, after its label line, to both
+requests of that act (stop decision and choice) as a map picture (role
+:data:`~urbanarena.agents.controls.MAP`, so ``--no-map`` / ``--oracle-perception``
+replace it by a line of text) and counted in ``stats["extra_images"]``.
 """
 
 from __future__ import annotations
@@ -67,10 +86,10 @@ import numpy as np
 
 from urbanarena.agents.base import AgentContext
 from urbanarena.agents.clients import Image, Message, ModelRequest, Text
-from urbanarena.agents.controls import CROP, PANORAMA
+from urbanarena.agents.controls import CROP, MAP, PANORAMA
 from urbanarena.agents.prompts import CITYSEEKER_TEMPLATES
 from urbanarena.agents.vlm.common import ModelAgent, bump, call_index
-from urbanarena.agents.vlm.parsing import parse_choice_reply, parse_stop_reply, relative_direction
+from urbanarena.agents.vlm.parsing import echo_text, parse_choice_reply, parse_stop_reply, relative_direction
 from urbanarena.env.graph_env import STOP
 from urbanarena.errors import ProtocolError
 from urbanarena.render.overlays import letter_labels
@@ -113,6 +132,8 @@ class CitySeekerVLMAgent(ModelAgent):
         imagery_base_dir: folder a relative imagery root resolves against.
         cache_bytes: byte budget of the decoded-panorama cache.
         control: control mode (:mod:`urbanarena.agents.controls`): pictures withheld or replaced by text.
+        render_width: rendered (OSM) cities: panorama render width in pixels (``None``: the matched
+            width, module docstring; an even int >= 16 otherwise).
     """
 
     name = "vlm-cityseeker"
@@ -120,8 +141,12 @@ class CitySeekerVLMAgent(ModelAgent):
 
     def __init__(self, model: str | None = None, *, hfov_deg: float = 120.0,
                  crop_size: tuple[int, int] | list[int] = (1024, 512), pano_max_width: int | None = None,
-                 imagery_base_dir: str | Path | None = None, cache_bytes: int = DEFAULT_BUDGET_BYTES, **kwargs: Any):
+                 imagery_base_dir: str | Path | None = None, cache_bytes: int = DEFAULT_BUDGET_BYTES,
+                 render_width: int | None = None, **kwargs: Any):
         super().__init__(model, **kwargs)
+        if render_width is not None and (isinstance(render_width, bool) or int(render_width) < 16):
+            raise ValueError(f"render_width must be an int >= 16, got {render_width!r}")
+        self.render_width = int(render_width) if render_width is not None else None
         if not 0.0 < float(hfov_deg) < 180.0:
             raise ValueError(f"hfov_deg must be in (0, 180), got {hfov_deg}")
         w, h = (int(v) for v in crop_size)
@@ -135,10 +160,15 @@ class CitySeekerVLMAgent(ModelAgent):
         self._store: PanoramaStore | None = None
         self._store_city: Any = None
         self._renderer = ViewRenderer(max_grids=8)
+        self._extra_images: list[tuple[str, np.ndarray]] = []
+        self.panorama_source: str | None = None
 
     def options(self) -> dict[str, Any]:
-        return {"hfov_deg": self.hfov_deg, "crop_size": list(self.crop_size), "pano_max_width": self.pano_max_width,
-                "parse_rules": GRAPH_PARSE_RULES}
+        out = {"hfov_deg": self.hfov_deg, "crop_size": list(self.crop_size), "pano_max_width": self.pano_max_width,
+               "parse_rules": GRAPH_PARSE_RULES}
+        if self.render_width is not None:  # only when set: configs without it keep their hashes
+            out["render_width"] = self.render_width
+        return out
 
     def protocol_generation(self, protocol_id: str) -> dict[str, Any]:
         return dict(GRAPH_GENERATION)
@@ -166,10 +196,8 @@ class CitySeekerVLMAgent(ModelAgent):
             raise ProtocolError(f"agent {self.name!r} runs heading-choice protocols "
                                 f"({', '.join(GRAPH_PARSE_RULES)}), not {context.protocol_id!r}")
         city = context.city
-        if self.control.shows_view:
-            imagery_of(city, need=f"the {self.name} agent (CitySeeker's VLM protocol: panorama and perspective crops)")
         if self.control.shows_view and (self._store is None or self._store_city is not city):
-            self._store = PanoramaStore(city, budget_bytes=self.cache_bytes, base_dir=self.imagery_base_dir)
+            self._store = self._panorama_store(city)
             self._store_city = city
         self.city = city
         self.rules = GRAPH_PARSE_RULES[context.protocol_id]
@@ -177,11 +205,41 @@ class CitySeekerVLMAgent(ModelAgent):
         self.start_node = task.start.node
         self.moved = False
         self.reset_common(context)
+        self._extra_images = []
         self.stats.update({"parse_failure_rule": self.rules["parse_failure"], "max_reasks": self.rules["max_reasks"],
                            "fallbacks": {"stop": 0, "choice": 0}, "unparseable_steps": 0, "invalid_actions": 0,
-                           "stops": 0, "no_choice_stops": 0, "scores": []})
+                           "stops": 0, "no_choice_stops": 0, "scores": [], "extra_images": 0,
+                           "panorama_source": self.panorama_source if self.control.shows_view else None})
 
     # ------------------------------------------------------------ images
+    def _panorama_store(self, city: Any):
+        """The store the panoramas come from (module docstring: imagery, or rendered for an OSM city).
+
+        Raises:
+            NoImageryError: graph-only city. RendererUnavailableError: rendered city, no OpenGL context.
+        """
+        from urbanarena.env.observers import MATCH_VIEW, observation_source, panorama_observer_for
+
+        self.panorama_source = observation_source(city)
+        if self.panorama_source == "rendered":
+            w, h = self.crop_size
+            observer = panorama_observer_for(city, budget_bytes=self.cache_bytes,
+                                             max_width=self.render_width if self.render_width else MATCH_VIEW,
+                                             hfov_deg=self.hfov_deg, width=w, height=h)
+            return observer.store  # type: ignore[union-attr]
+        imagery_of(city, need=f"the {self.name} agent (CitySeeker's VLM protocol: panorama and perspective crops)")
+        return PanoramaStore(city, budget_bytes=self.cache_bytes, base_dir=self.imagery_base_dir)
+
+    def set_strategy_images(self, images: list[tuple[str, np.ndarray]]) -> None:
+        """Images for the next act only (module docstring, map ablation): ``[(label, RGB uint8 (H, W, 3))]``."""
+        self._extra_images = [(str(label), img) for label, img in images]
+
+    def _extra_parts(self) -> list[Text | Image]:
+        parts: list[Text | Image] = []
+        for label, img in self._extra_images:
+            parts += [Text(label), *self.control.parts(MAP, img)]
+        return parts
+
     def panorama(self, node: str) -> np.ndarray:
         """The node's panorama as sent for the stop decision (RGB uint8)."""
         assert self._store is not None
@@ -228,7 +286,7 @@ class CitySeekerVLMAgent(ModelAgent):
             rec["failures"].append(f"{name}:{parsed.failure}")
             if attempt < self.rules["max_reasks"]:
                 self.stats["reasks"] += 1
-                said = reply.text.strip() or (reply.refusal or "").strip() or "(empty reply)"
+                said = echo_text(reply.text, reply.refusal, reply.flags)
                 messages = messages + [Message("assistant", said), Message(
                     "user", self.templates["cityseeker_correction"].render(error=parsed.detail))]
         return None
@@ -243,12 +301,22 @@ class CitySeekerVLMAgent(ModelAgent):
 
     def act(self, observation: dict[str, Any]) -> int:
         """Stop decision, then choice (module docstring). Returns an index, STOP (-1) or -2 (unparseable).
+        Images given by :meth:`set_strategy_images` are sent with this act's requests, then dropped.
 
         Raises:
             ImageFormatError: the node's panorama is missing or invalid.
             ModelTransportError / ModelRequestError / BudgetExceeded /
             CacheMissError: from the client (counted in ``stats`` first).
         """
+        try:
+            return self._act(observation)
+        finally:
+            self._extra_images = []
+
+    def _act(self, observation: dict[str, Any]) -> int:
+        extra = self._extra_parts()
+        if extra:
+            self.stats["extra_images"] += len(self._extra_images)
         node = str(observation["node"])
         step = int(observation.get("step", self.stats["steps"])) + 1
         self.stats["steps"] += 1
@@ -258,13 +326,16 @@ class CitySeekerVLMAgent(ModelAgent):
                                "stop": None, "choice": None, "score": None}
         strict = self.rules["strict_fields"]
         fallback = self.rules["parse_failure"] == "fallback-first"
+        if self._extra_images:
+            rec["extra_images"] = [label for label, _ in self._extra_images]
         self.stats["trace"].append(rec)
 
         c = self.control  # pictures as the control mode shows them (urbanarena.agents.controls)
         pano = self.panorama(node) if c.shows_view else None
         stop_msg = Message("user", [Text(self.templates["cityseeker_stop"].render(question=self.question)),
                                     Text(PANORAMA_LABEL),
-                                    *c.parts(PANORAMA, pano, self._features(node, self._centre_deg(node), 360.0))])
+                                    *c.parts(PANORAMA, pano, self._features(node, self._centre_deg(node), 360.0)),
+                                    *extra])
         sp = self._ask(0, step, stop_msg, lambda r: parse_stop_reply(r.text, r.flags, strict_fields=strict), rec)
         if sp is None:
             if not fallback:
@@ -298,6 +369,7 @@ class CitySeekerVLMAgent(ModelAgent):
         crops = self.crops(node, headings) if c.shows_view else [None] * len(headings)
         for lab, crop, h in zip(labels, crops, headings):
             parts += [Text(f"Image {lab}:"), *c.parts(CROP, crop, self._features(node, h, self.hfov_deg))]
+        parts += extra
         cp = self._ask(1, step, Message("user", parts),
                        lambda r: parse_choice_reply(r.text, len(headings), r.flags, strict_fields=strict), rec)
         if cp is None:
