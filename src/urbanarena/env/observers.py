@@ -174,11 +174,13 @@ MAX_RENDERED_STORES = 4
 
 
 def rendered_store_for(city: City, width: int | None = None, *, root: str | Path | None = None,
-                       budget_bytes: int = DEFAULT_BUDGET_BYTES):
+                       budget_bytes: int = DEFAULT_BUDGET_BYTES, settings=None):
     """The process-wide :class:`~urbanarena.render.scene3d.cache.RenderedPanoramaStore` of ``city``
     at panorama ``width`` (default :data:`~urbanarena.render.scene3d.renderer.DEFAULT_PANO_WIDTH`)
-    under ``root`` (default ``<urbanarena home>/panoramas``): one per (city object, width, root),
-    at most :data:`MAX_RENDERED_STORES` (oldest dropped).
+    under ``root`` (default ``<urbanarena home>/panoramas``): one per (city object, width, root, render
+    settings: ``settings`` a :class:`~urbanarena.render.scene3d.renderer.RenderSettings`, e.g.
+    ``RenderSettings.for_condition("night")``, default the clear day), at most :data:`MAX_RENDERED_STORES`
+    (oldest dropped).
 
     Raises:
         RendererUnavailableError: no OpenGL context here (message names the city and the reason).
@@ -189,14 +191,14 @@ def rendered_store_for(city: City, width: int | None = None, *, root: str | Path
 
     width = int(width or DEFAULT_PANO_WIDTH)
     key = (id(city), city.content_hash, width, str(Path(root).absolute()) if root is not None else None,
-           int(budget_bytes))
+           int(budget_bytes), None if settings is None else settings.key())
     with _RENDERED_LOCK:
         store = _RENDERED_STORES.get(key)
         if store is not None and getattr(store, "city", None) is city:
             return store
         require_renderer(city)
         try:
-            store = RenderedPanoramaStore(city, root=root, width=width, budget_bytes=budget_bytes)
+            store = RenderedPanoramaStore(city, root=root, width=width, budget_bytes=budget_bytes, settings=settings)
         except RendererUnavailableError as e:
             raise RendererUnavailableError(f"city {city.name!r}: cannot render its panoramas: {e}") from e
         _RENDERED_STORES[key] = store
@@ -207,7 +209,7 @@ def rendered_store_for(city: City, width: int | None = None, *, root: str | Path
 
 def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, budget_bytes: int = DEFAULT_BUDGET_BYTES,
                           max_width: int | Literal["match"] | None = MATCH_VIEW, render_root: str | Path | None = None,
-                          **kwargs) -> PanoramaObserver | None:
+                          render_settings=None, **kwargs) -> PanoramaObserver | None:
     """A :class:`PanoramaObserver` for ``city``: from its imagery, from rendered panoramas (an OSM city,
     module docstring), or ``None`` for a graph-only city.
 
@@ -219,6 +221,8 @@ def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, bud
             centre); ``None`` = full resolution; an int = at most that many pixels. Rendered cities: the
             render width (module docstring).
         render_root: rendered cities: cache root of the panoramas (default ``<urbanarena home>/panoramas``).
+        render_settings: rendered cities: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (weather,
+            time of day: ``RenderSettings.for_condition("fog")``; default the clear day). Ignored for imagery.
         kwargs: passed to :class:`PanoramaObserver` (hfov_deg, width, height, ...).
     Raises:
         ValueError: ``max_width`` is neither ``"match"``, ``None`` nor a positive int.
@@ -236,7 +240,7 @@ def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, bud
     hfov, width = float(kwargs.get("hfov_deg", 90.0)), int(kwargs.get("width", 640))
     if source == "rendered":
         store = rendered_store_for(city, _rendered_width(max_width, hfov, width), root=render_root,
-                                   budget_bytes=budget_bytes)
+                                   budget_bytes=budget_bytes, settings=render_settings)
         return PanoramaObserver(store, **kwargs)  # type: ignore[arg-type]
     if isinstance(max_width, str):
         max_width = view_matched_width(hfov, width)

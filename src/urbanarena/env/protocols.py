@@ -26,6 +26,10 @@ id                          meaning
                             is not stopped); a branch key must point within 90
                             deg of its branch; corrective re-asks up to 2, then
                             consumed as a parse error.
+``urbanground-v1``          UrbanGround's continuous actions (move/sprint/look,
+                            map mode, terminate) in simulated time; arrival
+                            within 15 m; zone/closure crossing fails
+                            (``urbanground`` family, docs/continuous.md).
 ==========================  ==================================================
 
 Arena parameters (``cityarena-v1`` / ``urbanarena-v1``; read by
@@ -137,6 +141,12 @@ PROTOCOLS: dict[str, Protocol] = {
             "coordinate_radius_m": 10.0,
             "map_navigation_radius_m": 20.0,
         },
+    ),
+    "urbanground-v1": Protocol(
+        "urbanground-v1", "UrbanGround", False,
+        "UrbanGround continuous actions in simulated time; arrival within 15 m; a zone or active closure "
+        "crossed fails the episode",
+        {"action_set": "urbanground", "arrival_radius_m": 15.0, "pna_buffer_m": 3.0, "contact_m": 0.5},
     ),
 }
 

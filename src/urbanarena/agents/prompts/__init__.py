@@ -17,6 +17,12 @@ name                       placeholders                         used for
 ``cityseeker_choice``      ``question``, ``count``, ``labels``,  choice among per-heading crops
                            ``directions``
 ``cityseeker_correction``  ``error``                            corrective re-ask (``urbanarena-graph-v1``)
+``urbanground_system``     ``task``                             system prompt of the UrbanGround agent
+``urbanground_step``       ``state``, ``notices``,              text of the user turn at each step
+                           ``last_result``, ``memory``,
+                           ``recent_actions``, ``step``,
+                           ``mode``, ``allowed``
+``urbanground_correction`` ``error``, ``allowed``               corrective re-ask (UrbanGround agent)
 =========================  ===================================  ==========================================
 
 Overrides: a folder holding ``<name>.txt`` files (names it lacks keep the
@@ -45,10 +51,15 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
     "cityseeker_stop": frozenset({"question"}),
     "cityseeker_choice": frozenset({"question", "count", "labels", "directions"}),
     "cityseeker_correction": frozenset({"error"}),
+    "urbanground_system": frozenset({"task"}),
+    "urbanground_step": frozenset({"state", "notices", "last_result", "memory", "recent_actions", "step", "mode",
+                                   "allowed"}),
+    "urbanground_correction": frozenset({"error", "allowed"}),
 }
 
 ARENA_TEMPLATES = ("arena_system", "arena_step", "arena_correction")
 CITYSEEKER_TEMPLATES = ("cityseeker_stop", "cityseeker_choice", "cityseeker_correction")
+URBANGROUND_TEMPLATES = ("urbanground_system", "urbanground_step", "urbanground_correction")
 
 
 class PromptTemplateError(UrbanArenaError, ValueError):
@@ -159,6 +170,7 @@ def templates_hash(templates: Mapping[str, PromptTemplate]) -> str:
 
 
 __all__ = [
-    "ARENA_TEMPLATES", "CITYSEEKER_TEMPLATES", "PromptTemplate", "PromptTemplateError", "TEMPLATE_FIELDS",
+    "ARENA_TEMPLATES", "CITYSEEKER_TEMPLATES", "URBANGROUND_TEMPLATES", "PromptTemplate", "PromptTemplateError",
+    "TEMPLATE_FIELDS",
     "default_template", "load_templates", "template_from_file", "templates_hash",
 ]

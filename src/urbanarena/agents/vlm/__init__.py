@@ -5,6 +5,8 @@
   :func:`run_arena_episode` (:mod:`.arena_loop`).
 * :class:`CitySeekerVLMAgent` (``vlm-cityseeker``): CitySeeker's stop-then-choose
   protocol on graph cities with panoramas (:mod:`.cityseeker`).
+* :class:`UrbanGroundVLMAgent` (``vlm-urbanground``): one UrbanGround action per
+  call in the continuous env (``urbanground`` tasks; :mod:`.urbanground`).
 
 Shared parameters (model spec, settings, prompt templates, cache, caps) are
 described in :mod:`.common`; reply parsing in :mod:`.parsing`; prompt
@@ -14,5 +16,6 @@ templates in :mod:`urbanarena.agents.prompts`.
 from urbanarena.agents.vlm.arena import ArenaReActAgent
 from urbanarena.agents.vlm.arena_loop import arena_reset_options, run_arena_episode
 from urbanarena.agents.vlm.cityseeker import CitySeekerVLMAgent
+from urbanarena.agents.vlm.urbanground import UrbanGroundVLMAgent
 
-__all__ = ["ArenaReActAgent", "CitySeekerVLMAgent", "arena_reset_options", "run_arena_episode"]
+__all__ = ["ArenaReActAgent", "CitySeekerVLMAgent", "UrbanGroundVLMAgent", "arena_reset_options", "run_arena_episode"]

@@ -389,6 +389,25 @@ class WalkableSpace:
         points.append((pos[0], pos[1], 1.0))
         return MoveOutcome(tuple(points), pos, bool(contacts), tuple(contacts))
 
+    def with_barriers(self, barriers: Iterable[Any]) -> "WalkableSpace":
+        """A copy of this space with extra obstacles ``barriers`` (shapely polygons, local metres; e.g. the
+        physical road-closure barriers of :mod:`.closures`), grown by the agent's radius like every obstacle
+        but **not** cut by the passage corridors (a barrier across a footway blocks it). The copy shares this
+        space's obstacles (no re-union: overlapping obstacles are tested one by one); no barriers: ``self``."""
+        extra = [shapely.make_valid(b) if not b.is_valid else b for b in barriers]
+        extra = [b.buffer(self.agent_radius_m) if self.agent_radius_m > 0 else b for b in extra if not b.is_empty]
+        polys = _as_polygons(unary_union(extra)) if extra else []
+        if not polys:
+            return self
+        new = object.__new__(WalkableSpace)
+        new.__dict__.update(self.__dict__)
+        for p in polys:
+            shapely.prepare(p)
+        new.obstacles = np.array(list(self.obstacles) + polys, dtype=object)
+        new.tree = STRtree(new.obstacles)
+        new._rings = {}
+        return new
+
     def obstacle_union(self):
         """All grown obstacles as one shapely geometry (for drawing and tests)."""
         return unary_union(list(self.obstacles)) if len(self.obstacles) else shapely.GeometryCollection()

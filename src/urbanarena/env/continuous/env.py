@@ -37,7 +37,8 @@ Observation (dict):
         renders the 3D city. Tests run without one (no OpenGL needed).
     ``map``: the map image (map mode only, else ``None``; :mod:`.map_view`).
     ``reference_images``: list of RGB arrays given at reset.
-    ``text``: ``{"task", "memory", "state", "recent_actions", "last_result"}``;
+    ``text``: ``{"task", "memory", "state", "recent_actions", "last_result"}`` (with dynamics also
+        ``notices``: the closure notices delivered so far, :mod:`.dynamics`);
         ``state`` mirrors UrbanGround's ``/state``: ``mode``, ``lat``, ``lon``,
         ``yaw_deg``, ``pitch_deg``, ``time_s`` (simulated seconds since reset),
         ``street`` (name of the nearest walkable line within 15 m, or ``None``),
@@ -51,9 +52,15 @@ Observation (dict):
 or ``None``), ``action`` (as given, or ``None``), ``executed``,
 ``invalid_action``, ``invalid_reason``, ``clamped``, ``defaulted``, ``blocked``,
 ``contacts``, ``moved_m`` (path length walked), ``displacement_m``,
-``stop_reason`` (``"terminate"`` or ``None``), ``counters`` (``steps``,
+``stop_reason`` (``"terminate"``, ``"closure_violation"`` or ``None``), ``counters`` (``steps``,
 ``executed_actions``, ``parse_errors``, ``invalid_actions``, ``clamped_actions``,
-``blocked_moves``, ``map_actions``).
+``blocked_moves``, ``map_actions``); with dynamics ``dynamics`` (contacts, violation, notices of
+the step; :meth:`ContinuousEnv.dynamics_record` has the episode's).
+
+Dynamic city (``dynamics=`` or the ``dynamics`` reset option; :mod:`.dynamics`): road closures with
+notices after a simulated delay (crossing an announced one ends the episode, ``stop_reason =
+"closure_violation"``), physical barriers, moving pedestrians that block the agent and whose contacts
+are counted; ``docs/continuous.md``.
 
 Trajectory: :attr:`ContinuousEnv.samples` (:class:`.state.Sample`; straight
 lines at constant speed between consecutive samples; each step ends with a
@@ -78,6 +85,7 @@ from urbanarena.env.continuous.actions import (
     ContinuousActionSpace, clamp_action,
 )
 from urbanarena.env.continuous.collision import WalkableSpace
+from urbanarena.env.continuous.dynamics import DynamicWorld, EpisodeDynamics
 from urbanarena.env.continuous.kinematics import integrate_move
 from urbanarena.env.continuous.map_view import MapMarker, MapView
 from urbanarena.env.continuous.state import ContinuousPose, Sample
@@ -153,15 +161,20 @@ class ContinuousEnv(gym.Env):
         observer: first-person view callable ``(city, ContinuousPose) -> RGB`` or ``None``.
         space: a prebuilt :class:`WalkableSpace` (default: built from the city and config).
         network: a prebuilt :class:`WalkNetwork` (default: built from the city).
+        dynamics: the dynamic city of every episode (a JSON dynamics spec, a
+            :class:`~.dynamics.DynamicsSpec` or a :class:`~.dynamics.DynamicWorld`; ``reset`` option
+            ``dynamics`` overrides it per episode), or ``None``: a static city, exactly as without it.
+            With dynamics the observer is called as ``observer(city, pose, dynamic=DynamicObjects)``.
     Attributes (per episode): ``samples`` (:class:`Sample` list), ``actions`` (as given), ``counters``,
-    ``goal_xy``, ``sim_time_s``, ``mode``.
+    ``goal_xy``, ``sim_time_s``, ``mode``, ``world`` (:class:`~.dynamics.DynamicWorld` or ``None``) and
+    ``dynamics`` (:class:`~.dynamics.EpisodeDynamics` or ``None``).
     """
 
     metadata = {"render_modes": []}
 
     def __init__(self, city: City, config: ContinuousConfig | None = None,
                  observer: Callable[[City, ContinuousPose], np.ndarray | None] | None = None,
-                 space: WalkableSpace | None = None, network: WalkNetwork | None = None):
+                 space: WalkableSpace | None = None, network: WalkNetwork | None = None, dynamics=None):
         super().__init__()
         self.city = city
         self.config = config or ContinuousConfig()
@@ -170,6 +183,8 @@ class ContinuousEnv(gym.Env):
             city, agent_radius_m=c.agent_radius_m, passage_half_width_m=c.passage_half_width_m,
             bounds_margin_m=c.bounds_margin_m)
         self.network = network if network is not None else WalkNetwork.from_city(city)
+        self.static_space = self.space
+        self.dynamics_spec = dynamics
         self.observer = observer
         self.map_view = MapView(city, c.map_width_px, c.map_height_px, c.map_default_half_m, c.map_min_half_m,
                                 c.map_max_half_m)
@@ -195,6 +210,8 @@ class ContinuousEnv(gym.Env):
         self.recent: deque[str] = deque(maxlen=max(0, self.config.recent_actions_window))
         self.last_result = ""
         self.map_view.reset()
+        self.world: DynamicWorld | None = None
+        self.dynamics: EpisodeDynamics | None = None
 
     # ---------------------------------------------------------------- gym API
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None):
@@ -218,6 +235,7 @@ class ContinuousEnv(gym.Env):
             self.action_space.seed(seed)
         o = dict(options or {})
         self._reset_episode_fields()
+        self._set_dynamics(o["dynamics"] if "dynamics" in o else self.dynamics_spec)
         start = self._xy_option(o, "start")
         if start is None:
             raise ValueError("reset needs start_xy_m, start_latlon or start_node")
@@ -240,10 +258,27 @@ class ContinuousEnv(gym.Env):
             self.markers.append(MapMarker(str(m.get("label", "")), float(xy[0]), float(xy[1])))
         self.done = False
         self.samples.append(Sample(0.0, free[0], free[1], yaw, pitch, 0, True))
+        if self.dynamics is not None:
+            self.dynamics.start(free[0], free[1])
+            self.dynamics.deliver_notices(0.0, free[0], free[1])
         info = self._info(action=None, executed=False, invalid_reason=None, clamps=[], defaulted=(), blocked=False,
                           contacts=0, moved=0.0, displacement=0.0, step_seconds=0.0, stop_reason=None)
         info["start_adjusted_m"] = self.start_adjusted_m
+        if self.dynamics is not None:
+            info["dynamics"] = {"new_contacts": list(self.dynamics.contacts), "closure_violation": None,
+                                "new_notices": list(self.dynamics.notices), "pedestrian_blocked": False,
+                                **self._dynamics_info()}
         return self._obs(), info
+
+    def _set_dynamics(self, spec) -> None:
+        """This episode's world (module docstring of :mod:`.dynamics`); physical barriers join the obstacles."""
+        if spec is None:
+            self.space = self.static_space
+            return
+        world = spec if isinstance(spec, DynamicWorld) else DynamicWorld.from_spec(self.city, spec, self.network)
+        self.world = world
+        self.space = self.static_space.with_barriers(world.physical_obstacles())
+        self.dynamics = EpisodeDynamics(world, self.config.agent_radius_m)
 
     def _xy_option(self, o: Mapping[str, Any], prefix: str) -> tuple[float, float] | None:
         if o.get(f"{prefix}_xy_m") is not None:
@@ -275,6 +310,7 @@ class ContinuousEnv(gym.Env):
         self.counters["steps"] += 1
         step_no = self.counters["steps"]
         x0, y0, yaw0, pitch0 = self._pose
+        t_before = self.sim_time_s
         given = action.to_dict() if isinstance(action, ContinuousAction) else action
         self.actions.append(given)
         invalid_reason: str | None = None
@@ -301,6 +337,7 @@ class ContinuousEnv(gym.Env):
         duration = 0.0
         stop_reason = None
         new_samples: list[Sample] = []
+        ped_blocked = False
         if parsed is not None and invalid_reason is None:
             kind = parsed.kind
             allowed = FIRST_PERSON_KINDS if self.mode == FIRST_PERSON else MAP_KINDS
@@ -321,14 +358,24 @@ class ContinuousEnv(gym.Env):
                                          pitch_limits_deg=(c.pitch_min_deg, c.pitch_max_deg),
                                          substep_s=c.substep_s, mode=c.collision_mode)
                     t0 = self.sim_time_s
-                    for t, sx, sy, syaw, spitch in res.samples:
-                        new_samples.append(Sample(t0 + t, sx, sy, syaw, spitch, step_no, False))
-                    self._pose = (res.x_m, res.y_m, res.yaw_deg, res.pitch_deg)
+                    motion = [(t0 + t, sx, sy, syaw, spitch) for t, sx, sy, syaw, spitch in res.samples]
+                    end_xy, moved = (res.x_m, res.y_m), res.moved_m
+                    if self.dynamics is not None:
+                        motion, t_block = self.dynamics.block_motion(t0, x0, y0, yaw0, pitch0, motion)
+                        if t_block is not None:
+                            ped_blocked = True
+                            end_xy = (motion[-1][1], motion[-1][2])
+                            pts = [(x0, y0)] + [(m[1], m[2]) for m in motion]
+                            moved = sum(math.dist(a, b) for a, b in zip(pts[:-1], pts[1:]))
+                    for t, sx, sy, syaw, spitch in motion:
+                        new_samples.append(Sample(t, sx, sy, syaw, spitch, step_no, False))
+                    self._pose = (end_xy[0], end_xy[1], res.yaw_deg, res.pitch_deg)
                     if res.pitch_limited:
                         clamps.append(Clamp("pitch_deg", pitch0 + parsed.get("pitch_rate") * secs, res.pitch_deg))
-                    duration, moved, blocked, contacts = secs, res.moved_m, res.blocked, len(res.contacts)
+                    duration, blocked, contacts = secs, res.blocked or ped_blocked, len(res.contacts)
                     self.last_result = (f"{parsed.label()}: walked {moved:.2f} m of {res.intended_m:.2f} m"
-                                        + (" (blocked)" if blocked else ""))
+                                        + (" (blocked)" if blocked else "")
+                                        + (" (a pedestrian is in the way)" if ped_blocked else ""))
                 elif kind == ActionKind.LOOK:
                     want = pitch0 + parsed.get("pitch")
                     pitch = min(max(want, c.pitch_min_deg), c.pitch_max_deg)
@@ -362,12 +409,44 @@ class ContinuousEnv(gym.Env):
         if len(new_samples) >= 2 and new_samples[-2].t_s == new_samples[-1].t_s:
             new_samples.pop(-2)
         self.samples.extend(new_samples)
+        events = None
+        if self.dynamics is not None:
+            events = self._step_dynamics(t_before, x0, y0, new_samples)
+            if events["closure_violation"] is not None and stop_reason is None:
+                stop_reason = "closure_violation"
+                v = events["closure_violation"]
+                self.last_result += f" -- closure {v['closure']} crossed: the task has failed"
         self.done = stop_reason is not None
         info = self._info(action=given, executed=executed, invalid_reason=invalid_reason, clamps=clamps,
                           defaulted=parsed.defaulted if parsed is not None else (), blocked=blocked,
                           contacts=contacts, moved=moved, displacement=math.hypot(x1 - x0, y1 - y0),
                           step_seconds=step_seconds, stop_reason=stop_reason)
+        if events is not None:
+            info["dynamics"] = {**events, "pedestrian_blocked": ped_blocked, **self._dynamics_info()}
         return self._obs(), 0.0, self.done, False, info
+
+    def _step_dynamics(self, t_before: float, x0: float, y0: float, new_samples: list[Sample]) -> dict[str, Any]:
+        """Pedestrian contacts and closure crossings of the step just taken, then the notices due now."""
+        d = self.dynamics
+        at = np.array([t_before] + [s.t_s for s in new_samples])
+        axy = np.array([(x0, y0)] + [(s.x_m, s.y_m) for s in new_samples])
+        contacts = d.count_contacts(at, axy)
+        violation = d.check_crossing(at, axy) if d.violation is None else None
+        x1, y1 = self._pose[0], self._pose[1]
+        notices = d.deliver_notices(self.sim_time_s, x1, y1) if violation is None else []
+        if violation is None and d.violation is not None:  # standing on a closure announced just now
+            violation = d.violation
+        return {"new_contacts": contacts, "closure_violation": violation, "new_notices": notices}
+
+    def _dynamics_info(self) -> dict[str, Any]:
+        d = self.dynamics
+        return {"pedestrian_collisions": len(d.contacts), "pedestrian_blocks": d.blocks,
+                "closures_announced": sorted(d.notice_times_s), "closure_violated": d.violation is not None}
+
+    def dynamics_record(self) -> dict[str, Any] | None:
+        """What the scorer needs about the dynamic city (:meth:`.dynamics.EpisodeDynamics.record` at the current
+        simulated time), or ``None`` for a static episode."""
+        return None if self.dynamics is None else self.dynamics.record(self.sim_time_s)
 
     def _map_action(self, a: ContinuousAction, clamps: list[Clamp]) -> None:
         mv = self.map_view
@@ -442,16 +521,24 @@ class ContinuousEnv(gym.Env):
         cmap = None
         if self.mode == FIRST_PERSON:
             if self.observer is not None:
-                view = self.observer(self.city, pose)
+                if self.world is None:
+                    view = self.observer(self.city, pose)
+                else:
+                    view = self.observer(self.city, pose, dynamic=self.world.scene_objects(self.sim_time_s))
         else:
             cmap = self.map_view.image((pose.x_m, pose.y_m), pose.yaw_deg, self.markers)
+            if self.dynamics is not None:
+                self.world.draw_on_map(cmap, self.map_view.renderer(), self.sim_time_s)
+        text = {"task": self.task_text, "memory": self.memory, "state": self.text_state(),
+                "recent_actions": list(self.recent), "last_result": self.last_result}
+        if self.dynamics is not None:
+            text["notices"] = list(self.dynamics.notices)
         return {
             "mode": self.mode,
             "view": view,
             "map": cmap,
             "reference_images": list(self.reference_images),
-            "text": {"task": self.task_text, "memory": self.memory, "state": self.text_state(),
-                     "recent_actions": list(self.recent), "last_result": self.last_result},
+            "text": text,
             "step": self.counters["steps"],
         }
 

@@ -29,18 +29,28 @@ class SceneViewObserver:
         city: an annotated city (OSM import).
         width, height: view size, pixels; hfov_deg: horizontal field of view; eye_height_m: camera height.
         settings: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` or ``None`` (defaults).
+        condition: weather / time of day (``night``, ``fog``, ``rain+dusk``; see
+            :mod:`urbanarena.render.scene3d.conditions`) applied to ``settings`` (default: theirs).
         attribution: stamp the city's attribution on each view.
     Raises:
-        ValueError: the city has no annotations (nothing to render).
+        ValueError: the city has no annotations (nothing to render); an unknown ``condition``.
     """
 
     def __init__(self, city, width: int = 640, height: int = 360, hfov_deg: float = 90.0,
-                 eye_height_m: float = 1.7, settings=None, attribution: bool = True):
+                 eye_height_m: float = 1.7, settings=None, attribution: bool = True, condition: str | None = None):
         if getattr(city, "annotations", None) is None:
             raise ValueError(f"city {city.name!r} has no annotations: nothing to render")
         self.city = city
         self.width, self.height = int(width), int(height)
         self.hfov_deg, self.eye_height_m = float(hfov_deg), float(eye_height_m)
+        if condition is not None:
+            from dataclasses import replace
+
+            from urbanarena.render.scene3d.conditions import parse_condition
+            from urbanarena.render.scene3d.renderer import RenderSettings
+
+            weather, time_of_day = parse_condition(condition)
+            settings = replace(settings or RenderSettings(), weather=weather, time_of_day=time_of_day)
         self.settings = settings
         self.attribution = attribution
         self._renderer = None
@@ -60,9 +70,13 @@ class SceneViewObserver:
                     raise RendererUnavailableError(f"cannot render city {self.city.name!r}: {e}") from e
             return self._renderer
 
-    def __call__(self, city, pose: ContinuousPose) -> np.ndarray:
+    def __call__(self, city, pose: ContinuousPose, dynamic=None) -> np.ndarray:
+        """The view at ``pose``; ``dynamic``: :class:`~urbanarena.render.scene3d.dynamic.DynamicObjects`
+        (pedestrians, closure barriers) drawn into it, or ``None``."""
+        kw = {} if dynamic is None else {"dynamic": dynamic}
         return self.renderer.render_view(pose.x_m, pose.y_m, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
-                                         self.width, self.height, self.eye_height_m, attribution=self.attribution)
+                                         self.width, self.height, self.eye_height_m, attribution=self.attribution,
+                                         **kw)
 
 
 __all__ = ["SceneViewObserver"]

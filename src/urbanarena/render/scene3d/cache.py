@@ -5,8 +5,13 @@ Layout: one folder per render identity::
     <root>/<scene name>-<key[:16]>/manifest.json     what determines the pixels (see below)
     <root>/<scene name>-<key[:16]>/<node>.png        RGB panorama of a node (lossless PNG)
 
+(``<scene name>-<condition>-<key[:16]>`` for a weather or time of day other than the clear day,
+e.g. ``helsinki-rain_night-...``; the key differs too, see below.)
+
 ``key`` is the SHA-256 of :func:`~urbanarena.render.scene3d.renderer.render_identity`: renderer version, scene
-content hash, :class:`~urbanarena.render.scene3d.renderer.RenderSettings`,
+content hash, :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (including the weather,
+time of day and rain seed whenever they differ from the clear day:
+:meth:`~urbanarena.render.scene3d.renderer.RenderSettings.identity_dict`),
 panorama width, eye height, the sign font's SHA-256, the OpenGL driver
 (``GL_RENDERER``/``GL_VERSION``: llvmpipe and a GPU driver may differ in the
 last bits) and the OpenCV version (remap) — plus the hash of the node poses
@@ -138,7 +143,8 @@ class RenderedPanoramaStore:
         self.key = hashlib.sha256(json.dumps(self.identity, sort_keys=True).encode()).hexdigest()
         safe_name = re.sub(r"[^A-Za-z0-9_.-]", "_", self.scene.name)[:40] or "scene"
         self.dir = Path(root) if root is not None else default_root()
-        self.dir = self.dir / f"{safe_name}-{self.key[:16]}"
+        cond = "" if self.settings.is_clear_day else re.sub(r"[^A-Za-z0-9_.-]", "_", self.settings.condition) + "-"
+        self.dir = self.dir / f"{safe_name}-{cond}{self.key[:16]}"
         self.cache: LRUByteCache[np.ndarray] = LRUByteCache(budget_bytes)
         self._renderer: SceneRenderer | None = None
         self.rendered = 0

@@ -391,6 +391,13 @@ def _facing(layout: SignLayout, o: StreetObject) -> float:
     return layout._facing_road(o.x_m, o.y_m)
 
 
+#: street-lamp head and vending-machine display colours: the night shaders key their glow on them
+#: (:mod:`.shaders` ``PLAIN_FS``); the lamp head spans 4.90-5.06 m, 1.15 m out along the object's heading
+LAMP_HEAD_RGB = (250, 238, 190)
+DISPLAY_RGB = (235, 240, 245)
+LAMP_HEAD_OUT_M, LAMP_LIGHT_Z_M = 1.15, 4.85
+
+
 def object_mesh(mb: MeshBuilder, o: StreetObject, heading: float) -> None:
     """Append the mesh of one street object (see the module docstring)."""
     x, y, k = o.x_m, o.y_m, o.kind
@@ -403,11 +410,11 @@ def object_mesh(mb: MeshBuilder, o: StreetObject, heading: float) -> None:
     elif k == "street_lamp":
         cylinder(mb, x, y, 0.0, 0.08, 5.2, POLE_RGB, segments=6, top_radius=0.06)
         box(mb, x, y, heading, 0.0, 0.6, 0.08, 1.2, 5.05, 0.08, POLE_RGB)
-        box(mb, x, y, heading, 0.0, 1.15, 0.3, 0.55, 4.9, 0.16, (250, 238, 190))
+        box(mb, x, y, heading, 0.0, 1.15, 0.3, 0.55, 4.9, 0.16, LAMP_HEAD_RGB)
     elif k == "vending_machine":
         body = ((200, 30, 40), (30, 90, 170), (230, 230, 230))[stable_index(o.id, 3, "vm")]
         box(mb, x, y, heading, 0.0, 0.0, 1.0, 0.75, 0.0, 1.85, body)
-        box(mb, x, y, heading, -0.12, 0.38, 0.6, 0.02, 0.75, 0.95, (235, 240, 245))   # lit product display
+        box(mb, x, y, heading, -0.12, 0.38, 0.6, 0.02, 0.75, 0.95, DISPLAY_RGB)   # lit product display
         box(mb, x, y, heading, 0.33, 0.38, 0.18, 0.02, 0.9, 0.5, (40, 40, 45))        # pay panel
         box(mb, x, y, heading, -0.05, 0.38, 0.7, 0.03, 0.15, 0.3, (30, 30, 35))       # delivery slot
     elif k == "bench":

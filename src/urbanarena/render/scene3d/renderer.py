@@ -56,10 +56,12 @@ import numpy as np
 
 from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panorama_attribution
 from urbanarena.render.scene3d.context import current, gl_context, gl_info
+from urbanarena.render.scene3d.dynamic import draw_dynamic
 from urbanarena.render.scene3d.fonts import sign_font
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
 from urbanarena.render.scene3d.scene import Scene
 from urbanarena.render.scene3d import shaders
+from urbanarena.render.scene3d.weather import WeatherPass
 from urbanarena.render.views import Camera
 
 #: Bumped whenever a change alters rendered pixels (part of every cache key).
@@ -85,6 +87,13 @@ class RenderSettings:
         sign_px_per_m: sign texture resolution (pixels per metre of sign).
         object_distance_m: street objects (and sign bodies) in ground tiles farther than this
             are not drawn (a 0.5 m object 200 m away spans under 1 px of a 2048 px panorama).
+        weather: ``clear``, ``cloudy``, ``rain`` or ``fog``; time_of_day: ``day``, ``dusk`` or ``night``
+            (:mod:`.conditions`: what each changes, on top of the settings above, which describe the clear
+            day). rain_seed: seed of the rain streaks. :meth:`for_condition` builds settings from a name
+            (``night``, ``rain+dusk``); :attr:`condition` names them. The clear day (the default) draws
+            with the original shaders: exactly the pixels and cache keys of the renderer before conditions.
+    Raises:
+        ValueError: unknown weather or time of day.
     """
 
     sun_azimuth_deg: float = 200.0
@@ -102,10 +111,56 @@ class RenderSettings:
     ground_h_m: float = 3.6
     sign_px_per_m: float = 128.0
     object_distance_m: float = 200.0
+    weather: str = "clear"
+    time_of_day: str = "day"
+    rain_seed: int = 0
+
+    def __post_init__(self) -> None:
+        from urbanarena.render.scene3d.conditions import TIMES_OF_DAY, WEATHERS
+
+        if self.weather not in WEATHERS:
+            raise ValueError(f"weather must be one of {', '.join(WEATHERS)}, got {self.weather!r}")
+        if self.time_of_day not in TIMES_OF_DAY:
+            raise ValueError(f"time_of_day must be one of {', '.join(TIMES_OF_DAY)}, got {self.time_of_day!r}")
+
+    @classmethod
+    def for_condition(cls, condition: str, **fields) -> "RenderSettings":
+        """Settings for a named condition (``clear``, ``cloudy``, ``rain``, ``fog``, ``dusk``, ``night`` or
+        ``WEATHER+TIME``; :func:`.conditions.parse_condition`), other fields as given or default.
+
+        Raises:
+            ValueError: unknown condition.
+        """
+        from urbanarena.render.scene3d.conditions import parse_condition
+
+        weather, time_of_day = parse_condition(condition)
+        return cls(**{**fields, "weather": weather, "time_of_day": time_of_day})
+
+    @property
+    def condition(self) -> str:
+        """Name of the condition (``clear``, ``night``, ``rain+dusk``; :func:`.conditions.condition_name`)."""
+        from urbanarena.render.scene3d.conditions import condition_name
+
+        return condition_name(self.weather, self.time_of_day)
+
+    @property
+    def is_clear_day(self) -> bool:
+        """True for the default condition (drawn with the original shaders)."""
+        return self.weather == "clear" and self.time_of_day == "day"
+
+    def identity_dict(self) -> dict:
+        """The fields that determine pixels: all of them, except the condition fields while they hold their
+        defaults (so the clear day's cache keys are those from before conditions existed; any other
+        condition changes the dict, hence the key)."""
+        d = asdict(self)
+        for name, default in (("weather", "clear"), ("time_of_day", "day"), ("rain_seed", 0)):
+            if d[name] == default:
+                del d[name]
+        return d
 
     def key(self) -> str:
-        """Short stable hash of the settings."""
-        return hashlib.sha256(json.dumps(asdict(self), sort_keys=True).encode()).hexdigest()[:16]
+        """Short stable hash of the settings (:meth:`identity_dict`)."""
+        return hashlib.sha256(json.dumps(self.identity_dict(), sort_keys=True).encode()).hexdigest()[:16]
 
     @property
     def sun_dir(self) -> np.ndarray:
@@ -227,7 +282,7 @@ def render_identity(scene: Scene, settings: RenderSettings, width: int | None = 
         "renderer_version": RENDERER_VERSION,
         "scene": scene.name,
         "scene_hash": scene.content_hash(),
-        "settings": asdict(settings),
+        "settings": settings.identity_dict(),
         "width": None if width is None else int(width),
         "eye_height_m": None if eye_height_m is None else float(eye_height_m),
         "font": {"family": font.family, "sha256": font.sha256, "licence": font.licence},
@@ -281,12 +336,16 @@ class SceneRenderer:
 
     def _build_gl(self) -> None:
         ctx = self.ctx
-        self.prog_plain = self._keep(ctx.program(vertex_shader=shaders.PLAIN_VS, fragment_shader=shaders.PLAIN_FS))
-        self.prog_ground = self._keep(ctx.program(vertex_shader=shaders.GROUND_VS,
-                                                  fragment_shader=shaders.GROUND_FS))
-        self.prog_facade = self._keep(ctx.program(vertex_shader=shaders.FACADE_VS, fragment_shader=shaders.FACADE_FS))
-        self.prog_sign = self._keep(ctx.program(vertex_shader=shaders.SIGN_VS, fragment_shader=shaders.SIGN_FS))
-        self.prog_sky = self._keep(ctx.program(vertex_shader=shaders.SKY_VS, fragment_shader=shaders.SKY_FS))
+        wx = not self.settings.is_clear_day  # weather / time-of-day shader variant (.conditions)
+
+        def program(vs, fs):
+            return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx), fragment_shader=shaders.variant(fs, wx)))
+
+        self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
+        self.prog_ground = program(shaders.GROUND_VS, shaders.GROUND_FS)
+        self.prog_facade = program(shaders.FACADE_VS, shaders.FACADE_FS)
+        self.prog_sign = program(shaders.SIGN_VS, shaders.SIGN_FS)
+        self.prog_sky = program(shaders.SKY_VS, shaders.SKY_FS)
         self._lit_programs = (self.prog_plain, self.prog_ground, self.prog_facade, self.prog_sign)
         m = self.meshes
 
@@ -296,8 +355,8 @@ class SceneRenderer:
             if tiled:
                 mesh, first, count, lo, hi = mesh.tiles(TILE_M)
             buf = self._keep(ctx.buffer(mesh.interleaved(fields).tobytes()))
-            widths = [3 if f in ("positions", "normals", "colours") else 4 if f == "facade" else 1 if f == "shop"
-                      else 2 for f in fields]
+            widths = [3 if f in ("positions", "normals", "colours") else 4 if f == "facade"
+                      else 1 if f in ("shop", "feature") else 2 for f in fields]
             # attributes a shader does not use are optimised away: skip their bytes
             fmt = " ".join(f"{n}f" if name in prog else f"{4 * n}x" for n, name in zip(widths, names))
             used = [name for name in names if name in prog]
@@ -324,8 +383,9 @@ class SceneRenderer:
             tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
             tex.anisotropy = 1.0  # anisotropy is done in the shader (see shaders.SIGN_FS)
             tex.repeat_x = tex.repeat_y = False
-            self.sign_vaos.append((tex, vao(self.prog_sign, mesh, ("positions", "normals", "uv"),
-                                            ("in_pos", "in_normal", "in_uv"))))
+            extra = (("feature",), ("in_feature",)) if wx and mesh.feature is not None else ((), ())
+            self.sign_vaos.append((tex, vao(self.prog_sign, mesh, ("positions", "normals", "uv", *extra[0]),
+                                            ("in_pos", "in_normal", "in_uv", *extra[1]))))
         quad = np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], dtype="f4")
         self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, [(self._keep(ctx.buffer(quad.tobytes())), "2f",
                                                                     "in_ndc")]))
@@ -344,6 +404,7 @@ class SceneRenderer:
                                   (self.prog_sky, "zenith", tuple(c / 255.0 for c in s.zenith_rgb))):
             if name in prog:
                 prog[name].value = value
+        self.weather = None if s.is_clear_day else WeatherPass(self)
 
     def _fbo(self, width: int, height: int):
         key = (width, height)
@@ -372,7 +433,7 @@ class SceneRenderer:
 
     # ------------------------------------------------------------- drawing
     def _draw(self, eye: np.ndarray, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
-              height: int) -> np.ndarray:
+              height: int, dynamic=None) -> np.ndarray:
         mgl = self._mgl
         ctx = self.ctx
         s = self.settings
@@ -390,6 +451,8 @@ class SceneRenderer:
             prog["mvp"].write(mvp)
             if "eye" in prog:
                 prog["eye"].value = eye_t
+        if self.weather is not None:
+            self.weather.set_lamps(eye)
         # 1. everything standing on the ground (frustum-culled tiles)
         ctx.depth_func = "<"
         planes = _frustum_planes(P @ V)
@@ -401,6 +464,8 @@ class SceneRenderer:
         for tex, tiled in self.sign_vaos:
             tex.use(0)
             tiled.render(planes)
+        if dynamic:  # figures and barriers of this frame (render/scene3d/dynamic.py)
+            draw_dynamic(ctx, self.prog_plain, dynamic)
         # 2. sky at the far plane: only where nothing stands
         ctx.depth_func = "<="
         basis = Camera(yaw_deg, pitch_deg, hfov_deg, width, height).basis()
@@ -415,12 +480,16 @@ class SceneRenderer:
             ms.depth_mask = False
             self.vao_ground.render(mgl.TRIANGLES)
             ms.depth_mask = True
+        if self.weather is not None:  # 4. rain streaks (conditions.py)
+            self.weather.draw_rain(basis, hfov_deg, width, height, P)
         src = ms
         if resolve is not None:
             ctx.copy_framebuffer(resolve, ms)
             src = resolve
         data = src.read(viewport=(0, 0, width, height), components=3, alignment=1)
         img = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)
+        if self.weather is not None:  # camera noise of the condition's light level (weather.py)
+            return self.weather.sensor_noise(np.ascontiguousarray(img[::-1]))
         return np.ascontiguousarray(img[::-1])
 
     def _build_id_pass(self) -> tuple:
@@ -524,7 +593,7 @@ class SceneRenderer:
 
     def render_view(self, x_m: float, y_m: float, yaw_deg: float, pitch_deg: float = 0.0, hfov_deg: float = 90.0,
                     width: int = 640, height: int = 480, eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
-                    attribution: bool = False) -> np.ndarray:
+                    attribution: bool = False, dynamic=None) -> np.ndarray:
         """Perspective view at a pose (conventions in the module docstring).
 
         Args:
@@ -534,6 +603,8 @@ class SceneRenderer:
             width, height: pixels.
             eye_height_m: camera height above the ground.
             attribution: stamp the scene's attribution in the bottom-right corner.
+            dynamic: :class:`~urbanarena.render.scene3d.dynamic.DynamicObjects` (walking figures,
+                barriers) drawn into this view only, or ``None``.
         Returns:
             ``(height, width, 3)`` RGB ``uint8``.
         Raises:
@@ -542,7 +613,7 @@ class SceneRenderer:
         _check_view_args(pitch_deg, hfov_deg, width, height)
         with self._lock, current(self.ctx):
             img = self._draw(np.array([x_m, y_m, eye_height_m], dtype=np.float64), yaw_deg, pitch_deg, hfov_deg,
-                             int(width), int(height))
+                             int(width), int(height), dynamic=dynamic)
         if attribution and self.scene.attribution:
             img = stamp_attribution(img, self.scene.attribution)
         return img

@@ -35,6 +35,14 @@ uniform float ambient;
 uniform float sun;
 uniform vec3 eye;
 uniform float inv_fog2;
+#ifdef WEATHER
+uniform vec3 sun_rgb;
+uniform vec3 amb_rgb;
+uniform float hemi;
+vec3 light_of(vec3 n) {
+    return amb_rgb * (ambient * (1.0 - hemi + hemi * n.z)) + sun_rgb * (sun * max(dot(n, sun_dir), 0.0));
+}
+#else
 float light_of(vec3 n) {
     return ambient * (0.8 + 0.2 * n.z) + sun * max(dot(n, sun_dir), 0.0);
 }
@@ -42,6 +50,50 @@ float fog_of(vec3 p) {
     vec3 d = p - eye;
     return 1.0 / (1.0 + dot(d, d) * inv_fog2);
 }
+#endif
+"""
+
+# Weather variant, fragment side (compiled only with ``#define WEATHER``; conditions.py): per-fragment
+# extinction (exponential fog over the base haze), street-lamp point lights, wet darkening.
+LIGHT_FS = """
+#ifdef WEATHER
+uniform vec3 eye;
+uniform float inv_fog2;
+uniform float sigma;
+uniform vec4 lamps[MAX_LAMPS];  // xyz: light centre (local metres), w unused
+uniform int n_lamps;
+uniform vec3 lamp_rgb;          // colour * I0
+uniform float lamp_range;
+uniform float wet;
+float fog_at(vec3 p) {
+    vec3 d = p - eye;
+    float dd = dot(d, d);
+    return exp(-sigma * sqrt(dd)) / (1.0 + dd * inv_fog2);
+}
+// street-light distribution of the angle g from the nadir: I0 min(1 / cos^3 g, 2.5), zero beyond 85 deg
+float lamp_intensity(float cos_g) {
+    float c = max(cos_g, 0.05);
+    float i = min(1.0 / (c * c * c), 2.5);
+    return i * smoothstep(0.1736, 0.5, cos_g);  // cos 80 deg, cos 60 deg
+}
+vec3 lamp_light(vec3 p, vec3 n) {
+    vec3 acc = vec3(0.0);
+    float r2 = lamp_range * lamp_range;
+    for (int i = 0; i < n_lamps; i++) {
+        vec3 L = lamps[i].xyz - p;
+        float d2 = dot(L, L);
+        if (d2 >= r2) continue;
+        float inv_d = inversesqrt(max(d2, 1e-4));
+        vec3 l = L * inv_d;
+        float cosi = dot(n, l);
+        if (cosi <= 0.0) continue;
+        float q = d2 / r2;
+        float win = (1.0 - q * q);
+        acc += vec3(lamp_intensity(l.z) * cosi * win * win / max(d2, 0.25));
+    }
+    return lamp_rgb * acc;
+}
+#endif
 """
 
 PLAIN_VS = """
@@ -51,11 +103,25 @@ in vec3 in_pos;
 in vec3 in_normal;
 in vec3 in_colour;
 out vec3 v_colour;
+#ifdef WEATHER
+out vec3 v_albedo;
+out vec3 v_world;
+out vec3 v_normal;
+#else
 out float v_fog;
+#endif
 """ + LIGHT_VS + """
 void main() {
+#ifdef WEATHER
+    vec3 n = normalize(in_normal);
+    v_colour = light_of(n);
+    v_albedo = in_colour;
+    v_world = in_pos;
+    v_normal = n;
+#else
     v_colour = in_colour * light_of(normalize(in_normal));
     v_fog = fog_of(in_pos);
+#endif
     gl_Position = mvp * vec4(in_pos, 1.0);
 }
 """
@@ -64,10 +130,28 @@ PLAIN_FS = """
 #version 330
 uniform vec3 horizon;
 in vec3 v_colour;
+#ifdef WEATHER
+in vec3 v_albedo;
+in vec3 v_world;
+in vec3 v_normal;
+uniform vec3 lamp_glow;     // emission of lamp heads (0 by day)
+uniform vec3 display_glow;  // emission of vending-machine displays
+""" + LIGHT_FS + """
+#else
 in float v_fog;
+#endif
 out vec4 f_colour;
 void main() {
+#ifdef WEATHER
+    vec3 n = normalize(v_normal);
+    vec3 c = v_albedo * (1.0 - 0.2 * wet) * (v_colour + lamp_light(v_world, n));
+    // emissive materials by colour key (meshes.LAMP_HEAD_RGB, meshes.DISPLAY_RGB)
+    if (all(lessThan(abs(v_albedo - vec3(250.0, 238.0, 190.0) / 255.0), vec3(0.002)))) c = max(c, lamp_glow);
+    if (all(lessThan(abs(v_albedo - vec3(235.0, 240.0, 245.0) / 255.0), vec3(0.002)))) c = max(c, display_glow);
+    f_colour = vec4(clamp(mix(horizon, c, fog_at(v_world)), 0.0, 1.0), 1.0);
+#else
     f_colour = vec4(clamp(mix(horizon, v_colour, v_fog), 0.0, 1.0), 1.0);
+#endif
 }
 """
 
@@ -79,9 +163,17 @@ in vec3 in_normal;
 in vec3 in_colour;
 out vec3 v_colour;
 out vec3 v_world;
+#ifdef WEATHER
+out vec3 v_albedo;
+#endif
 """ + LIGHT_VS + """
 void main() {
+#ifdef WEATHER
+    v_colour = light_of(normalize(in_normal));
+    v_albedo = in_colour;
+#else
     v_colour = in_colour * light_of(normalize(in_normal));
+#endif
     v_world = in_pos;
     gl_Position = mvp * vec4(in_pos, 1.0);
 }
@@ -90,15 +182,30 @@ void main() {
 GROUND_FS = """
 #version 330
 uniform vec3 horizon;
+#ifdef WEATHER
+uniform vec3 zenith;
+in vec3 v_albedo;
+""" + LIGHT_FS + """
+#else
 uniform vec3 eye;
 uniform float inv_fog2;
+#endif
 in vec3 v_colour;
 in vec3 v_world;
 out vec4 f_colour;
 void main() {
+#ifdef WEATHER
+    // wet ground: darker albedo plus the sky mirrored with Schlick's Fresnel term, F0 = 0.02 (water)
+    vec3 c = v_albedo * (1.0 - 0.45 * wet) * (v_colour + lamp_light(v_world, vec3(0.0, 0.0, 1.0)));
+    vec3 v = normalize(eye - v_world);
+    float fr = 0.02 + 0.98 * pow(1.0 - max(v.z, 0.0), 5.0);
+    c = mix(c, mix(horizon, zenith, 0.25), wet * fr * 0.8);
+    f_colour = vec4(clamp(mix(horizon, c, fog_at(v_world)), 0.0, 1.0), 1.0);
+#else
     vec3 d = v_world - eye;
     float f = 1.0 / (1.0 + dot(d, d) * inv_fog2);
     f_colour = vec4(clamp(mix(horizon, v_colour, f), 0.0, 1.0), 1.0);
+#endif
 }
 """
 
@@ -111,15 +218,26 @@ in vec3 in_colour;
 in vec4 in_facade;
 in float in_shop;
 out vec3 v_colour;
+#ifdef WEATHER
+out vec3 v_light;
+out vec3 v_world;
+out vec3 v_normal;
+#else
 out float v_light;
 out float v_fog;
+#endif
 out vec4 v_facade;
 flat out float v_shop;
 """ + LIGHT_VS + """
 void main() {
     v_colour = in_colour;
     v_light = light_of(normalize(in_normal));
+#ifdef WEATHER
+    v_world = in_pos;
+    v_normal = normalize(in_normal);
+#else
     v_fog = fog_of(in_pos);
+#endif
     v_facade = in_facade;
     v_shop = in_shop;
     gl_Position = mvp * vec4(in_pos, 1.0);
@@ -129,8 +247,18 @@ void main() {
 FACADE_FS = """
 #version 330
 in vec3 v_colour;
+#ifdef WEATHER
+in vec3 v_light;
+in vec3 v_world;
+in vec3 v_normal;
+uniform float window_lit;   // fraction of upper-floor windows lit
+uniform float shop_lit;     // fraction of shop windows lit
+uniform vec3 window_glow;   // emission of a lit window
+""" + LIGHT_FS + """
+#else
 in float v_light;
 in float v_fog;
+#endif
 in vec4 v_facade;
 flat in float v_shop;
 out vec4 f_colour;
@@ -196,7 +324,17 @@ void main() {
     } else if (kind == 2) {
         albedo = vec3(0.9, 0.9, 0.87);
     }
+#ifdef WEATHER
+    vec3 c = albedo * (1.0 - 0.2 * wet) * (v_light + lamp_light(v_world, normalize(v_normal)));
+    if (kind == 1) {
+        float lit = (fi == 0u && shop > 0.5) ? shop_lit : window_lit;
+        uint h2 = ihash(uint(idx) + 7919u, fi + 104729u, seed ^ 2654435769u);
+        if (float(h2 & 1023u) / 1024.0 < lit) c = max(c, window_glow * (0.7 + 0.3 * float((h2 >> 10u) & 255u) / 255.0));
+    }
+    f_colour = vec4(clamp(mix(horizon, c, fog_at(v_world)), 0.0, 1.0), 1.0);
+#else
     f_colour = vec4(clamp(mix(horizon, albedo * v_light, v_fog), 0.0, 1.0), 1.0);
+#endif
 }
 """
 
@@ -208,13 +346,29 @@ in vec3 in_pos;
 in vec3 in_normal;
 in vec2 in_uv;
 out vec2 v_uv;
+#ifdef WEATHER
+in float in_feature;   // the sign's feature index (meshes): which signs are lit
+flat out uint v_sign;
+out vec3 v_light;
+out vec3 v_world;
+out vec3 v_normal;
+#else
 out float v_light;
 out float v_fog;
+#endif
 """ + LIGHT_VS + """
 void main() {
     v_uv = in_uv;
+#ifdef WEATHER
+    v_sign = uint(in_feature + 0.5);
+    v_light = min(sign_ambient * amb_rgb + 0.25 * sun * sun_rgb * max(dot(normalize(in_normal), sun_dir), 0.0),
+                  vec3(1.05));
+    v_world = in_pos;
+    v_normal = normalize(in_normal);
+#else
     v_light = min(sign_ambient + 0.25 * sun * max(dot(normalize(in_normal), sun_dir), 0.0), 1.05);
     v_fog = fog_of(in_pos);
+#endif
     gl_Position = mvp * vec4(in_pos, 1.0);
 }
 """
@@ -224,8 +378,24 @@ SIGN_FS = """
 uniform sampler2D atlas;
 uniform vec3 horizon;
 in vec2 v_uv;
+#ifdef WEATHER
+in vec3 v_light;
+in vec3 v_world;
+in vec3 v_normal;
+flat in uint v_sign;
+uniform vec3 sign_glow;    // light-box emission (colour * strength)
+uniform float sign_floor;  // fraction of the light the dark parts let through
+uniform float sign_lit;    // fraction of signs lit
+bool sign_is_lit(uint k) {
+    uint h = k * 2654435761u ^ 1013904223u;
+    h ^= h >> 15u; h *= 2246822519u; h ^= h >> 13u;
+    return float(h & 1023u) / 1024.0 < sign_lit;
+}
+""" + LIGHT_FS + """
+#else
 in float v_light;
 in float v_fog;
+#endif
 out vec4 f_colour;
 // Anisotropic filtering by hand: up to 4 trilinear taps along the footprint's major axis.
 // (Mesa llvmpipe's built-in anisotropic filtering costs ~50x more.)
@@ -245,7 +415,14 @@ vec3 sample_aniso(vec2 uv) {
     return acc / n;
 }
 void main() {
+#ifdef WEATHER
+    vec3 t = sample_aniso(v_uv);
+    vec3 c = t * (v_light + lamp_light(v_world, normalize(v_normal)));
+    if (sign_is_lit(v_sign)) c += sign_glow * (sign_floor + (1.0 - sign_floor) * t);
+    f_colour = vec4(clamp(mix(horizon, c, fog_at(v_world)), 0.0, 1.0), 1.0);
+#else
     f_colour = vec4(clamp(mix(horizon, sample_aniso(v_uv) * v_light, v_fog), 0.0, 1.0), 1.0);
+#endif
 }
 """
 
@@ -265,12 +442,26 @@ uniform mat3 cam_basis;   // columns: right, up, forward (world)
 uniform vec2 tan_half;    // tan(hfov/2), tan(vfov/2)
 uniform vec3 horizon;
 uniform vec3 zenith;
+#ifdef WEATHER
+uniform float overcast;   // 1: CIE overcast gradient
+uniform vec3 sun_dir;
+uniform vec3 sun_rgb;
+uniform float sun_glow;
+uniform float sky_clear;  // how much of the sky shows through the fog
+#endif
 in vec2 v_ndc;
 out vec4 f_colour;
 void main() {
     vec3 d = cam_basis * vec3(v_ndc.x * tan_half.x, v_ndc.y * tan_half.y, 1.0);
     float e = clamp(d.z * inversesqrt(dot(d, d)), 0.0, 1.0);  // sine of the elevation
     vec3 c = mix(horizon, zenith, e * (2.0 - e));
+#ifdef WEATHER
+    // CIE standard overcast sky: L = Lz (1 + 2 sin e) / 3 in linear light
+    vec3 oc = pow(pow(zenith, vec3(2.2)) * (1.0 + 2.0 * e) / 3.0, vec3(1.0 / 2.2));
+    c = mix(c, oc, overcast);
+    c += sun_rgb * sun_glow * pow(max(dot(normalize(d), sun_dir), 0.0), 12.0);
+    c = clamp(mix(horizon, c, sky_clear), 0.0, 1.0);
+#endif
     f_colour = vec4(c, 1.0);
 }
 """
@@ -299,3 +490,72 @@ void main() {
     f_colour = vec4(float(v_id & 255u), float((v_id >> 8u) & 255u), float((v_id >> 16u) & 255u), 255.0) / 255.0;
 }
 """
+
+
+# Rain streaks (conditions.py): one full-screen pass per layer of drops at ``layer_m`` from the eye, blended
+# over the image and depth-tested at that distance (gl_FragDepth), so walls nearer than the layer hide it.
+# Streaks live on a grid in world directions (azimuth x elevation; ``cells`` columns around the horizon), so
+# every cube face of a panorama and a direct view agree. Each cell holds a streak with probability
+# ``density`` at a hashed position (integer hash of cell, layer and ``seed``): ``len_rad`` long, slanted by the
+# wind, ``width_rad`` wide, drawn with its coverage of the pixel (box filter of the pixel's angular size).
+RAIN_FS = """
+#version 330
+uniform mat3 cam_basis;
+uniform vec2 tan_half;
+uniform float width_px;
+uniform float layer_m;
+uniform float cells;
+uniform float len_rad;
+uniform float width_rad;
+uniform float density;
+uniform float slant;
+uniform uint seed;
+uniform vec3 streak_rgb;
+uniform float alpha;
+uniform vec2 depth_ab;   // projection P[2][2], P[2][3]
+in vec2 v_ndc;
+out vec4 f_colour;
+uint ihash(uint a, uint b, uint c) {
+    uint h = a * 73856093u ^ b * 19349663u ^ c * 83492791u;
+    h ^= h >> 13u; h *= 1274126177u; h ^= h >> 16u;
+    return h;
+}
+void main() {
+    vec3 cam = vec3(v_ndc.x * tan_half.x, v_ndc.y * tan_half.y, 1.0);
+    float inv_len = inversesqrt(dot(cam, cam));
+    vec3 dn = (cam_basis * cam) * inv_len;
+    float az = atan(dn.x, dn.y);                 // compass azimuth, radians
+    float el = asin(clamp(dn.z, -1.0, 1.0));
+    float cw = 6.28318530718 / cells;            // cell width, radians of azimuth
+    float ch = 2.0 * len_rad;                    // cell height, radians of elevation
+    float u = (az + 3.14159265359) / cw + slant * el / cw;
+    float v = el / ch;
+    vec2 cell = floor(vec2(u, v));
+    vec2 f = vec2(u, v) - cell;
+    uint cx = uint(mod(cell.x, cells));
+    uint h = ihash(cx, uint(int(cell.y) + 65536), seed);
+    if (float(h & 1023u) / 1024.0 >= density) discard;
+    float x0 = 0.15 + 0.7 * float((h >> 10u) & 255u) / 255.0;
+    float y0 = 0.45 * float((h >> 18u) & 255u) / 255.0;
+    float pix = 2.0 * tan_half.x / width_px * inv_len * inv_len;   // angular size of this pixel
+    float dx = abs(f.x - x0) * cw * cos(el);                     // angular distance to the streak axis
+    float cover = clamp((0.5 * (width_rad + pix) - dx) / pix, 0.0, 1.0) * min(width_rad / pix, 1.0);
+    float along = (f.y - y0) * ch / len_rad;
+    cover *= smoothstep(0.0, 0.15, along) * (1.0 - smoothstep(0.85, 1.0, along));
+    cover *= 1.0 - smoothstep(0.7, 1.2, abs(el));
+    if (cover <= 0.0) discard;
+    float z_eye = -layer_m * inv_len;
+    gl_FragDepth = 0.5 * (depth_ab.x * z_eye + depth_ab.y) / (-z_eye) + 0.5;
+    f_colour = vec4(streak_rgb, alpha * cover);
+}
+"""
+
+
+def variant(source: str, weather: bool, max_lamps: int = 48) -> str:
+    """``source`` as compiled: unchanged for the clear day (``weather`` false: the preprocessor drops every
+    ``WEATHER`` block, so those programs are the original ones), else with ``#define WEATHER`` and the lamp
+    array size after the ``#version`` line."""
+    if not weather:
+        return source
+    head, sep, rest = source.partition("#version 330\n")
+    return f"{head}{sep}#define WEATHER 1\n#define MAX_LAMPS {int(max_lamps)}\n{rest}"

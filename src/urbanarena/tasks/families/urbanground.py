@@ -1,0 +1,301 @@
+"""The UrbanGround ladder (``urbanground``): continuous-mode tasks L1-L5 and their scorer.
+
+Episodes run in :class:`urbanarena.env.continuous.ContinuousEnv` (UrbanGround's
+action schema, simulated time; ``docs/continuous.md``) under protocol
+``urbanground-v1``; the runner's continuous loop is
+:mod:`urbanarena.runner.continuous_episode`. Tasks are generated from a city's
+own annotations by :mod:`urbanarena.tasks.generators.urbanground`.
+
+Task fields (``docs/continuous.md``, *The ladder*):
+
+* ``category``: the sub-family (:data:`SUBFAMILIES`, e.g. ``l2_short_range``), so
+  summaries group ``by_family``; ``extra.level`` the ladder level ``L1`` .. ``L5``;
+  ``extra.kind`` how it is scored (:data:`KINDS`).
+* ``start``: position (WGS84) and ``heading_deg`` (the start yaw), plus the nearest pose node.
+* ``goals``: navigation goal(s) as positions (multi-stop: one per stop, in the
+  scheduled order for ``schedule``); ``success_radius_m`` 15 (UrbanGround's arrival radius).
+* ``extra.goal_points`` (``search``): every place that satisfies the request
+  (``[{"lat", "lon", "label"}]``); arriving within the radius of any counts.
+* ``extra.options`` / ``answer`` (``choice``): four options and the correct letter ``A`` .. ``D``.
+* ``extra.restricted_zones``: polygons ``[[lat, lon], ...]`` the agent must not enter (active from t = 0).
+* ``extra.deadlines_s``: per stop, simulated seconds since the start (``schedule``).
+* ``extra.dynamics``: the dynamic-city spec of L5 tasks (:mod:`urbanarena.env.continuous.dynamics`).
+
+Answers: the agent answers a ``choice`` task with ``{"action": "terminate", "answer": "B"}``
+(an ``answer`` field on UrbanGround's terminate action; a letter or the option's text).
+
+Scoring (:meth:`UrbanGroundFamily.score_trajectory`; formulas in
+:mod:`urbanarena.tasks.metrics.urbanground`): per-episode keys :data:`EPISODE_KEYS`
+(``None`` where a key does not apply):
+
+* ``sr``: ``navigation`` / ``constrained`` / ``closure``: final position within 15 m of the goal and no
+  zone or active closure entered; ``search``: within 15 m of any ``goal_points`` entry (and no zone);
+  ``choice``: the answer is correct; ``schedule``: every stop reached in order by its deadline;
+  ``multi_stop``: every stop reached (any order). Any zone/closure violation forces 0.
+* ``pna`` (every kind): fraction of action time within 3 m of the pedestrian lines.
+* ``spr``: per closure episode 1 when no active closure was crossed (its mean is SPR);
+  ``zone_respected`` the same for restricted zones.
+* ``pcr``: per pedestrian episode 1 when the agent touched a pedestrian (mean = PCR);
+  ``pedestrian_collisions`` the count.
+* ``final_distance_m``, ``rdr``, ``oracle_sr``, ``oracle_rdr``, ``endpoint_regression_m``,
+  ``endpoint_regressed``: point goals (``search``: the goal point nearest the final position).
+* ``route_efficiency`` (``multi_stop``): network MST over start + stops / path length.
+* ``on_time_ratio``, ``mean_lateness_s`` (``schedule``); ``stops_reached`` (both).
+* ``answer_correct`` (``choice``); ``path_length_m``, ``sim_time_s``, ``steps`` (every kind).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+
+from urbanarena.env.continuous.walk_network import WalkNetwork
+from urbanarena.errors import ProtocolError
+from urbanarena.tasks.families.base import TaskFamily, Trajectory
+from urbanarena.tasks.metrics import urbanground as ug
+from urbanarena.tasks.schema import Task
+from urbanarena.world.city import City
+
+PROTOCOL_ID = "urbanground-v1"
+ARRIVAL_RADIUS_M = ug.ARRIVAL_RADIUS_M
+
+#: sub-family -> (ladder level, scoring kind)
+SUBFAMILIES: dict[str, tuple[str, str]] = {
+    "l1_visual_recognition": ("L1", "choice"),
+    "l1_orientation": ("L1", "choice"),
+    "l1_active_exploration": ("L1", "choice"),
+    "l2_short_range": ("L2", "navigation"),
+    "l2_long_range": ("L2", "navigation"),
+    "l2_instruction": ("L2", "navigation"),
+    "l2_constrained": ("L2", "navigation"),
+    "l3_place_type_search": ("L3", "search"),
+    "l3_implicit_intent": ("L3", "search"),
+    "l4_time_window": ("L4", "schedule"),
+    "l4_multi_stop": ("L4", "multi_stop"),
+    "l5_road_closure": ("L5", "navigation"),
+    "l5_pedestrians": ("L5", "navigation"),
+}
+KINDS = ("choice", "navigation", "search", "schedule", "multi_stop")
+LETTERS = ("A", "B", "C", "D")
+
+#: per-episode metric keys of the scorer
+EPISODE_KEYS: tuple[str, ...] = (
+    "sr", "pna", "spr", "pcr", "zone_respected", "answer_correct", "final_distance_m", "rdr", "oracle_sr",
+    "oracle_rdr", "endpoint_regression_m", "endpoint_regressed", "route_efficiency", "on_time_ratio",
+    "mean_lateness_s", "stops_reached", "pedestrian_collisions", "closure_violations", "path_length_m",
+    "sim_time_s", "steps",
+)
+#: keys reported in percent (x100) by summaries
+PERCENT_KEYS: frozenset[str] = frozenset({"sr", "pna", "spr", "pcr", "zone_respected", "answer_correct", "oracle_sr",
+                                          "endpoint_regressed", "on_time_ratio"})
+
+#: the action schema shown to agents (UrbanGround's actions, :mod:`urbanarena.env.continuous.actions`)
+ACTION_SCHEMA_TEXT = """\
+Reply with ONE JSON object, the next action:
+  {"action": "move", "dir": "forward|backward|left|right", "seconds": 0.05-2.0}   walk 1.4 m/s
+  {"action": "sprint", "dir": "forward|backward|left|right", "seconds": 0.05-2.0} run 3.0 m/s
+     (move/sprint may add "yaw_rate" / "pitch_rate" in deg/s, -180..180, to turn while walking)
+  {"action": "look", "yaw": -180..180, "pitch": -90..90}   turn the camera (positive yaw = right, pitch = up)
+  {"action": "open_map"}                                   switch to the north-up map
+  in map mode: {"action": "map_select", "x": 0-1, "y": 0-1}, {"action": "map_pan", "east": m, "north": m},
+               {"action": "map_zoom", "factor": 0.25-4}, {"action": "close_map"}
+  {"action": "terminate"}    end the episode where you stand (questions: {"action": "terminate", "answer": "B"})
+Optional "memory": text kept for you between steps. Time is simulated: only your actions take time.
+Buildings and street furniture block you; you succeed by stopping within 15 m of the goal."""
+
+
+def level_of(task: Task) -> str:
+    """Ladder level of a task (``extra.level``, else from its category)."""
+    return str(task.extra.get("level") or SUBFAMILIES.get(task.category or "", ("?", ""))[0])
+
+
+def kind_of(task: Task) -> str:
+    """Scoring kind of a task (``extra.kind``, else from its category)."""
+    return str(task.extra.get("kind") or SUBFAMILIES.get(task.category or "", ("", "navigation"))[1])
+
+
+def latlon_to_xy(city: City, lat: float, lon: float) -> tuple[float, float]:
+    x, y = city.frame.to_xy(float(lat), float(lon))
+    return float(x), float(y)
+
+
+def zones_xy(task: Task, city: City) -> list[list[tuple[float, float]]]:
+    """Restricted-zone rings of a task in local metres."""
+    return [[latlon_to_xy(city, a, b) for a, b in ring] for ring in task.extra.get("restricted_zones") or []]
+
+
+def goal_points_xy(task: Task, city: City) -> list[tuple[float, float]]:
+    """Goal positions (local metres) in order: ``goals`` (or the ``search`` task's ``goal_points``)."""
+    if kind_of(task) == "search" and task.extra.get("goal_points"):
+        return [latlon_to_xy(city, g["lat"], g["lon"]) for g in task.extra["goal_points"]]
+    return [latlon_to_xy(city, g.position.lat, g.position.lon) for g in task.goals if g.position is not None]
+
+
+def parse_answer(task: Task, answer: Any) -> str | None:
+    """The option letter of an answer (a letter ``A``-``D``, ``"B)"``, or the option's text, any case);
+    ``None`` when it names no option."""
+    if answer is None:
+        return None
+    s = str(answer).strip()
+    opts = [str(o) for o in task.extra.get("options") or []]
+    for i, o in enumerate(opts):
+        if s.casefold() == o.casefold():
+            return LETTERS[i]
+    head = s.strip("()[]. ").upper()
+    if len(head) >= 1 and head[0] in LETTERS[: len(opts) or 4] and (len(head) == 1 or not head[1].isalpha()):
+        return head[0]
+    return None
+
+
+class UrbanGroundFamily(TaskFamily):
+    """UrbanGround ladder tasks in continuous mode (module docstring)."""
+
+    name = "urbanground"
+    action_style = "continuous"
+    default_protocol = PROTOCOL_ID
+    default_max_steps = 600
+    version = 1
+
+    def __init__(self):
+        self._networks: dict[str, WalkNetwork] = {}
+
+    @staticmethod
+    def check_protocol(protocol_id: str) -> None:
+        """Raises :class:`ProtocolError` unless ``protocol_id`` is ``urbanground-v1``."""
+        if protocol_id != PROTOCOL_ID:
+            raise ProtocolError(f"urbanground tasks run under {PROTOCOL_ID!r} only (got {protocol_id!r})")
+
+    # ------------------------------------------------------------------ episodes
+    def prompt(self, task: Task) -> str:
+        """The task text shown to the agent: instruction, options (``choice``) and how to answer."""
+        text = task.instruction
+        opts = task.extra.get("options")
+        if opts:
+            text += "\n" + "\n".join(f"{LETTERS[i]}) {o}" for i, o in enumerate(opts))
+            text += '\nAnswer with {"action": "terminate", "answer": "<letter>"}.'
+        return text
+
+    def env_options(self, task: Task, city: City | None = None) -> dict[str, Any]:  # type: ignore[override]
+        """``ContinuousEnv.reset`` options: start position and yaw, goal (first goal point), task text,
+        map markers (``extra.map_markers``: ``{"label", "lat", "lon"}``)."""
+        pos = task.start.position
+        opts: dict[str, Any] = {"task_text": self.prompt(task),
+                                "start_yaw_deg": float(task.start.heading_deg or 0.0)}
+        if pos is not None:
+            opts["start_latlon"] = (pos.lat, pos.lon)
+        else:
+            opts["start_node"] = task.start.node
+        g = task.final_goal
+        if g is not None and g.position is not None:
+            opts["goal_latlon"] = (g.position.lat, g.position.lon)
+        markers = task.extra.get("map_markers")
+        if markers:
+            opts["map_markers"] = [dict(m) for m in markers]
+        return opts
+
+    def network(self, city: City) -> WalkNetwork:
+        """The city's :class:`WalkNetwork` (cached per city content hash)."""
+        key = city.content_hash
+        net = self._networks.get(key)
+        if net is None:
+            net = WalkNetwork.from_city(city)
+            self._networks = {key: net}
+        return net
+
+    # ------------------------------------------------------------------ scoring
+    def score(self, task: Task, city: City, protocol_id: str, traj: Trajectory) -> dict[str, float | None]:
+        """Score a graph node path as a continuous trajectory: the agent at each node's position, one
+        simulated second per node (for tools that hold only node paths). Continuous episodes are scored
+        by :meth:`score_trajectory` on their recorded samples."""
+        path = list(traj.path) or ([task.start.node] if task.start.node else [])
+        xy = np.array([city.xy(n) for n in path], float).reshape(-1, 2)
+        t = ug.Trajectory.from_arrays(np.arange(len(xy), dtype=float), xy)
+        return self.score_trajectory(task, city, protocol_id, t, steps=traj.steps)
+
+    def score_trajectory(self, task: Task, city: City, protocol_id: str, traj: ug.Trajectory, *,
+                         answer: Any = None, steps: int = 0, network: WalkNetwork | None = None,
+                         closures: Sequence[ug.Closure] = (), pedestrians: Sequence[ug.Trajectory] | None = None
+                         ) -> dict[str, Any]:
+        """Per-episode metrics (:data:`EPISODE_KEYS`, module docstring).
+
+        Args:
+            traj: the recorded trajectory (local metres, simulated seconds).
+            answer: the agent's answer (``choice`` tasks), as given.
+            steps: consumed steps.
+            network: the walk network (default: built from the city, cached).
+            closures: the episode's road closures (L5; each active from its notice time).
+            pedestrians: the episode's pedestrian trajectories (``None``: no pedestrians).
+        Raises:
+            ProtocolError: a protocol other than ``urbanground-v1``.
+        """
+        self.check_protocol(protocol_id)
+        net = network or self.network(city)
+        kind = kind_of(task)
+        radius = float(task.success_radius_m if task.success_radius_m is not None else ARRIVAL_RADIUS_M)
+        out: dict[str, Any] = {k: None for k in EPISODE_KEYS}
+        out["steps"] = float(steps)
+        out["path_length_m"] = traj.path_length_m()
+        out["sim_time_s"] = float(traj.t_s[-1] - traj.t_s[0])
+        out["pna"] = ug.pna(traj, net)
+        zones = [ug.Closure(tuple(r), 0.0, zone=True) for r in zones_xy(task, city)]
+        zone_viol = ug.closure_violations(traj, zones) if zones else []
+        clos_viol = ug.closure_violations(traj, closures) if closures else []
+        if zones:
+            out["zone_respected"] = 0.0 if zone_viol else 1.0
+        if closures:
+            out["spr"] = 0.0 if clos_viol else 1.0
+            out["closure_violations"] = float(len(clos_viol))
+        if pedestrians is not None:
+            n = ug.pedestrian_collisions(traj, pedestrians)
+            out["pedestrian_collisions"] = float(n)
+            out["pcr"] = 1.0 if n else 0.0
+        violated = bool(zone_viol or clos_viol)
+        forbidden = list(zones) + list(closures)
+        if kind == "choice":
+            letter = parse_answer(task, answer)
+            out["answer_correct"] = 1.0 if (letter is not None and letter == str(task.answer)) else 0.0
+            out["sr"] = 0.0 if violated else out["answer_correct"]
+            return out
+        goals = goal_points_xy(task, city)
+        if not goals:
+            out["sr"] = 0.0
+            return out
+        if kind in ("navigation", "search"):
+            fx, fy = traj.final_xy
+            goal = min(goals, key=lambda g: math.hypot(g[0] - fx, g[1] - fy)) if kind == "search" else goals[-1]
+            if kind == "search":  # the oracle checkpoint may lie near another goal point: best over all
+                best = max((ug.oracle_checkpoint(traj, g, radius, forbidden) for g in goals),
+                           key=lambda r: (r["oracle_sr"], -r["distance_m"]))
+            m = ug.navigation_metrics(traj, goal, network=None, closures=forbidden, radius_m=radius)
+            out.update({k: m[k] for k in ("sr", "final_distance_m", "rdr", "oracle_sr", "oracle_rdr",
+                                          "endpoint_regression_m", "endpoint_regressed")})
+            if kind == "search":
+                out["oracle_sr"], out["oracle_rdr"] = best["oracle_sr"], best["oracle_rdr"]
+                er = max(0.0, float(m["final_distance_m"]) - best["distance_m"])
+                out["endpoint_regression_m"] = er
+                out["endpoint_regressed"] = 1.0 if best["oracle_sr"] == 1.0 and m["sr"] == 0.0 else 0.0
+            return out
+        if kind == "schedule":
+            deadlines = list(task.extra.get("deadlines_s") or [None] * len(goals))
+            arr = ug.schedule_arrivals(traj, goals, radius)
+            sm = ug.schedule_metrics(arr, deadlines)
+            out["stops_reached"] = float(sm["stops_reached"])
+            out["on_time_ratio"] = sm["on_time_ratio"]
+            out["mean_lateness_s"] = sm["mean_lateness_s"]
+            all_on_time = all(o is not False for o in sm["on_time"]) and sm["stops_reached"] == len(goals)
+            out["sr"] = 1.0 if all_on_time and not violated else 0.0
+            return out
+        # multi_stop: any order
+        reached = [ug.schedule_arrivals(traj, [g], radius)[0] is not None for g in goals]
+        out["stops_reached"] = float(sum(reached))
+        mst = ug.mst_lower_bound_m(traj.start_xy, goals, net)
+        out["route_efficiency"] = ug.route_efficiency(mst, out["path_length_m"])
+        out["sr"] = 1.0 if all(reached) and not violated else 0.0
+        return out
+
+
+__all__ = ["ACTION_SCHEMA_TEXT", "ARRIVAL_RADIUS_M", "EPISODE_KEYS", "KINDS", "LETTERS", "PERCENT_KEYS",
+           "PROTOCOL_ID", "SUBFAMILIES", "UrbanGroundFamily", "goal_points_xy", "kind_of", "latlon_to_xy",
+           "level_of", "parse_answer", "zones_xy"]
