@@ -41,6 +41,7 @@ import numpy as np
 from urbanarena.render.maps import map_renderer_for
 from urbanarena.tasks.families.cityarena import CityArenaFamily
 from urbanarena.tasks.generators import landmark, localization, map_navigation, object_count, relational, vln
+from urbanarena.tasks.generators import real_imagery
 from urbanarena.tasks.generators.common import (
     CALIBRATION_TARGETS,
     CALIBRATION_TOLERANCE,
@@ -191,6 +192,9 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         fam_rep: dict[str, Any] = {"requested": per_family, "produced": 0, "unavailable": None}
         report["families"][kind] = fam_rep
         try:
+            real_why = real_imagery.unavailable_reason(city, kind)  # photographs: docs/panoramax.md
+            if real_why is not None:
+                raise FamilyUnavailable(kind, real_why)
             if kind == "landmark_image" and reference_renderer is None:
                 raise FamilyUnavailable(kind, "no reference-photo renderer was given: landmark_image needs the 3D "
                                               "renderer (render/scene3d) to draw each POI from an off-node viewpoint")
