@@ -10,7 +10,8 @@ from urbanarena.agents.arena_oracle import ArenaOracleAgent
 from urbanarena.agents.arena_random import ArenaRandomAgent
 from urbanarena.agents.ocr_agent import OcrAgent
 from urbanarena.agents.oracle import OracleAgent
-from urbanarena.agents.vlm import ArenaReActAgent, CitySeekerVLMAgent
+from urbanarena.agents.urbanground_oracle import UrbanGroundOracle, UrbanGroundRandom
+from urbanarena.agents.vlm import ArenaReActAgent, CitySeekerVLMAgent, UrbanGroundVLMAgent
 
 AGENTS: dict[str, type[Agent]] = {
     "random": RandomAgent,
@@ -19,16 +20,21 @@ AGENTS: dict[str, type[Agent]] = {
     "oracle": OracleAgent,
     "arena-oracle": ArenaOracleAgent,  # cityarena tasks: acts in ArenaEnv (returns ArenaAction)
     "arena-random": ArenaRandomAgent,
+    "ug-oracle": UrbanGroundOracle,  # urbanground tasks: acts in ContinuousEnv (UrbanGround action JSON)
+    "ug-random": UrbanGroundRandom,
     "ocr": OcrAgent,  # cityarena tasks: reads signs with rapidocr (the 'ocr' extra), walks to the named landmark
     # VLM agents; parameters in urbanarena.agents.vlm.common (model spec, generation, images,
     # prompt_templates, cache, cache_path, max_usd, max_requests, budget_ledger ...)
     "vlm-arena": ArenaReActAgent,
     "vlm-cityseeker": CitySeekerVLMAgent,
+    "vlm-urbanground": UrbanGroundVLMAgent,  # urbanground tasks: acts in ContinuousEnv (UrbanGround action JSON)
 }
 
 
 #: baseline names that mean another agent when every task runs in the arena (``action_style == "arena"``)
 ARENA_ALIASES: dict[str, str] = {"oracle": "arena-oracle", "random": "arena-random"}
+#: the same for continuous-only task sets (``urbanground``)
+CONTINUOUS_ALIASES: dict[str, str] = {"oracle": "ug-oracle", "random": "ug-random"}
 
 
 def resolve_alias(name: str, action_styles: set[str]) -> str:
@@ -36,6 +42,8 @@ def resolve_alias(name: str, action_styles: set[str]) -> str:
     task sets are ``arena-oracle``/``arena-random`` (:data:`ARENA_ALIASES`); any other name is itself."""
     if action_styles == {"arena"}:
         return ARENA_ALIASES.get(name, name)
+    if action_styles == {"continuous"}:
+        return CONTINUOUS_ALIASES.get(name, name)
     return name
 
 

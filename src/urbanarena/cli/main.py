@@ -106,7 +106,13 @@ def run(
     out: Path = typer.Option(..., "--out", help="RUN_DIR (created; rerun the same command to resume)."),
     seeds: int = typer.Option(1, "--seeds", help="Number of seeds: seeds seed-base .. seed-base+N-1."),
     seed_base: int = typer.Option(0, "--seed-base", help="First seed."),
-    workers: int = typer.Option(1, "--workers", help="Concurrent episodes: worker processes, or threads for VLM agents (1 = run in this process)."),
+    workers: int = typer.Option(
+        1, "--workers", help="Worker processes (threads for VLM agents under --backend auto or threads; 1 = run in "
+                             "this process). The run keeps workers x concurrency episodes in flight."),
+    concurrency: int = typer.Option(
+        1, "--concurrency",
+        help="Episodes in flight per worker (threads): for API-bound VLM agents, e.g. --concurrency 64 keeps 64 model "
+             "calls in flight in one process; with --backend processes each of the --workers processes runs this many."),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol id (default: each task family's)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default: each task family's)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks."),
@@ -128,7 +134,20 @@ def run(
     trace: bool = typer.Option(False, "--trace", help="Write per-step debug traces (JSONL + images) under RUN_DIR/traces/."),
     backend: str = typer.Option(
         "auto", "--backend",
-        help="auto (threads for VLM agents, processes otherwise, in-process for one worker), in-process, threads, processes."),
+        help="auto (threads for VLM agents, processes otherwise, in-process for one episode in flight), in-process, "
+             "threads, processes, ray (Ray tasks; pip install 'urbanarena[ray]')."),
+    ray_address: Optional[str] = typer.Option(
+        None, "--ray-address",
+        help="--backend ray: cluster address for ray.init (auto, HOST:PORT, ray://HOST:10001); default: a local "
+             "cluster bound to 127.0.0.1."),
+    requests_per_min: Optional[float] = typer.Option(
+        None, "--requests-per-min",
+        help="VLM agents: rate limit of the model's provider endpoint, HTTP requests per minute (retries count), "
+             "shared by all episodes in flight."),
+    tokens_per_min: Optional[float] = typer.Option(
+        None, "--tokens-per-min",
+        help="VLM agents: rate limit, input + output tokens per minute (reserved up front as estimated input + "
+             "max output tokens, corrected by the reported usage)."),
     judge: Optional[str] = typer.Option(
         None, "--judge",
         help="LLM judge of fuzzy_match answers (model spec; never the model under test). Shares the response cache "
@@ -149,15 +168,15 @@ def run(
         None, "--strategy",
         help="Graph tasks: compose navigation strategies, e.g. B1,R3 or B1(theta=0.7),R2(radius_m=30): B1 "
              "confidence / B2 step-reward (privileged) / B3 hinted (privileged) backtracking, C1 topology / C2 "
-             "relative-position map, R1 topology / R2 spatial retrieval over earlier rounds, R3 recent steps "
-             "(docs/strategies.md)."),
+             "relative-position map, R1 topology / R2 spatial retrieval over earlier rounds, R3 recent steps, "
+             "M1 route map: CitySeeker's map ablation (privileged) (docs/strategies.md)."),
     rounds: int = typer.Option(
         1, "--rounds", help="Graph tasks: run each (task, seed) job N times in sequence with a memory scoped to the "
                             "job (R1/R2 retrieve from earlier rounds); the row is the last round."),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
-    With a VLM agent, --workers N runs N episodes at once (threads). Exit status: 0 finished, 2 bad input,
+    With a VLM agent, --workers N or --concurrency N runs N episodes at once (threads). Exit status: 0 finished, 2 bad input,
     3 budget cap reached, 4 read-only cache miss, 130 interrupted; rerun the same command to resume.
     """
     from urbanarena.runner.driver import RunRequest, execute, prepare
@@ -172,7 +191,8 @@ def run(
             backend=backend, judge=judge, judge_params=_parse_params(judge_param),
             control={k: True for k, on in (("blind", blind), ("no_map", no_map),
                                             ("oracle_perception", oracle_perception)) if on},
-            strategy=strategy, rounds=rounds,
+            strategy=strategy, rounds=rounds, concurrency=concurrency, ray_address=ray_address,
+            requests_per_min=requests_per_min, tokens_per_min=tokens_per_min,
         )
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:
@@ -195,7 +215,7 @@ def run(
         typer.echo(report.format())
         if rounds > 1 or strategy:
             typer.echo(f"note: the estimate is for one round without strategy text; --rounds {rounds} runs every job "
-                       f"{rounds} times (multiply by {rounds}) and strategy text lengthens each prompt")
+                       f"{rounds} times (multiply by {rounds}) and strategy text (and M1's map image) lengthens each prompt")
         return
     progress = Progress(
         TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -312,6 +332,11 @@ def summary(
                           "rerun the run command to finish[/yellow]")
     if s["errors"]:
         out_console.print(f"[yellow]{s['errors']} episodes ended with an agent error (stop reason 'error')[/yellow]")
+    from urbanarena.runner.summary import describe_faults
+
+    faults_line = describe_faults(s.get("faults"))
+    if faults_line:
+        out_console.print(faults_line, markup=False)
     if s.get("missing_scores"):
         out_console.print(f"[yellow]{s['missing_scores']} answers could not be validated (no judge / unparsable "
                           "verdict); they count 0 in evaluation_score[/yellow]")
@@ -460,6 +485,7 @@ def _register_plugins() -> None:
     from urbanarena.cli.demo_cmd import demo
     from urbanarena.cli.frames_cmd import from_frames
     from urbanarena.cli.freeze_cmd import freeze_cmd
+    from urbanarena.cli.panoramax_cmd import from_panoramax, licences
     from urbanarena.cli.tasks_cmd import tasks_app
     from urbanarena.cli.play_cmd import play, play_export
     from urbanarena.cli.replay_cmd import replay, video
@@ -476,6 +502,8 @@ def _register_plugins() -> None:
     app.command("cache-export")(cache_export)
     city_app.command("from-frames")(from_frames)
     city_app.command("build")(build)
+    city_app.command("from-panoramax")(from_panoramax)
+    city_app.command("licences")(licences)
     tasks_app.command("freeze")(freeze_cmd)
     app.add_typer(tasks_app, name="tasks")
 

@@ -1,4 +1,9 @@
-"""``urbanarena tasks generate --city NAME --suite arena|cityseeker ... --seed S --out FILE [--split S]``.
+"""``urbanarena tasks generate --city NAME --suite arena|cityseeker|urbanground ... --seed S --out FILE [--split S]``.
+
+``--suite urbanground --per-family N [--families l2_short_range,...] [--mapping FILE]`` generates the
+UrbanGround ladder (13 sub-families, L1-L5; :mod:`urbanarena.tasks.generators.urbanground`,
+docs/continuous.md): every task is run by ``ug-oracle`` through the runner's continuous loop and
+dropped when it fails; writes FILE and ``<FILE stem>.report.json``.
 
 ``--suite cityseeker --per-category N [--mapping FILE]`` generates the
 CitySeeker-style implicit-need suite ``<city>-needs7-v1``
@@ -45,7 +50,57 @@ tasks_app = typer.Typer(help="Generate task suites.", no_args_is_help=True)
 def _tasks() -> None:
     """Generate task suites from a city's own data."""
 
-SUITES = ("arena", "cityseeker")
+SUITES = ("arena", "cityseeker", "urbanground")
+
+
+class UrbanGroundOracleVerifier:
+    """The ``ug-oracle`` as the ladder generator's ``verify``: runs it on a task through the runner's
+    continuous loop (:class:`urbanarena.runner.continuous_episode.ContinuousEpisodeRunner`, the family's
+    step limit); solved = ended by ``terminate`` with ``sr`` 1. Returns ``{"solved", "steps", "status", "sr"}``."""
+
+    def __init__(self, city, max_steps: int | None = None):
+        from urbanarena.agents.urbanground_oracle import UrbanGroundOracle
+        from urbanarena.runner.continuous_episode import ContinuousEpisodeRunner
+        from urbanarena.tasks.families.urbanground import UrbanGroundFamily
+
+        self.max_steps = int(max_steps or UrbanGroundFamily.default_max_steps)
+        self._runner = ContinuousEpisodeRunner(city, UrbanGroundOracle, "ug-oracle")
+
+    def __call__(self, task) -> dict:
+        r = self._runner.run(task, 0, "urbanground-v1", self.max_steps)
+        sr = r["metrics"].get("sr")
+        return {"solved": r["stop_reason"] == "terminate" and sr == 1.0, "steps": int(r["steps"]),
+                "status": str(r["stop_reason"]), "sr": sr}
+
+
+def _generate_urbanground(city: str, per_family: int, seed: int, out: Path, name: Optional[str],
+                          families: Optional[str], mapping: Optional[Path], max_steps: Optional[int],
+                          condition: Optional[str] = None) -> None:
+    """``--suite urbanground``: the L1-L5 ladder, every task verified by the ug-oracle; prints per sub-family."""
+    from urbanarena.tasks.generators.cityseeker_needs import load_needs
+    from urbanarena.tasks.generators.urbanground import generate_urbanground_suite, save_urbanground_suite
+    from urbanarena.world.resolve import resolve_city
+
+    try:
+        if max_steps is not None and max_steps < 1:
+            raise UrbanArenaError("--max-steps must be at least 1")
+        subs = tuple(k.strip() for k in families.split(",") if k.strip()) if families else None
+        c = resolve_city(city)
+        result = generate_urbanground_suite(c, per_family=per_family, seed=seed, subfamilies=subs,
+                                            needs=load_needs(mapping), verify=UrbanGroundOracleVerifier(c, max_steps),
+                                            name=name, condition=condition)
+        path = save_urbanground_suite(result, out)
+    except (UrbanArenaError, ValueError, OSError) as e:
+        raise fail(e) from None
+    typer.echo(f"{path}: suite {result.name}, {len(result.task_file.tasks)} tasks on {c.name} (seed {seed}; every "
+               "task solved by ug-oracle under urbanground-v1)")
+    for sub, fr in result.report["families"].items():
+        line = f"  {sub:<24} {fr['level']} {fr['produced']}/{fr['requested']}"
+        if fr.get("verification_failures"):
+            line += f" ({fr['verification_failures']} dropped: oracle failed)"
+        if fr.get("shortfall"):
+            line += f"; {fr['shortfall']}"
+        typer.echo(line)
 
 
 class GraphOracleVerifier:
@@ -136,8 +191,9 @@ def reference_renderer_for(city):
 @tasks_app.command("generate")
 def generate(
     city: str = typer.Option(..., "--city", help="CITY: a cached city name, a saved city directory, or KIND:PATH."),
-    suite: str = typer.Option("arena", "--suite", help="Suite kind: 'arena' (the seven cityarena families) or "
-                              "'cityseeker' (CitySeeker-style implicit-need tasks, <city>-needs7-v1)."),
+    suite: str = typer.Option("arena", "--suite", help="Suite kind: 'arena' (the seven cityarena families), "
+                              "'cityseeker' (CitySeeker-style implicit-need tasks, <city>-needs7-v1) or "
+                              "'urbanground' (the UrbanGround L1-L5 ladder in continuous mode, <city>-urbanground-v1)."),
     per_family: int = typer.Option(25, "--per-family", help="Tasks per family (mini 25, standard 100, full 300)."),
     per_category: int = typer.Option(10, "--per-category", help="cityseeker: tasks per category (7 + two-stop)."),
     mapping: Optional[Path] = typer.Option(None, "--mapping", help="cityseeker: need -> POI mapping JSON "
@@ -150,8 +206,17 @@ def generate(
     families: Optional[str] = typer.Option(None, "--families", help="Comma-separated subset of the families."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit tasks must be solvable in "
                                             "(arena 50, cityseeker 35)."),
+    condition: Optional[str] = typer.Option(None, "--condition", help="urbanground: weather / time of day every "
+                                            "task is rendered in: clear, cloudy, rain, fog, dusk, night or "
+                                            "WEATHER+TIME (e.g. rain+dusk); default clear day."),
 ) -> None:
     """Generate a task suite on CITY and write it to FILE."""
+    if suite == "urbanground":
+        _generate_urbanground(city, per_family, seed, out, name, families, mapping, max_steps, condition)
+        return
+    if condition is not None:
+        typer.echo("error: --condition applies to --suite urbanground only", err=True)
+        raise typer.Exit(2)
     if suite == "cityseeker":
         if families:
             typer.echo("error: --families applies to --suite arena only", err=True)

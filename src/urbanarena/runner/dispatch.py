@@ -1,16 +1,24 @@
 """Which episode loop runs a job: the graph loop (:class:`~urbanarena.runner.episode.EpisodeRunner`)
 for graph families, the arena loop (:class:`~urbanarena.runner.arena.ArenaEpisodeRunner`) for
-families whose ``action_style`` is ``"arena"``.
+families whose ``action_style`` is ``"arena"``, the continuous loop
+(:class:`~urbanarena.runner.continuous_episode.ContinuousEpisodeRunner`) for ``"continuous"`` ones
+(``urbanground``).
 
 One :class:`EpisodeDispatcher` per worker process or thread (the loops cache
 envs, observers and images; none of them is shared between threads). It also
 opens the episode's trace folder when traces are on (:mod:`urbanarena.runner.trace`)
 and adds the results-schema-v3 columns of graph episodes
 (:func:`urbanarena.runner.results.graph_columns`).
+
+Rounds (``--rounds n`` with n > 1, graph jobs): each round's trace goes to its own folder,
+``traces/<slug>/round-<k>/`` (``steps.jsonl``, ``images/``; k = 1..n), and
+``details.per_round[k-1].trace_dir`` names it. A job is rerun whole on resume, so its folder
+is removed when the job starts: no folder of an earlier, interrupted attempt survives.
 """
 
 from __future__ import annotations
 
+import shutil
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -26,6 +34,7 @@ from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
 
 ARENA_STYLE = "arena"
+CONTINUOUS_STYLE = "continuous"
 
 
 def is_arena_family(name: str) -> bool:
@@ -67,6 +76,7 @@ class EpisodeDispatcher:
         self.model_under_test = model_under_test
         self.graph = EpisodeRunner(city, agent_factory, agent_name)
         self._arena: ArenaEpisodeRunner | None = None
+        self._continuous: Any = None
 
     @property
     def arena(self) -> ArenaEpisodeRunner:
@@ -76,12 +86,26 @@ class EpisodeDispatcher:
                                              model_under_test=self.model_under_test)
         return self._arena
 
+    @property
+    def continuous(self):
+        if self._continuous is None:
+            from urbanarena.runner.continuous_episode import ContinuousEpisodeRunner
+
+            self._continuous = ContinuousEpisodeRunner(self.city, self.agent_factory, self.agent_name)
+        return self._continuous
+
     def run(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "") -> dict[str, Any]:
         """Run one episode; returns its store row. Raises ``RunStopped`` for run-level stops."""
         slug = trace_slug(task.task_id, seed, config_hash)
+        if (self.trace_root is not None and self.graph.rounds > 1
+                and get_family(task.family).action_style not in (ARENA_STYLE, CONTINUOUS_STYLE)):
+            return self._run_rounds_traced(task, seed, protocol_id, max_steps, config_hash, slug)
         trace = TraceWriter(self.trace_root / slug) if self.trace_root is not None else None
         try:
-            if is_arena_family(task.family):
+            if get_family(task.family).action_style == CONTINUOUS_STYLE:
+                result = self.continuous.run(task, seed, protocol_id, max_steps, config_hash, trace=trace,
+                                             cancel=self.cancel)
+            elif is_arena_family(task.family):
                 result = self.arena.run(task, seed, protocol_id, max_steps, config_hash, trace=trace, cancel=self.cancel)
             else:
                 factory = self.agent_factory
@@ -99,5 +123,34 @@ class EpisodeDispatcher:
             result["v3"]["artifact_dir"] = f"{TRACES_DIR}/{slug}"
         return result
 
+    def _run_rounds_traced(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str,
+                           slug: str) -> dict[str, Any]:
+        """A graph job of several rounds with one trace folder per round (module docstring)."""
+        assert self.trace_root is not None
+        job_dir = self.trace_root / slug
+        if job_dir.exists():
+            shutil.rmtree(job_dir)
+        factory, cancel, graph = self.agent_factory, self.cancel, self.graph
+        writers: list[TraceWriter] = []
 
-__all__ = ["ARENA_STYLE", "EpisodeDispatcher", "is_arena_family"]
+        def traced() -> Agent:
+            agent = factory()
+            writer = TraceWriter(job_dir / f"round-{graph.current_round or 1}")
+            writers.append(writer)
+            return EpisodeRecorder(agent, writer, cancel=cancel)
+
+        graph.agent_factory = traced
+        try:
+            result = graph.run(task, seed, protocol_id, max_steps, config_hash)
+            result["v3"] = graph_columns(result)
+        finally:
+            for w in writers:
+                w.close()
+        for pr in (result.get("details") or {}).get("per_round") or []:
+            if (job_dir / f"round-{pr['round']}").is_dir():  # a round that ended at reset built no agent
+                pr["trace_dir"] = f"{TRACES_DIR}/{slug}/round-{pr['round']}"
+        result["v3"]["artifact_dir"] = f"{TRACES_DIR}/{slug}"
+        return result
+
+
+__all__ = ["ARENA_STYLE", "CONTINUOUS_STYLE", "EpisodeDispatcher", "is_arena_family"]

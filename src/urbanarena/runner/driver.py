@@ -130,6 +130,12 @@ class RunRequest:
         strategy: ``--strategy`` spec (``"B1,R3"``; :mod:`urbanarena.agents.strategies`), ``None`` = none.
         rounds: ``--rounds``: each (task, seed) job runs the task this many times in sequence, with a
             memory scoped to the job (default 1).
+        concurrency: ``--concurrency``: episodes in flight per worker (threads); the run keeps
+            ``workers x concurrency`` in flight (:func:`~urbanarena.runner.pool.in_flight`).
+        ray_address: ``--ray-address`` of ``--backend ray`` (``None``: current connection or a local cluster).
+        requests_per_min, tokens_per_min: ``--requests-per-min`` / ``--tokens-per-min``: rate limits of the
+            model agent's provider endpoint (:mod:`urbanarena.agents.clients.rate_limit`); also taken from
+            ``-p requests_per_min=`` / ``-p tokens_per_min=``. ``None`` = unlimited.
     """
 
     city: str
@@ -159,6 +165,10 @@ class RunRequest:
     control: dict[str, Any] = field(default_factory=dict)
     strategy: str | None = None
     rounds: int = 1
+    concurrency: int = 1
+    ray_address: str | None = None
+    requests_per_min: float | None = None
+    tokens_per_min: float | None = None
 
     def command_line(self) -> str:
         """The canonical ``urbanarena run ...`` command of this request (rerun it to resume)."""
@@ -200,6 +210,14 @@ class RunRequest:
             parts.append("--trace")
         if self.backend != "auto":
             parts += ["--backend", self.backend]
+        if self.concurrency != 1:
+            parts += ["--concurrency", str(self.concurrency)]
+        if self.ray_address is not None:
+            parts += ["--ray-address", self.ray_address]
+        if self.requests_per_min is not None:
+            parts += ["--requests-per-min", repr(float(self.requests_per_min))]
+        if self.tokens_per_min is not None:
+            parts += ["--tokens-per-min", repr(float(self.tokens_per_min))]
         if self.retry_errors:
             parts.append("--retry-errors")
         return shlex.join(parts)
@@ -276,8 +294,12 @@ def model_params(req: RunRequest, model_agent: bool) -> dict[str, Any]:
         AgentSpecError: model flags for an agent that calls no model (and no ``--judge``), or a bad cache mode.
     """
     params = dict(req.agent_params)
+    if model_agent:
+        for k in RATE_PARAMS:  # rate limits are the runner's (rate_limits_of), not agent parameters
+            params.pop(k, None)
     flags = {"--model": req.model, "--cache": req.cache, "--cache-path": req.cache_path, "--max-usd": req.max_usd,
-             "--max-requests": req.max_requests}
+             "--max-requests": req.max_requests, "--requests-per-min": req.requests_per_min,
+             "--tokens-per-min": req.tokens_per_min}
     if not model_agent:
         given = [k for k, v in flags.items() if v is not None and not (req.judge is not None and k != "--model")]
         if given:
@@ -296,6 +318,37 @@ def model_params(req: RunRequest, model_agent: bool) -> dict[str, Any]:
         if k in rt:
             params[k] = rt[k]
     return params
+
+
+#: ``-p`` parameters that set the rate limits (as ``--requests-per-min`` / ``--tokens-per-min``)
+RATE_PARAMS = ("requests_per_min", "tokens_per_min")
+
+
+def rate_limits_of(req: RunRequest, provider: str, endpoint: str) -> dict[str, Any] | None:
+    """The run's rate limits of the model agent's provider endpoint (flags win over ``-p`` parameters), as
+    a :class:`~urbanarena.runner.pool.WorkerSpec` ``rate_limits`` record; ``None`` without limits.
+
+    Raises:
+        AgentSpecError: a limit that is not a positive number.
+    """
+    from urbanarena.agents.clients.rate_limit import RateLimits
+
+    vals: dict[str, Any] = {}
+    for k, flag in zip(RATE_PARAMS, (req.requests_per_min, req.tokens_per_min)):
+        v = flag if flag is not None else req.agent_params.get(k)
+        if v is None:
+            continue
+        try:
+            vals[k] = float(v)
+        except (TypeError, ValueError):
+            raise AgentSpecError(f"--{k.replace('_', '-')} {v!r}: expected a number") from None
+    if not vals:
+        return None
+    try:
+        limits = RateLimits(**vals)
+    except ValueError as e:
+        raise AgentSpecError(f"--{str(e).split(' ')[0].replace('_', '-')}: {e}") from None
+    return {"provider": provider, "endpoint": endpoint, **limits.as_dict()}
 
 
 def task_catalog_hash(tasks: list, task_dir: Path | None) -> str:
@@ -339,7 +392,7 @@ class PreparedRun:
     @property
     def backend(self) -> str:
         """The backend this run uses (:func:`~urbanarena.runner.pool.backend_name`)."""
-        return backend_name(self.request.backend, self.request.workers, self.model_agent)
+        return backend_name(self.request.backend, self.request.workers, self.model_agent, self.request.concurrency)
 
 
 @dataclass
@@ -391,6 +444,13 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         raise UrbanArenaError(f"--seed-base must be >= 0 (got {req.seed_base})")
     if req.workers < 1:
         raise UrbanArenaError(f"--workers must be >= 1 (got {req.workers})")
+    if req.concurrency < 1:
+        raise UrbanArenaError(f"--concurrency must be >= 1 (got {req.concurrency})")
+    if req.backend == "in-process" and req.workers * req.concurrency > 1:
+        raise UrbanArenaError(f"--backend in-process runs one episode at a time; --workers {req.workers} x "
+                              f"--concurrency {req.concurrency} asks for {req.workers * req.concurrency}")
+    if req.ray_address is not None and req.backend != "ray":
+        raise UrbanArenaError("--ray-address needs --backend ray")
     if req.limit is not None and req.limit < 1:
         raise UrbanArenaError(f"--limit must be >= 1 (got {req.limit})")
     if req.max_steps is not None and req.max_steps < 0:
@@ -472,6 +532,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             if strategies or req.rounds != 1:
                 raise UrbanArenaError(f"--strategy and --rounds apply to graph tasks; {fam_name!r} tasks run in the "
                                       "arena")
+        elif fam.action_style == "continuous":  # urbanground: runner/continuous_episode.py
+            _check_continuous(req, probe, fam, protocol_id, city, bool(strategies))
         else:
             make_motion(protocol_id, city, fam.action_style)  # raises ProtocolError if the family cannot run it
         _check_agent_fits(req.agent, probe, fam_name, arena, protocol_id)
@@ -479,12 +541,11 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             from urbanarena.env.perception import perception_index
 
             perception_index(city)  # NoAnnotationsError before RUN_DIR
-        if model_agent and control.shows_view and not (
-                has_imagery(city) or (arena and observation_source(city) == "rendered")):
+        if model_agent and control.shows_view and not (has_imagery(city) or observation_source(city) == "rendered"):
             raise UrbanArenaError(
                 f"city {city.name!r} is graph-only (no imagery): the VLM agent {req.agent!r} on {fam_name!r} tasks "
                 "needs panorama images (attach them, see docs/city-format.md)")
-        if model_agent and control.shows_view and arena and not has_imagery(city):
+        if model_agent and control.shows_view and not has_imagery(city):
             require_renderer(city)  # its views are rendered: RendererUnavailableError (with the reason) before RUN_DIR
         cfg = EpisodeConfig(
             protocol_id=protocol_id,
@@ -528,6 +589,7 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             "budget": {"max_usd": params.get("max_usd"), "max_requests": params.get("max_requests"),
                        "ledger": params.get("budget_ledger")},
             "timeout_s": getattr(probe, "timeout_s", None),
+            "rate_limits": rate_limits_of(req, probe.model_spec.provider, probe.model_spec.endpoint),
         }
     return PreparedRun(
         request=req, city=city, city_source=source, task_set=task_set, tasks=tasks, seeds=seeds,
@@ -593,6 +655,22 @@ def _prepare_judge(req: RunRequest, agent_params: dict[str, Any], model_under_te
     return settings
 
 
+def _check_continuous(req: RunRequest, probe: Any, fam: Any, protocol_id: str, city: City, strategies: bool) -> None:
+    """Refuse what a continuous family (``urbanground``) cannot run, before anything is written.
+
+    Raises: ProtocolError (another protocol), UrbanArenaError (``--strategy``/``--rounds``, a city without
+        annotations), AgentSpecError (an agent that does not act in the continuous env).
+    """
+    fam.check_protocol(protocol_id)
+    if strategies or req.rounds != 1:
+        raise UrbanArenaError(f"--strategy and --rounds apply to graph tasks; {fam.name!r} tasks run in continuous mode")
+    if getattr(city, "annotations", None) is None:
+        raise UrbanArenaError(f"{fam.name!r} tasks need an OSM city with annotations; {city.name!r} has none")
+    if getattr(probe, "action_style", None) != "continuous" and ":" not in req.agent:
+        raise AgentSpecError(f"agent {req.agent!r} does not act in continuous mode; {fam.name!r} tasks need "
+                             "ug-oracle, ug-random, vlm-urbanground or a module:Callable agent returning UrbanGround action JSON")
+
+
 def _check_agent_fits(agent_name: str, probe: Any, family: str, arena: bool, protocol_id: str) -> None:
     """Refuse agents that cannot act in a family's env (before anything runs).
 
@@ -637,6 +715,7 @@ def _invocation(p: PreparedRun) -> dict[str, Any]:
         "rounds": r.rounds,
         "privileged": bool(p.probe_privileged or any(c.privileged_strategies for c in p.configs.values())),
         "workers": r.workers,
+        "concurrency": r.concurrency,
         "backend": p.backend,
         "prompt_hash": p.prompt_hash,
         "task_catalog_hash": p.task_catalog_hash,
@@ -703,8 +782,9 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                 replace.add(key)
         outcome.skipped = len(p.jobs) - len(pending)
         record = start_record(run_dir, _invocation(p))
-        log.info("run started: %d episodes planned, %d stored already, %d to run (backend %s, %d workers): %s",
-                 len(p.jobs), outcome.skipped, len(pending), p.backend, p.request.workers, p.request.command_line())
+        log.info("run started: %d episodes planned, %d stored already, %d to run (backend %s, %d workers x %d "
+                 "concurrency): %s", len(p.jobs), outcome.skipped, len(pending), p.backend, p.request.workers,
+                 p.request.concurrency, p.request.command_line())
         events.on_start(len(pending), outcome.skipped)
         spec = WorkerSpec(str(p.city_source.directory), p.city.content_hash, agent, p.agent_params,
                           task_dir=str(p.task_dir) if p.task_dir is not None else None,
@@ -712,8 +792,9 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                           arena_view=dict(p.request.arena_view or {}),
                           judge=p.judge.as_dict() if p.judge is not None else None,
                           model_under_test=p.model_under_test, strategies=p.request.strategy or None,
-                          rounds=int(p.request.rounds))
-        with make_backend(spec, p.request.workers, p.city, kind=p.request.backend, api_bound=p.model_agent) as backend:
+                          rounds=int(p.request.rounds), rate_limits=(p.runtime or {}).get("rate_limits"))
+        with make_backend(spec, p.request.workers, p.city, kind=p.request.backend, api_bound=p.model_agent,
+                          concurrency=p.request.concurrency, ray_address=p.request.ray_address) as backend:
             for result in backend.run(pending):
                 key = (result["task_id"], result["seed"], result["agent"], result["config_hash"])
                 store.add(result, replace=key in replace)

@@ -58,7 +58,7 @@ from urbanarena.env.observers import LocationMapObserver, panorama_observer_for
 from urbanarena.env.protocols import make_motion
 from urbanarena.env.stop_rules import make_arena_env
 from urbanarena.errors import UrbanArenaError
-from urbanarena.runner.arena import ArenaViewSettings, load_reference_image
+from urbanarena.runner.arena import ArenaViewSettings, agent_uses_images, load_reference_image
 from urbanarena.runner.dispatch import is_arena_family
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.schema import Task
@@ -248,11 +248,22 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
         opts["reference_images"] = [load_reference_image(x) for x in fam.reference_image_paths(task, p.task_dir)]
         obs, _ = env.reset(seed=seed, options=opts)
         motion = env.unwrapped.motion
+    elif fam.action_style == "continuous":  # UrbanGround: the env the runner builds (640 x 360 first-person view)
+        from urbanarena.runner.continuous_episode import ContinuousEpisodeRunner, dynamic_world
+
+        runner = ContinuousEpisodeRunner(city, lambda: agent, p.request.agent)
+        env = runner.env
+        opts = fam.env_options(task, city)
+        opts["dynamics"] = dyn = dynamic_world(task, city, env.network)
+        cond = dyn.spec.condition if dyn is not None else None
+        env.observer = runner.observer(cond) if agent_uses_images(agent) else None
+        obs, _ = env.reset(seed=seed, options=opts)
+        motion = None
     else:
         motion = make_motion(protocol_id, city, fam.action_style)  # type: ignore[arg-type]
         env = GraphNavEnv(city, motion)
         obs, _ = env.reset(seed=seed, options=fam.env_options(task))
-    agent.reset(task, AgentContext(city=city, motion=motion, seed=seed, protocol_id=protocol_id))
+    agent.reset(task, AgentContext(city=city, motion=motion, seed=seed, protocol_id=protocol_id))  # type: ignore[arg-type]
     agent.act(obs)
     return list(probe.requests), agent
 

@@ -16,11 +16,22 @@ as ``missing_scores``), ``scored_success``, ``is_correct`` (episodes without
 a verdict left out), ``completed_by_answer`` (all in percent),
 ``distance_to_goal`` (metres, location tasks) and ``steps``.
 
+Continuous configs (``urbanground``, the UrbanGround ladder) are summarised on the family's
+per-episode metrics (``metrics.sr``, ``metrics.pna``, ``metrics.spr``, ``metrics.pcr`` ... in
+percent) with ``by_family`` (per sub-family) and ``by_level`` (:func:`_summarize_continuous`).
+
 Fuzzy-match answers (arena configs, :func:`fuzzy_counts`): how many ANSWER
 episodes of ``fuzzy_match`` tasks were judged by the ``--judge`` model, how
 many stayed unjudged (no judge configured, an unparsable verdict, a failed
 judge request), how many the offline string match accepts (a separate
 number, never part of ``evaluation_score``) and the judge's requests.
+
+Model faults (:func:`fault_counts`, every config whose agent calls a model):
+transport faults per type (``fault_<type>`` of the client counters:
+``timeout``, ``connection``, ``http_429``, ``http_503`` ...), content faults
+per type (unusable replies by parse-failure type: ``oversized``, ``empty``,
+``refusal``, ``truncated``, ``no_json``, ``json_invalid``), replies per client
+flag, and the retries, give-ups, rejections and protocol re-asks they caused.
 """
 
 from __future__ import annotations
@@ -31,6 +42,7 @@ from typing import Any
 
 from urbanarena.errors import StoreError
 from urbanarena.runner.metadata import read_run_json
+from urbanarena.runner.results import NO_JSON_PARSE_ERRORS
 from urbanarena.runner.store import STORE_FILE, Store
 from urbanarena.tasks.metrics import METRIC_KEYS, PERCENT_KEYS
 from urbanarena.tasks.metrics.aggregate import summarize, summarize_groups
@@ -160,6 +172,68 @@ def fuzzy_counts(rows: list[dict[str, Any]], config: dict[str, Any] | None = Non
     return out
 
 
+#: content-fault (unusable reply) types, in report order
+CONTENT_FAULT_TYPES: tuple[str, ...] = tuple(
+    t for t in ("oversized", "empty", "refusal", "truncated", "no_json", "json_invalid") if t in NO_JSON_PARSE_ERRORS)
+
+
+def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Model faults summed over episodes, from each row's ``agent_stats`` (``None`` when no agent called a model).
+
+    Returns: ``transport`` ({type: n} from the ``fault_<type>`` counters, zero types left out),
+        ``transport_total``, ``content`` ({type: n} over :data:`CONTENT_FAULT_TYPES`, from
+        ``parse_errors``), ``content_total``, ``flagged`` ({flag: n} from ``flagged_<flag>``: replies the
+        client flagged ``empty``/``truncated``/``refusal``/``oversized``), ``retries`` (transport retries),
+        ``gave_up`` (calls that failed after the retry limit), ``rejected`` (non-retryable statuses),
+        ``reasks`` (protocol re-asks/re-requests), ``episodes_with_faults``, ``episodes``.
+    """
+    out: dict[str, Any] = {"transport": {}, "transport_total": 0, "content": {}, "content_total": 0, "flagged": {},
+                           "retries": 0, "gave_up": 0, "rejected": 0, "reasks": 0, "episodes_with_faults": 0,
+                           "episodes": 0}
+    seen = False
+    for r in rows:
+        st = _json(r.get("agent_stats")) or {}
+        if not isinstance(st, dict) or "requests" not in st:
+            continue
+        seen = True
+        out["episodes"] += 1
+        n_faults = 0
+        for k, v in st.items():
+            if k.startswith("fault_") and isinstance(v, (int, float)) and v:
+                out["transport"][k[6:]] = out["transport"].get(k[6:], 0) + int(v)
+                n_faults += int(v)
+            elif k.startswith("flagged_") and isinstance(v, (int, float)) and v:
+                out["flagged"][k[8:]] = out["flagged"].get(k[8:], 0) + int(v)
+        for k, v in (st.get("parse_errors") or {}).items():
+            if k in CONTENT_FAULT_TYPES and v:
+                out["content"][k] = out["content"].get(k, 0) + int(v)
+                n_faults += int(v)
+        for k in ("retries", "gave_up", "rejected", "reasks"):
+            out[k] += int(st.get(k) or 0)
+        out["episodes_with_faults"] += int(n_faults > 0)
+    if not seen:
+        return None
+    out["transport"] = dict(sorted(out["transport"].items()))
+    out["content"] = {k: out["content"][k] for k in CONTENT_FAULT_TYPES if k in out["content"]}
+    out["flagged"] = dict(sorted(out["flagged"].items()))
+    out["transport_total"] = sum(out["transport"].values())
+    out["content_total"] = sum(out["content"].values())
+    return out
+
+
+def describe_faults(faults: dict[str, Any] | None) -> str | None:
+    """One line of text for :func:`fault_counts` (``None`` when there were no model calls or no faults)."""
+    if not faults or not (faults["transport_total"] or faults["content_total"] or faults["gave_up"]
+                          or faults["rejected"]):
+        return None
+    def kinds(d: dict[str, int]) -> str:
+        return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
+    return (f"model faults: transport {faults['transport_total']} ({kinds(faults['transport'])}), "
+            f"{faults['retries']} retries, {faults['gave_up']} gave up, {faults['rejected']} rejected; "
+            f"content {faults['content_total']} ({kinds(faults['content'])}), {faults['reasks']} re-asks; "
+            f"{faults['episodes_with_faults']} of {faults['episodes']} episodes affected")
+
+
 def describe_config(c: dict[str, Any]) -> str:
     """One line: ``<hash12> agent=... protocol=... family=... max_steps=... [control=blind] (N episodes)``."""
     cfg = c.get("config") or {}
@@ -169,6 +243,45 @@ def describe_config(c: dict[str, Any]) -> str:
         + (f" control={(cfg.get('control') or {}).get('label')}" if cfg.get("control") else "")
         + f" ({c['episodes']} episodes)"
     )
+
+
+def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict[str, Any]], n_resamples: int,
+                          seed: int) -> dict[str, Any]:
+    """Summary of a continuous (``urbanground``) config: the family's per-episode metrics
+    (:data:`urbanarena.tasks.families.urbanground.EPISODE_KEYS`, read from the ``metrics`` JSON; ``sr``,
+    ``pna``, ``spr``, ``pcr`` ... in percent), ``by_family`` (per sub-family = task category) and
+    ``by_level`` (L1 .. L5), each with cluster-bootstrap CIs over tasks."""
+    from urbanarena.tasks.families.urbanground import EPISODE_KEYS, PERCENT_KEYS as UG_PERCENT
+
+    flat = []
+    for r in rows:
+        m = _json(r.get("metrics")) or {}
+        d = _json(r.get("details")) or {}
+        flat.append({**{k: m.get(k) for k in EPISODE_KEYS}, "task_id": r["task_id"], "seed": r["seed"],
+                     "category": r.get("category"), "difficulty": r.get("difficulty"), "level": d.get("level")})
+    s = summarize(flat, EPISODE_KEYS, UG_PERCENT, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
+    kw = dict(cluster_key="task_id", n_resamples=n_resamples, seed=seed)
+    fams = summarize_groups(flat, "category", EPISODE_KEYS, UG_PERCENT, **kw)
+    levels = summarize_groups(flat, "level", EPISODE_KEYS, UG_PERCENT, **kw)
+    planned = None
+    meta = read_run_json(run_dir)
+    for rec in ([meta] + list(reversed(meta.get("history") or []))) if meta else []:
+        n = (rec.get("planned_by_config") or {}).get(chosen["config_hash"])
+        if n is not None:
+            planned = int(n)
+            break
+    stops: dict[str, int] = {}
+    for r in rows:
+        stops[str(r["stop_reason"])] = stops.get(str(r["stop_reason"]), 0) + 1
+    return {
+        "protocol": chosen["protocol"], "episodes": s["episodes"], "metrics": s["metrics"], "ci95": s["ci95"],
+        "counts": s.get("counts"), "by_family": fams, "by_level": levels, "by_category": s["by_category"],
+        "by_difficulty": s["by_difficulty"], "config_hash": chosen["config_hash"], "config": chosen.get("config"),
+        "agent": chosen["agent"], "family": chosen["family"], "tasks": len({r["task_id"] for r in rows}),
+        "seeds": sorted({r["seed"] for r in rows}), "errors": chosen["errors"], "stop_reasons": dict(sorted(stops.items())),
+        "planned": planned, "complete": None if planned is None else s["episodes"] >= planned,
+        "metric_keys": list(EPISODE_KEYS),
+    }
 
 
 def summarize_run(
@@ -183,7 +296,7 @@ def summarize_run(
     Returns: ``{"protocol", "episodes", "metrics", "ci95", "by_category",
         "by_difficulty", "counts", "config_hash", "config", "agent", "family",
         "tasks", "seeds", "errors", "stop_reasons", "planned", "complete",
-        "metric_keys"}`` (arena configs: also ``missing_scores``, ``fuzzy``
+        "metric_keys", "faults"}`` (``faults``: :func:`fault_counts`, ``None`` without model calls) (arena configs: also ``missing_scores``, ``fuzzy``
         (:func:`fuzzy_counts`), ``by_family`` (:func:`by_family`) and ``mdd`` (:func:`mdd_summary`); their
         ``metrics`` are keyed by :data:`ARENA_SUMMARY_KEYS`)
         (``planned``: episodes the latest invocation of this config planned,
@@ -200,6 +313,8 @@ def summarize_run(
     with Store(run_dir / STORE_FILE, readonly=True) as store:
         chosen = _pick_config(store.configs(), run_dir, config)
         rows = list(store.rows([chosen["config_hash"]], parse_json=False))
+    if any(r.get("family") == "urbanground" for r in rows):
+        return _summarize_continuous(run_dir, chosen, rows, n_resamples, seed)
     arena = any(r.get("status") is not None for r in rows)
     missing = 0
     fuzzy = fuzzy_counts(rows, chosen.get("config")) if arena else None
@@ -247,6 +362,7 @@ def summarize_run(
         "planned": planned,
         "complete": None if planned is None else s["episodes"] >= planned,
         "metric_keys": list(keys),
+        "faults": fault_counts(rows),
         **({"missing_scores": missing, "fuzzy": fuzzy, "by_family": fams,
             "mdd": mdd_summary(len({r["task_id"] for r in rows}), fams)} if arena else {}),
     }
