@@ -25,15 +25,12 @@ the default city's full prerender: ``python3 benchmarks/bench_render.py --city h
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import networkx as nx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import peak_rss_mb  # noqa: E402
@@ -42,71 +39,11 @@ GOAL_S = 180.0
 
 
 def synthetic_city():
-    """A 6 x 6 grid of 80 m blocks: perimeter buildings, shops on the street sides, trees, lamps,
-    signs, crossings; pose nodes every 10 m along the streets. Returns ``(city, scene)``."""
-    from urbanarena.render.scene3d.scene import (
-        OSM_ATTRIBUTION, Building, Crosswalk, Poi, Road, Scene, StreetObject,
-    )
-    from urbanarena.world.city import City, CityMeta
-    from urbanarena.world.geo import LocalFrame
+    """A 6 x 6 grid of 80 m blocks (shops, trees, lamps, signs, crossings; pose nodes every 10 m):
+    :func:`urbanarena.bench.scenes.render_district`. Returns ``(city, scene)``."""
+    from urbanarena.bench.scenes import render_district
 
-    n, block, street = 6, 80.0, 14.0
-    pitch = block + street
-    buildings, pois, objects, roads, cws = [], [], [], [], []
-    words = ["Kahvila", "Apteekki", "Kirja", "Ravintola", "Kukka", "Optikko", "Parturi", "Leipomo", "Sushi", "Pizzeria"]
-    k = 0
-    for i in range(n):
-        for j in range(n):
-            x0, y0 = i * pitch, j * pitch
-            for side in range(4):  # four perimeter buildings of 40 x 16 m per block side
-                for part in range(2):
-                    if side in (0, 1):
-                        bx = x0 + part * 40.0
-                        by = y0 if side == 0 else y0 + block - 16.0
-                        fp = [(bx, by), (bx + 40, by), (bx + 40, by + 16), (bx, by + 16)]
-                        fx, fy, hint = bx + 20, by if side == 0 else by + 16, 180.0 if side == 0 else 0.0
-                    else:
-                        bx = x0 if side == 2 else x0 + block - 16.0
-                        by = y0 + 16 + part * 24.0
-                        fp = [(bx, by), (bx + 16, by), (bx + 16, by + 24), (bx, by + 24)]
-                        fx, fy, hint = (bx, by + 12, 270.0) if side == 2 else (bx + 16, by + 12, 90.0)
-                    bid = f"b{i}_{j}_{side}_{part}"
-                    buildings.append(Building(bid, fp, 12.0 + 3.0 * ((i + j + side) % 4)))
-                    for q in range(2):  # two shops per building
-                        off = (q - 0.5) * 12.0
-                        px, py = (fx + off, fy) if side in (0, 1) else (fx, fy + off / 2)
-                        pois.append(Poi(f"p{k}", f"{words[k % len(words)]} {k}", "shop", px, py, bid, hint))
-                        k += 1
-    for i in range(n + 1):
-        c = i * pitch - street / 2
-        roads.append(Road(f"rx{i}", [(c, -street), (c, n * pitch)], 8.0, 2.5))
-        roads.append(Road(f"ry{i}", [(-street, c), (n * pitch, c)], 8.0, 2.5))
-        for j in range(n + 1):
-            cws.append(Crosswalk(f"c{i}_{j}", c, j * pitch - street / 2 + 7.0, 0.0, 8.0))
-    m = 0
-    for r in roads:
-        (ax, ay), (bx, by) = r.centreline
-        L = math.hypot(bx - ax, by - ay)
-        ux, uy = (bx - ax) / L, (by - ay) / L
-        for t in range(5, int(L), 15):
-            for s in (-1, 1):
-                x, y = ax + ux * t + s * uy * 5.5, ay + uy * t - s * ux * 5.5
-                kind = ("tree", "street_lamp", "traffic_sign", "bench", "tree")[m % 5]
-                objects.append(StreetObject(f"o{m}", kind, x, y))
-                m += 1
-    scene = Scene("synthetic-grid", tuple(buildings), tuple(pois), tuple(objects), tuple(roads), tuple(cws),
-                  attribution=OSM_ATTRIBUTION)
-    frame = LocalFrame(60.17, 24.94)
-    g = nx.DiGraph()
-    for r in roads:
-        (ax, ay), (bx, by) = r.centreline
-        L = math.hypot(bx - ax, by - ay)
-        for t in range(0, int(L) + 1, 10):
-            x, y = ax + (bx - ax) * t / L, ay + (by - ay) * t / L
-            lat, lon = frame.to_latlon(x, y)
-            g.add_node(f"{r.id}_{t}", lat=float(lat), lon=float(lon), x_m=x, y_m=y, heading_deg=0.0,
-                       walkable_headings_raw=None, walkable_headings_deg=None)
-    return City(g, CityMeta(name="synthetic-grid", attribution=OSM_ATTRIBUTION), frame=frame), scene
+    return render_district(6)
 
 
 def load(args):

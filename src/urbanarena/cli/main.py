@@ -135,7 +135,7 @@ def run(
     backend: str = typer.Option(
         "auto", "--backend",
         help="auto (threads for VLM agents, processes otherwise, in-process for one episode in flight), in-process, "
-             "threads, processes, ray (Ray tasks; pip install 'urbanarena[ray]')."),
+             "threads, processes, ray (Ray tasks; pip install 'urbanarena\\[ray]')."),
     ray_address: Optional[str] = typer.Option(
         None, "--ray-address",
         help="--backend ray: cluster address for ray.init (auto, HOST:PORT, ray://HOST:10001); default: a local "
@@ -480,6 +480,7 @@ def city_list() -> None:
 
 def _register_plugins() -> None:
     """Commands that live in their own modules."""
+    from urbanarena.cli.bench_cmd import bench
     from urbanarena.cli.build_cmd import build
     from urbanarena.cli.cache_cmd import cache_export
     from urbanarena.cli.demo_cmd import demo
@@ -493,6 +494,7 @@ def _register_plugins() -> None:
     from urbanarena.cli.view_cmd import view
 
     app.command("demo")(demo)
+    app.command("bench")(bench)
     app.command("view")(view)
     app.command("report")(report)
     app.command("play")(play)

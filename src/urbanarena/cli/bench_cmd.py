@@ -1,0 +1,106 @@
+"""``urbanarena bench all [--json] [--quick]`` and ``urbanarena bench NAME``: speed and memory figures.
+
+NAME is one of ``cut``, ``env``, ``graph``, ``graph1m``, ``render``, ``sweep``
+(:mod:`urbanarena.bench` lists what each measures); ``all`` runs them in one
+process, one after another. Without ``--json`` it prints a table of the
+top-level figures with their goals, then the ratios; with ``--json`` one JSON
+object (:func:`urbanarena.bench.run`). ``--out FILE`` also writes the JSON to
+FILE. Exit status 0 whether goals are met or not (the figures are reports);
+2 for an unknown NAME.
+
+Register in ``cli/main.py`` with ``app.command("bench")(bench)``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from urbanarena.cli.common import fail
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def render_table(result: dict) -> str:
+    """The text report of a :func:`urbanarena.bench.run` result: required figures with goals, ratios, notes."""
+    from urbanarena.bench import REQUIRED_KEYS
+
+    goals = result.get("goals", {})
+    notes = result.get("notes", {})
+    lines = [f"{'figure':32} {'value':>12}  goal"]
+    for k in REQUIRED_KEYS:
+        if k not in result:
+            continue
+        g = goals.get(k)
+        gtxt = ""
+        if g:
+            verdict = {True: "met", False: "MISSED", None: "not judged"}[g.get("met")]
+            gtxt = f"{g['goal']} ({verdict}{', by ' + g['missed_by'] if g.get('missed_by') else ''})"
+        lines.append(f"{k:32} {_fmt(result[k]):>12}  {gtxt}")
+    ratios = []
+    if result.get("cut_ms") is not None and result.get("cut_ms_py360convert") is not None:
+        ratios.append(f"perspective cut: ours {result['cut_ms']:.2f} ms vs py360convert "
+                      f"{result['cut_ms_py360convert']:.2f} ms -> {_fmt(result.get('cut_speedup_vs_py360convert'))}x")
+    walls = [(int(k.rsplit("_", 1)[1]), v) for k, v in result.items() if k.startswith("sweep_wall_s_")]
+    if walls:
+        walls.sort()
+        ratios.append("sweep wall s by concurrency: " + ", ".join(f"{n}: {w:.2f}" for n, w in walls))
+        ratios.append("sweep speed-up vs concurrency 1: " + ", ".join(
+            f"{n}: {_fmt(result.get(f'sweep_speedup_{n}'))} (best {result.get(f'sweep_ideal_speedup_{n}')})"
+            for n, _ in walls))
+    if result.get("render_fps_640") is not None:
+        md = result.get("metadrive_fps_640")
+        ratios.append(f"render 640x360: ours {_fmt(result['render_fps_640'])} fps vs MetaDrive {_fmt(md)} fps")
+    if ratios:
+        lines.append("")
+        lines += ratios
+    for k, g in goals.items():
+        if g.get("why"):
+            lines.append(f"why {k} missed: {g['why']}")
+    if notes:
+        lines.append("")
+        lines += [f"note {k}: {v}" for k, v in notes.items()]
+    m = result.get("machine", {})
+    lines.append("")
+    lines.append(f"machine: {m.get('cores')} cores, load average {m.get('loadavg_start')} -> {m.get('loadavg_end')}; "
+                 f"seconds {result.get('seconds')}" + ("; --quick" if result.get("quick") else ""))
+    return "\n".join(lines)
+
+
+def bench(
+    name: str = typer.Argument("all", help="all, cut, env, graph, graph1m, render or sweep."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
+    quick: bool = typer.Option(False, "--quick", help="Small inputs through the same code (seconds; goals not judged)."),
+    out: Path | None = typer.Option(None, "--out", help="Also write the JSON result to this file."),
+    shared: Path | None = typer.Option(None, "--shared", help="Real-data folder holding touchdown/ (default: "
+                                       "$URBANARENA_SHARED_DATA, else the checkout's ../shared/data)."),
+    metadrive_python: str | None = typer.Option(None, "--metadrive-python",
+                                                help="A Python interpreter with metadrive-simulator installed "
+                                                     "(default: $URBANARENA_METADRIVE_PYTHON, else this one)."),
+) -> None:
+    """Measure speed and memory (perspective cut, env step, sweep, graphs, rendering) and print figures and ratios."""
+    from urbanarena import bench as B
+
+    names = B.NAMES if name == "all" else (name,)
+    if name != "all" and name not in B.PROVIDES:
+        raise fail(ValueError(f"unknown benchmark {name!r}; choose all, {', '.join(B.NAMES)}"))
+    progress = None if json_out else (lambda n: typer.echo(f"measuring {n} ...", err=True))
+    result = B.run(names, quick=quick, options={"shared": shared, "metadrive_python": metadrive_python},
+                   progress=progress)
+    text = json.dumps(result, indent=2, default=str)
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text + "\n", encoding="utf-8")
+    if json_out:
+        sys.stdout.write(text + "\n")
+    else:
+        typer.echo(render_table(result))
