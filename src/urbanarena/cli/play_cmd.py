@@ -1,9 +1,11 @@
-"""``urbanarena play`` (a human plays arena tasks in the browser) and ``urbanarena play-export``.
+"""``urbanarena play`` (a human plays arena or continuous-mode tasks in the browser) and ``urbanarena play-export``.
 
 ``play --city CITY --tasks FILE|default [--participant ID ...] [--out RUN_DIR] [--host 127.0.0.1]
 [--port 8765] [--public] [--tokens FILE] [--practice FILE | --practice-count N] [--time-limit S]
 [--per-participant N] [--consent FILE] [--protocol ID] [--max-steps N]`` serves the play page
-(:mod:`urbanarena.web.app`) and prints one personal link per participant. Episodes go to
+(:mod:`urbanarena.web.app`) and prints one personal link per participant. Arena tasks (``cityarena``) get
+the arena page; continuous-mode tasks (``urbanground``, UrbanGround's actions) the continuous page
+(:mod:`urbanarena.web.play_continuous`), by the task family's ``action_style``. Episodes go to
 RUN_DIR's run store as ``human:<participant>`` (docs/play.md). A non-loopback ``--host`` is refused
 without ``--public``; every request needs a participant token either way.
 
@@ -40,7 +42,7 @@ def _url(host: str, port: int, token: str) -> str:
 
 def play(
     city: str = typer.Option(..., "--city", help="CITY: KIND:PATH, saved city directory, or cached city name."),
-    tasks: str = typer.Option(..., "--tasks", help="TASKS: a task file of arena (cityarena) tasks, or 'default'."),
+    tasks: str = typer.Option(..., "--tasks", help="TASKS: a task file of arena (cityarena) or continuous (urbanground) tasks, or 'default'."),
     participant: Optional[List[str]] = typer.Option(
         None, "--participant", help="Participant id (repeatable; default 'player'). Order = counterbalancing row."),
     out: Path = typer.Option(Path("play-run"), "--out", help="RUN_DIR the episodes are stored in."),
@@ -56,10 +58,11 @@ def play(
     per_participant: Optional[int] = typer.Option(None, "--per-participant",
                                                   help="Scored tasks per participant (default: all)."),
     consent: Optional[Path] = typer.Option(None, "--consent", help="Plain-text file with the consent text."),
-    protocol: Optional[str] = typer.Option(None, "--protocol", help="Arena protocol (default cityarena-v1)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default the family's, 50)."),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol (default the family's: cityarena-v1, urbanground-v1)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default the family's: 50 arena, 600 urbanground)."),
 ) -> None:
-    """Serve arena tasks to human participants in the browser; store their episodes as human:<participant>."""
+    """Serve arena or continuous-mode tasks to human participants in the browser; store their episodes as
+    human:<participant>."""
     try:
         import uvicorn
 

@@ -29,8 +29,12 @@ step's observation in ``RUN_DIR/traces`` when the run had ``--trace``), and the
 outcome recorded in the trace. Per episode: stop reason, detail, answer,
 expected answer, score (``evaluation_score``) and the validator's message.
 
+Continuous-mode episodes (``urbanground``) are replayed by
+:class:`~urbanarena.report.replay_continuous.ContinuousEpisodeReplay` (same interface; views from the
+stored trajectory samples), chosen by :meth:`RunReplay.episode`.
+
 Raises :class:`~urbanarena.errors.StoreError` for a RUN_DIR without a store,
-an unknown episode id, or a graph (non-arena) episode.
+an unknown episode id, or a graph episode.
 """
 
 from __future__ import annotations
@@ -64,6 +68,13 @@ from urbanarena.world.city import City
 
 #: trajectory line colour on the map (RGB)
 PATH_RGB = (31, 95, 191)
+
+
+def is_continuous_row(row: dict[str, Any]) -> bool:
+    """Whether a store row is a continuous-mode episode (:func:`urbanarena.report.replay_continuous.is_continuous_row`)."""
+    from urbanarena.report.replay_continuous import is_continuous_row as f
+
+    return f(row)
 
 
 def pose_state(pose: dict[str, Any]) -> TrajState:
@@ -355,14 +366,17 @@ class RunReplay:
 
     def episodes(self) -> list[dict[str, Any]]:
         """One line per stored episode: ``id``, ``task_id``, ``agent``, ``seed``, ``stop_reason``, ``steps``,
-        ``score`` (``evaluation_score``), ``arena`` (replayable), in row-id order."""
+        ``score`` (``evaluation_score``; continuous episodes: ``sr``), ``arena``, ``continuous`` (continuous
+        mode, :mod:`urbanarena.report.replay_continuous`) and ``replayable`` (either), in row-id order."""
         out = []
         for i, r in sorted(self.rows.items()):
             m = r.get("metrics") or {}
+            arena = isinstance((r.get("details") or {}).get("poses"), list)
+            continuous = not arena and is_continuous_row(r)
             out.append({"id": i, "task_id": r["task_id"], "agent": r["agent"], "seed": r["seed"],
                         "stop_reason": r.get("stop_reason"), "steps": r.get("steps"),
-                        "score": m.get("evaluation_score"), "family": r.get("family"),
-                        "arena": isinstance((r.get("details") or {}).get("poses"), list)})
+                        "score": m.get("sr") if continuous else m.get("evaluation_score"), "family": r.get("family"),
+                        "arena": arena, "continuous": continuous, "replayable": arena or continuous})
         return out
 
     def resolve_id(self, episode: str | int) -> int:
@@ -383,7 +397,8 @@ class RunReplay:
         raise StoreError(f"{self.run_dir}: no episode {s!r} (give a row id from `urbanarena replay` or a task id)")
 
     def episode(self, episode: str | int) -> EpisodeReplay:
-        """The :class:`EpisodeReplay` of a row id or unique task id (cached).
+        """The :class:`EpisodeReplay` of a row id or unique task id (cached); a continuous-mode episode gets a
+        :class:`~urbanarena.report.replay_continuous.ContinuousEpisodeReplay` (same interface).
 
         Raises:
             StoreError: see :meth:`resolve_id`; a graph episode.
@@ -397,10 +412,18 @@ class RunReplay:
             hit = self._task_index().get(str(row["task_id"]))
             task, task_dir = (hit if hit is not None and task_hash(hit[0]) == row.get("task_hash") else (None, None))
             cfg = self.configs.get(row["config_hash"]) or {}
-            view = ArenaViewSettings(**((cfg.get("extra") or {}).get("arena_view") or {}))
             trace = self.run_dir / TRACES_DIR / trace_slug(str(row["task_id"]), int(row["seed"]), str(row["config_hash"]))
-            ep = EpisodeReplay(row, self.city, view=view, task=task, task_dir=task_dir, city_dir=self.city_dir,
-                               trace_dir=trace)
+            if not isinstance((row.get("details") or {}).get("poses"), list) and is_continuous_row(row):
+                from urbanarena.report.replay_continuous import ContinuousEpisodeReplay
+
+                cv = (cfg.get("extra") or {}).get("continuous_view") or {}
+                ep = ContinuousEpisodeReplay(row, self.city, task=task, trace_dir=trace,
+                                             view_size=(int(cv.get("width", 640)), int(cv.get("height", 360))),
+                                             hfov_deg=float(cv.get("hfov_deg", 90.0)))
+            else:
+                view = ArenaViewSettings(**((cfg.get("extra") or {}).get("arena_view") or {}))
+                ep = EpisodeReplay(row, self.city, view=view, task=task, task_dir=task_dir, city_dir=self.city_dir,
+                                   trace_dir=trace)
             self._episodes[eid] = ep
             return ep
 

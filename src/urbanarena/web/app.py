@@ -3,13 +3,15 @@
 Routes (all but ``/healthz`` need the participant's token, :mod:`urbanarena.web.http`):
 
 =========================  =====================================================
-``GET /``                  the play page (``/?token=T`` sets the cookie first)
+``GET /``                  the play page of the service's motion model (``service.page_template``:
+                           arena or continuous; ``/?token=T`` sets the cookie first)
 ``GET /static/{path}``     page scripts and styles (confined to ``static/``)
 ``GET /api/state``         the participant's state (:meth:`PlayService.state`)
 ``POST /api/consent``      agree to the consent text
 ``POST /api/start``        start the next task; returns its first observation
-``POST /api/act``          ``{"seq": N, "action": {"kind", "magnitude"?, "answer"?}}``:
-                           the action for observation ``N``; returns the next state
+``POST /api/act``          ``{"seq": N, "action": {"kind", "magnitude"?, "answer"?}}`` (arena) or
+                           ``{"seq": N, "action": {"action": "move", "dir": ..., ...}}`` (continuous,
+                           UrbanGround's action JSON): the action for observation ``N``; returns the next state
 ``GET /healthz``           ``{"ok": true}``
 =========================  =====================================================
 
@@ -44,7 +46,7 @@ def create_play_app(service: PlayService) -> FastAPI:
 
     @app.get("/")
     def index(request: Request):
-        return render_page("play.html.j2", participant=request.state.participant,
+        return render_page(service.page_template, participant=request.state.participant,
                            attribution=service.city.meta.attribution or "")
 
     @app.get("/api/state")

@@ -97,14 +97,22 @@ class _Participant:
     pid: str
     index: int
     order: list[Task]
-    runner: ArenaEpisodeRunner
+    runner: Any
     lock: threading.Lock = field(default_factory=threading.Lock)
     episode: _Episode | None = None
     last_result: dict[str, Any] | None = None
 
 
 class PlayService:
-    """Participants and episodes of one play server (module docstring).
+    """Participants and episodes of one play server (module docstring): arena tasks.
+
+    The motion model's parts are methods a subclass for another motion model overrides (the
+    continuous mode's :class:`urbanarena.web.play_continuous.ContinuousPlayService`): the family
+    check (:meth:`_family`), task and city checks, the episode runner per participant
+    (:meth:`_make_runner`), the human agent (:meth:`_make_agent`), one episode's row
+    (:meth:`_run_episode`), the action reader (:meth:`_parse_action`), the observation sent
+    (:meth:`_episode_payload`), a practice result's score, the config's ``extra`` and the page
+    (:attr:`page_template`). :func:`open_play` picks the class by the task family's ``action_style``.
 
     Args:
         city: the city; city_dir: its saved directory (imagery root).
@@ -123,6 +131,11 @@ class PlayService:
         StoreError: another process writes to RUN_DIR.
     """
 
+    #: the families' action style this class plays
+    action_style = "arena"
+    #: the play page (``templates/``)
+    page_template = "play.html.j2"
+
     def __init__(self, city: City, task_set: TaskSet, plan: StudyPlan, tokens: ParticipantTokens,
                  run_dir: str | Path, *, city_dir: str | Path | None = None, protocol: str | None = None,
                  max_steps: int | None = None, view: ArenaViewSettings | None = None,
@@ -138,12 +151,8 @@ class PlayService:
         self.practice_dir = Path(practice_dir) if practice_dir is not None else self.task_dir
         if self.run_dir.exists() and not self.run_dir.is_dir():
             raise UrbanArenaError(f"--out {self.run_dir} exists and is not a directory")
-        families = {t.family for t in plan.tasks + plan.practice}
-        if families != {"cityarena"}:
-            other = sorted(f for f in families if get_family(f).action_style != "arena")
-            raise UrbanArenaError(f"play runs arena tasks (family cityarena); this task set has {', '.join(other)} "
-                                  "tasks")
-        fam = get_family("cityarena")
+        fam = self._family(plan)
+        self.family = fam
         self.protocol_id = protocol or fam.default_protocol
         fam.check_protocol(self.protocol_id)
         self.max_steps = int(max_steps if max_steps is not None else fam.default_max_steps)
@@ -152,21 +161,16 @@ class PlayService:
         for tasks, base, what in ((plan.tasks, self.task_dir, "task"), (plan.practice, self.practice_dir, "practice task")):
             for i, t in enumerate(tasks):
                 try:
-                    fam.check_task(t, base)
+                    self._check_task(t, base)
                 except ValueError as e:
                     raise TaskFormatError(base, f"{what} {i} ({t.task_id})", str(e)) from e
-        source = observation_source(city)
-        if source is None:
-            raise UrbanArenaError(f"city {city.name!r} is graph-only (no imagery, no annotations to render): "
-                                  "there is no view to play")
-        if source == "rendered":
-            require_renderer(city)
+        self._check_city(city)
         plan.check(len(tokens.participants))
-        agent_cfg = HumanAgent(EpisodeChannel(), plan.time_limit_s).config()
+        agent_cfg = self._make_agent(EpisodeChannel()).config()
         self.config = EpisodeConfig(protocol_id=self.protocol_id, max_steps=self.max_steps, agent_name="human",
                                     agent_config=agent_cfg, family=fam.name,
                                     family_version=getattr(fam, "version", None), city_hash=city.content_hash,
-                                    extra={"arena_view": self.view.as_dict()})
+                                    extra=self._config_extra())
         self.config_hash = self.config.hash
         self.log = StudyLog(self.run_dir)
         self._participants: dict[str, _Participant] = {}
@@ -192,6 +196,60 @@ class PlayService:
                 self._run_lock.close()
             raise
 
+    # ---------------------------------------------------------------- motion-model parts (arena)
+    def _family(self, plan: StudyPlan) -> Any:
+        """The one task family of the study (every task and practice task must be of it).
+
+        Raises:
+            UrbanArenaError: tasks of another family.
+        """
+        families = {t.family for t in plan.tasks + plan.practice}
+        if families != {"cityarena"}:
+            other = sorted(f for f in families if get_family(f).action_style != "arena")
+            raise UrbanArenaError(f"play runs arena tasks (family cityarena); this task set has {', '.join(other)} "
+                                  "tasks")
+        return get_family("cityarena")
+
+    def _check_task(self, task: Task, base_dir: Path | None) -> None:
+        """Raises ValueError: a task the family's env cannot run (reference images resolve against ``base_dir``)."""
+        self.family.check_task(task, base_dir)
+
+    def _check_city(self, city: City) -> None:
+        """Refuse a city without views (graph-only) or a rendered city without an OpenGL context here."""
+        source = observation_source(city)
+        if source is None:
+            raise UrbanArenaError(f"city {city.name!r} is graph-only (no imagery, no annotations to render): "
+                                  "there is no view to play")
+        if source == "rendered":
+            require_renderer(city)
+
+    def _config_extra(self) -> dict[str, Any]:
+        """The episode config's ``extra`` (part of the config hash)."""
+        return {"arena_view": self.view.as_dict()}
+
+    def _make_agent(self, channel: EpisodeChannel) -> Any:
+        """The human agent of one episode, acting through ``channel``."""
+        return HumanAgent(channel, self.plan.time_limit_s)
+
+    def _make_runner(self, pid: str) -> Any:
+        """The participant's episode runner (one per participant; its agent factory is set per episode)."""
+        return ArenaEpisodeRunner(self.city, lambda: None, f"{HUMAN_PREFIX}{pid}",  # type: ignore[arg-type,return-value]
+                                  city_dir=self.city_dir, task_dir=self.task_dir, view=self.view,
+                                  model_under_test="human")
+
+    def _run_episode(self, runner: Any, task: Task, practice: bool) -> dict[str, Any]:
+        """Episode thread: run one episode through the runner and return its store row."""
+        runner.task_dir = self.practice_dir if practice else self.task_dir
+        return runner.run(task, SEED, self.protocol_id, self.max_steps, "" if practice else self.config_hash)
+
+    def _parse_action(self, data: Any, ep: "_Episode | None", seq: int) -> Any:
+        """The action of the browser's JSON. Raises: ValueError: a malformed action (sent back as 422)."""
+        return parse_action(data)
+
+    def _practice_score(self, metrics: dict[str, Any]) -> Any:
+        """The score shown for a finished practice task."""
+        return metrics.get("evaluation_score")
+
     def _invocation(self, task_set: TaskSet, city_spec: str | None, command: list[str] | None) -> dict[str, Any]:
         p = self.plan
         return {
@@ -202,8 +260,8 @@ class PlayService:
                       "suite_check": task_set.suite_check},
             "agent": {"name": "human", "params": {}, "config": self.config.agent_config},
             "seeds": [SEED],
-            "protocols": {"cityarena": self.protocol_id},
-            "max_steps": {"cityarena": self.max_steps},
+            "protocols": {self.family.name: self.protocol_id},
+            "max_steps": {self.family.name: self.max_steps},
             "configs": {self.config_hash: self.config.as_dict()},
             "planned_by_config": {self.config_hash: len(p.order_for(0)) * len(self.tokens.participants)},
             "workers": len(self.tokens.participants),
@@ -231,9 +289,7 @@ class PlayService:
             if pid not in self.tokens.participants:
                 raise PlayError(f"unknown participant {pid!r}", 404)
             index = self.tokens.participants.index(pid)
-            runner = ArenaEpisodeRunner(self.city, lambda: None, f"{HUMAN_PREFIX}{pid}",  # type: ignore[arg-type,return-value]
-                                        city_dir=self.city_dir, task_dir=self.task_dir, view=self.view,
-                                        model_under_test="human")
+            runner = self._make_runner(pid)
             p = _Participant(pid, index, self.plan.order_for(index), runner)
             self._participants[pid] = p
             return p
@@ -325,11 +381,10 @@ class PlayService:
             channel = EpisodeChannel(self.plan.time_limit_s)
             ep = _Episode(task, practice, number, total, channel)
             runner = p.runner
-            runner.task_dir = self.practice_dir if practice else self.task_dir
-            runner.agent_factory = lambda: HumanAgent(channel, self.plan.time_limit_s)
+            runner.agent_factory = lambda: self._make_agent(channel)
 
             def run() -> dict[str, Any]:
-                return runner.run(task, SEED, self.protocol_id, self.max_steps, "" if practice else self.config_hash)
+                return self._run_episode(runner, task, practice)
 
             ep.thread = EpisodeThread(channel, run, lambda row: self._finished(p, ep, row))
             p.episode = ep
@@ -348,7 +403,7 @@ class PlayService:
                                   "stop_reason": row.get("stop_reason"), "steps": row.get("steps")}
         if ep.practice:
             self.log.record_practice(p.pid, ep.task.task_id, row.get("stop_reason"))
-            result.update(score=m.get("evaluation_score"), message=m.get("message"))
+            result.update(score=self._practice_score(m), message=m.get("message"))
         else:
             with self._store_lock, Store(self.run_dir / STORE_FILE) as store:
                 store.add(row)
@@ -360,12 +415,12 @@ class PlayService:
         Raises:
             PlayError(422): a malformed action. PlayError(409): no episode, or ``seq`` is not the current view.
         """
-        try:
-            a = parse_action(action)
-        except ValueError as e:
-            raise PlayError(str(e), 422) from None
         p = self.participant(pid)
         ep = p.episode
+        try:
+            a = self._parse_action(action, ep, int(seq))
+        except ValueError as e:
+            raise PlayError(str(e), 422) from None
         if ep is None or ep.channel.done:
             raise PlayError("no episode is running", 409)
         if not ep.channel.submit(a, int(seq)):
@@ -423,9 +478,31 @@ def open_play(city: str, tasks: str, tokens: ParticipantTokens, run_dir: str | P
     plan = StudyPlan(scored, prac, time_limit_s, per_participant, consent_text or DEFAULT_CONSENT)
     task_dir = ts.source_files[0].absolute().parent if ts.source_files else None
     practice_dir = (prac_set.source_files[0].absolute().parent if prac_set and prac_set.source_files else task_dir)
-    return PlayService(c, ts, plan, tokens, run_dir, city_dir=source.directory, protocol=protocol,
-                       max_steps=max_steps, task_dir=task_dir, practice_dir=practice_dir, city_spec=city,
-                       command=command)
+    cls = play_service_class(plan.tasks + plan.practice)
+    return cls(c, ts, plan, tokens, run_dir, city_dir=source.directory, protocol=protocol,
+               max_steps=max_steps, task_dir=task_dir, practice_dir=practice_dir, city_spec=city,
+               command=command)
 
 
-__all__ = ["PlayError", "PlayService", "SEED", "data_url", "open_play"]
+def play_service_class(tasks: list[Task]) -> type[PlayService]:
+    """The play service of a task set's motion model, by the families' ``action_style``: ``"continuous"``
+    (``urbanground``) -> :class:`~urbanarena.web.play_continuous.ContinuousPlayService`, else
+    :class:`PlayService` (arena; it refuses graph tasks).
+
+    Raises:
+        UrbanArenaError: tasks of several motion models in one study.
+    """
+    styles: dict[str, set[str]] = {}
+    for t in tasks:
+        styles.setdefault(get_family(t.family).action_style, set()).add(t.family)
+    if len(styles) > 1:
+        parts = "; ".join(f"{k}: {', '.join(sorted(v))}" for k, v in sorted(styles.items()))
+        raise UrbanArenaError(f"a play study plays tasks of one motion model; this task set mixes {parts}")
+    if set(styles) == {"continuous"}:
+        from urbanarena.web.play_continuous import ContinuousPlayService
+
+        return ContinuousPlayService
+    return PlayService
+
+
+__all__ = ["PlayError", "PlayService", "SEED", "data_url", "open_play", "play_service_class"]

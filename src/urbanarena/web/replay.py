@@ -1,9 +1,11 @@
 """The replay server's FastAPI app (``urbanarena replay RUN_DIR``; docs/play.md).
 
-Serves any stored arena episode of a RUN_DIR step by step
-(:class:`~urbanarena.report.replay_data.RunReplay`): views re-rendered from the
-stored poses, the map with the trajectory so far, the model's thought, memory
-and answer, the stop reason and the score. Token auth and bind rule as for
+Serves any stored arena or continuous-mode episode of a RUN_DIR step by step
+(:class:`~urbanarena.report.replay_data.RunReplay`; continuous episodes:
+:mod:`urbanarena.report.replay_continuous`): views re-rendered from the stored
+poses (continuous: trajectory samples; the map in map mode), the map with the
+trajectory so far, the model's thought, memory and answer, the stop reason and
+the score. Token auth and bind rule as for
 ``play`` (one viewer token, printed with the URL).
 
 =====================================================  ===========================================

@@ -30,7 +30,7 @@
         td.textContent = fmt(v);
         tr.append(td);
       }
-      if (e.arena) tr.addEventListener("click", () => open(e.id));
+      if (e.replayable) tr.addEventListener("click", () => open(e.id));
       else tr.classList.add("disabled");
       tb.append(tr);
     }
