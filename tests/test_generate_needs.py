@@ -284,7 +284,7 @@ def test_cli_generate_then_run_oracle(city_dir, tmp_path):
 
 @pytest.mark.parametrize("args,msg", [
     (["--per-category", "0"], "at least 1"),
-    (["--families", "vln"], "--suite arena only"),
+    (["--families", "vln"], "--suite arena and urbanground only"),
     (["--mapping", "no-such-mapping.json"], "no-such-mapping.json"),
 ])
 def test_cli_bad_input_exit_2(city_dir, tmp_path, args, msg):

@@ -93,13 +93,23 @@ def bench(
     names = B.NAMES if name == "all" else (name,)
     if name != "all" and name not in B.PROVIDES:
         raise fail(ValueError(f"unknown benchmark {name!r}; choose all, {', '.join(B.NAMES)}"))
+    if out is not None:  # refuse an unwritable --out before minutes of measuring, not after
+        if out.is_dir():
+            raise fail(ValueError(f"--out {out}: is a directory, expected a file path"))
+        try:
+            out.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise fail(ValueError(f"--out {out}: cannot create its folder: {e}"))
     progress = None if json_out else (lambda n: typer.echo(f"measuring {n} ...", err=True))
     result = B.run(names, quick=quick, options={"shared": shared, "metadrive_python": metadrive_python},
                    progress=progress)
     text = json.dumps(result, indent=2, default=str)
     if out is not None:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text + "\n", encoding="utf-8")
+        try:
+            out.write_text(text + "\n", encoding="utf-8")
+        except OSError as e:
+            sys.stdout.write(text + "\n")  # keep the figures measured
+            raise fail(ValueError(f"--out {out}: cannot write: {e}"))
     if json_out:
         sys.stdout.write(text + "\n")
     else:

@@ -102,7 +102,7 @@ class _ProgressEvents:
 def run(
     city: str = typer.Option(..., "--city", help="CITY: KIND:PATH, saved city directory, or cached city name."),
     tasks: str = typer.Option(..., "--tasks", help="TASKS: KIND:PATH, task file, or 'default'."),
-    agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle, vlm-arena, vlm-cityseeker) or module:Callable."),
+    agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle, ocr, arena-oracle, arena-random, ug-oracle, ug-random, vlm-arena, vlm-cityseeker, vlm-urbanground) or module:Callable; oracle/random on arena or urbanground tasks mean arena-/ug-oracle and -random."),
     out: Path = typer.Option(..., "--out", help="RUN_DIR (created; rerun the same command to resume)."),
     seeds: int = typer.Option(1, "--seeds", help="Number of seeds: seeds seed-base .. seed-base+N-1."),
     seed_base: int = typer.Option(0, "--seed-base", help="First seed."),
@@ -276,6 +276,8 @@ SHORT_LABELS = {
     "ndtw": "nDTW", "sdtw": "SDTW", "goal_dist_m": "dist m", "spd_m": "SPD m", "spd_hops": "SPD hops",
     "sed": "SED", "avg_steps": "steps", "evaluation_score": "score", "scored_success": "success",
     "is_correct": "correct", "distance_to_goal": "dist m",
+    "sr": "SR", "pna": "PNA", "spr": "SPR", "pcr": "PCR", "answer_correct": "correct", "final_distance_m": "dist m",
+    "route_efficiency": "route eff",
 }
 
 
@@ -298,7 +300,8 @@ def summary(
     config: Optional[str] = typer.Option(None, "--config", help="Config hash prefix (when RUN_DIR holds several)."),
     resamples: int = typer.Option(2000, "--resamples", help="Bootstrap resamples per interval."),
 ) -> None:
-    """Metric means with cluster-bootstrap 95 % CIs (rates in percent), overall, per category and per difficulty."""
+    """Metric means with cluster-bootstrap 95 % CIs (rates in percent), overall, per category and per difficulty.
+    A run whose agent or strategies used privileged information gets a one-line note."""
     from urbanarena.runner.summary import summarize_run
 
     try:
@@ -318,15 +321,24 @@ def summary(
     preferred = ("tc_exact", "tc_proximity_50m", "tc", "spl", "ndtw", "sed", "goal_dist_m")
     if "missing_scores" in s:  # arena config
         preferred = ("evaluation_score", "scored_success", "is_correct", "distance_to_goal", "steps")
+    continuous = s.get("by_level") is not None  # urbanground: by_family (= category) and by_level
+    if continuous:
+        preferred = ("sr", "pna", "spr", "pcr", "answer_correct", "final_distance_m", "route_efficiency")
     keys = [k for k in preferred if s["metrics"].get(k) is not None]
-    if s["by_category"]:
+    if s["by_category"] and not continuous:
         out_console.print(_group_table("by category", s["by_category"], s["protocol"], keys))
     if s["by_difficulty"]:
         out_console.print(_group_table("by difficulty", s["by_difficulty"], s["protocol"], keys))
     if s.get("by_family"):
         out_console.print(_group_table("by family", {k: {"episodes": f["episodes"], "metrics": f["metrics"]}
                                                      for k, f in s["by_family"].items()}, s["protocol"], keys))
-        out_console.print(_mdd_text(s["mdd"]))
+        if s.get("mdd"):
+            out_console.print(_mdd_text(s["mdd"]))
+    if s.get("by_level"):
+        out_console.print(_group_table("by level", s["by_level"], s["protocol"], keys))
+    note = _privileged_note(run_dir, s)
+    if note:
+        out_console.print(note, markup=False, soft_wrap=True)
     if s.get("complete") is False:
         out_console.print(f"[yellow]incomplete: {s['episodes']} of {s['planned']} planned episodes are stored; "
                           "rerun the run command to finish[/yellow]")
@@ -349,6 +361,33 @@ def summary(
             f"errors) — {judge}; offline string match {fz['offline_matches']} of {fz['answers']} "
             f"(metrics.offline_score, never in evaluation_score); judge requests {fz['judge_requests']} "
             f"({fz['judge_api_requests']} API calls)")
+
+
+def _privileged_note(run_dir: Path, s: dict) -> str | None:
+    """One line when the summarised config used privileged information (ground truth the agents under test
+    do not see), else ``None``: its agent (the registered agent class is ``privileged``, or ``run.json``
+    records ``privileged`` for an invocation that ran this config without privileged strategies) and its
+    strategies (``config.strategies.items`` flagged ``privileged``)."""
+    from urbanarena.agents.registry import AGENTS
+    from urbanarena.runner.metadata import read_run_json
+
+    cfg = s.get("config") or {}
+    strategies = [str(i.get("id")) for i in ((cfg.get("strategies") or {}).get("items") or []) if i.get("privileged")]
+    agent = bool(getattr(AGENTS.get(str(s.get("agent"))), "privileged", False))
+    meta = read_run_json(run_dir)
+    for rec in ([meta] + list(reversed(meta.get("history") or []))) if meta else []:
+        configs = rec.get("configs") or {}
+        if s["config_hash"] in configs:
+            if rec.get("privileged") and not any((c or {}).get("strategies", {}) and c["strategies"].get("privileged")
+                                                 for c in configs.values()):
+                agent = True
+            break
+    if not (agent or strategies):
+        return None
+    what = " and ".join(([f"agent {s.get('agent')}"] if agent else [])
+                        + ([f"strategies {', '.join(strategies)}"] if strategies else []))
+    return (f"note: privileged run — {what} used ground truth the agents under test do not see; "
+            "a reference, not comparable with non-privileged agents")
 
 
 def _mdd_text(mdd: dict) -> str:

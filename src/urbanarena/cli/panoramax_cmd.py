@@ -45,6 +45,9 @@ def from_panoramax(
     confirm_objects: bool = typer.Option(
         False, "--confirm-object-annotation",
         help="State that the OSM street objects match what the photographs show: allows counting tasks."),
+    timeout_s: float = typer.Option(30.0, "--timeout-s", help="Connect/read timeout per request (seconds)."),
+    retries: int = typer.Option(5, "--retries", help="Tries after the first per request on 429/5xx, timeouts and "
+                                "dropped connections (a silent server fails after about (retries + 1) x timeout)."),
     force: bool = typer.Option(False, "--force", help="Replace a cached city of the same name."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object (counts, directory, build report)."),
 ) -> None:
@@ -59,7 +62,7 @@ def from_panoramax(
 
     try:
         bb = parse_bbox(bbox)
-        client = PanoramaxClient(instance, cache_dir=cache_dir, asset=asset)
+        client = PanoramaxClient(instance, cache_dir=cache_dir, asset=asset, timeout_s=timeout_s, max_retries=retries)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PanoramaxInputWarning)  # printed below from the report
             city = build_city_from_panoramax(bb, osm, name, client=client, spacing_m=spacing_m,

@@ -75,7 +75,7 @@ class UrbanGroundOracleVerifier:
 
 def _generate_urbanground(city: str, per_family: int, seed: int, out: Path, name: Optional[str],
                           families: Optional[str], mapping: Optional[Path], max_steps: Optional[int],
-                          condition: Optional[str] = None) -> None:
+                          condition: Optional[str] = None, split: Optional[str] = None) -> None:
     """``--suite urbanground``: the L1-L5 ladder, every task verified by the ug-oracle; prints per sub-family."""
     from urbanarena.tasks.generators.cityseeker_needs import load_needs
     from urbanarena.tasks.generators.urbanground import generate_urbanground_suite, save_urbanground_suite
@@ -84,7 +84,12 @@ def _generate_urbanground(city: str, per_family: int, seed: int, out: Path, name
     try:
         if max_steps is not None and max_steps < 1:
             raise UrbanArenaError("--max-steps must be at least 1")
-        subs = tuple(k.strip() for k in families.split(",") if k.strip()) if families else None
+        if split is not None:
+            raise UrbanArenaError("--split applies to --suite arena and cityseeker; the urbanground generator has no "
+                                  "split plan (build the city on the area you want)")
+        subs = tuple(k.strip() for k in families.split(",") if k.strip()) if families is not None else None
+        if subs == ():
+            raise UrbanArenaError(f"--families {families!r}: no sub-family named")
         c = resolve_city(city)
         result = generate_urbanground_suite(c, per_family=per_family, seed=seed, subfamilies=subs,
                                             needs=load_needs(mapping), verify=UrbanGroundOracleVerifier(c, max_steps),
@@ -194,7 +199,8 @@ def generate(
     suite: str = typer.Option("arena", "--suite", help="Suite kind: 'arena' (the seven cityarena families), "
                               "'cityseeker' (CitySeeker-style implicit-need tasks, <city>-needs7-v1) or "
                               "'urbanground' (the UrbanGround L1-L5 ladder in continuous mode, <city>-urbanground-v1)."),
-    per_family: int = typer.Option(25, "--per-family", help="Tasks per family (mini 25, standard 100, full 300)."),
+    per_family: int = typer.Option(25, "--per-family", help="Tasks per family (mini 25, standard 100, full 300); "
+                                   "urbanground: per sub-family (13)."),
     per_category: int = typer.Option(10, "--per-category", help="cityseeker: tasks per category (7 + two-stop)."),
     mapping: Optional[Path] = typer.Option(None, "--mapping", help="cityseeker: need -> POI mapping JSON "
                                            "(default: the built-in needs_v1.json)."),
@@ -202,24 +208,25 @@ def generate(
     out: Path = typer.Option(..., "--out", help="Task file to write (JSON)."),
     split: Optional[str] = typer.Option(None, "--split", help="train|val|test: the city must be that split's area."),
     name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1, cityseeker: "
-                                      "<city>-needs7-v1)."),
-    families: Optional[str] = typer.Option(None, "--families", help="Comma-separated subset of the families."),
+                                      "<city>-needs7-v1, urbanground: <city>-urbanground-v1)."),
+    families: Optional[str] = typer.Option(None, "--families", help="Comma-separated subset of the families "
+                                           "(urbanground: of the sub-families, e.g. l2_short_range,l5_road_closure)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit tasks must be solvable in "
-                                            "(arena 50, cityseeker 35)."),
+                                            "(arena 50, cityseeker 35, urbanground 600)."),
     condition: Optional[str] = typer.Option(None, "--condition", help="urbanground: weather / time of day every "
                                             "task is rendered in: clear, cloudy, rain, fog, dusk, night or "
                                             "WEATHER+TIME (e.g. rain+dusk); default clear day."),
 ) -> None:
     """Generate a task suite on CITY and write it to FILE."""
     if suite == "urbanground":
-        _generate_urbanground(city, per_family, seed, out, name, families, mapping, max_steps, condition)
+        _generate_urbanground(city, per_family, seed, out, name, families, mapping, max_steps, condition, split)
         return
     if condition is not None:
         typer.echo("error: --condition applies to --suite urbanground only", err=True)
         raise typer.Exit(2)
     if suite == "cityseeker":
         if families:
-            typer.echo("error: --families applies to --suite arena only", err=True)
+            typer.echo("error: --families applies to --suite arena and urbanground only", err=True)
             raise typer.Exit(2)
         _generate_needs(city, per_category, seed, out, split, name, mapping, max_steps)
         return

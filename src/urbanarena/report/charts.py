@@ -5,6 +5,9 @@ returned as base64 PNG text for ``<img src="data:image/png;base64,...">``, so th
 * :func:`trajectory_map` — one episode over the city's street graph (local metres, x east, y north,
   north up, equal scale): streets grey, path blue, start green, end black, goal red with its success
   radius; the city's attribution text (``© OpenStreetMap contributors`` for OSM cities) in the corner.
+  Continuous (UrbanGround) episodes add their other goal points / stops (red circles with the radius),
+  road closures (red lines with a white core, as the environment's map draws them; zones as red
+  polygons) and restricted zones (hatched orange polygons).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Any
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
-from matplotlib.patches import Circle
+from matplotlib.patches import Circle, Polygon
 
 #: difficulty order on the x axis (others follow alphabetically)
 DIFFICULTY_ORDER = ("easy", "medium", "hard")
@@ -73,7 +76,9 @@ def difficulty_chart(values: Mapping[str, Mapping[str, tuple[float | None, list[
 
 def trajectory_map(city: Any, path_xy: Sequence[tuple[float, float]], *, goal_xy: tuple[float, float] | None = None,
                    radius_m: float | None = None, title: str = "", attribution: str | None = None,
-                   pad_m: float = 40.0) -> str:
+                   pad_m: float = 40.0, other_goals_xy: Sequence[tuple[float, float]] = (),
+                   closures: Sequence[tuple[Sequence[tuple[float, float]], bool]] = (),
+                   zones: Sequence[Sequence[tuple[float, float]]] = ()) -> str:
     """One episode over the street graph as base64 PNG (module docstring).
 
     Args:
@@ -82,14 +87,18 @@ def trajectory_map(city: Any, path_xy: Sequence[tuple[float, float]], *, goal_xy
         goal_xy, radius_m: the goal point and success radius (metres), when known.
         title: figure title; attribution: text drawn bottom right (the city's attribution).
         pad_m: margin around the path and goal, metres.
+        other_goals_xy: further goal points / stops (metres), drawn like the goal with ``radius_m``.
+        closures: ``(coords, zone)`` road closures (metres): lines, or polygons when ``zone``.
+        zones: restricted-zone rings (metres).
     Raises:
         ValueError: an empty path.
     """
     if not path_xy:
         raise ValueError("trajectory_map needs at least one position")
     pts = [tuple(map(float, p)) for p in path_xy]
-    xs = [p[0] for p in pts] + ([goal_xy[0]] if goal_xy else [])
-    ys = [p[1] for p in pts] + ([goal_xy[1]] if goal_xy else [])
+    others = [tuple(map(float, g)) for g in other_goals_xy]
+    xs = [p[0] for p in pts] + ([goal_xy[0]] if goal_xy else []) + [g[0] for g in others]
+    ys = [p[1] for p in pts] + ([goal_xy[1]] if goal_xy else []) + [g[1] for g in others]
     r = float(radius_m or 0.0)
     cx, cy = (min(xs) + max(xs)) / 2, (min(ys) + max(ys)) / 2
     half = max(max(xs) - min(xs), max(ys) - min(ys)) / 2 + pad_m + r  # a square extent: equal scale, no distortion
@@ -104,6 +113,24 @@ def trajectory_map(city: Any, path_xy: Sequence[tuple[float, float]], *, goal_xy
     fig = Figure(figsize=(4.2, 4.2))
     ax = fig.add_subplot(1, 1, 1)
     ax.add_collection(LineCollection(segs, colors="#bbbbbb", linewidths=1.0, zorder=1))
+    for k, ring in enumerate(zones):
+        ax.add_patch(Polygon([tuple(p) for p in ring], closed=True, facecolor="#ff990033", edgecolor="#cc6600",
+                             hatch="//", linewidth=0.8, zorder=2, label="restricted zone" if k == 0 else None))
+    for k, (coords, is_zone) in enumerate(closures):
+        pts_c = [tuple(map(float, p)) for p in coords]
+        lab = "closure" if k == 0 else None
+        if is_zone and len(pts_c) >= 3:
+            ax.add_patch(Polygon(pts_c, closed=True, facecolor="#ff000033", edgecolor="#cc0000", linewidth=1.2,
+                                 zorder=2, label=lab))
+        elif len(pts_c) >= 2:
+            cx_, cy_ = [p[0] for p in pts_c], [p[1] for p in pts_c]
+            ax.plot(cx_, cy_, color="#cc0000", linewidth=4.0, zorder=2, solid_capstyle="butt", label=lab)
+            ax.plot(cx_, cy_, color="white", linewidth=1.5, zorder=2, solid_capstyle="butt")
+    for g in others:
+        if r > 0:
+            ax.add_patch(Circle(g, r, facecolor="#ff000011", edgecolor="#cc0000", linewidth=0.6, linestyle="--",
+                                zorder=2))
+        ax.plot([g[0]], [g[1]], marker="*", color="#ff6666", markersize=9, zorder=5)
     if goal_xy is not None:
         if r > 0:
             ax.add_patch(Circle(goal_xy, r, facecolor="#ff000022", edgecolor="#cc0000", linewidth=0.8, zorder=2))

@@ -107,8 +107,11 @@ def episode_digest(row: Mapping[str, Any], geom: Any = None, task: Any = None) -
     lines.append(f"ended by: {row.get('stop_reason') or row.get('status')}")
     metrics = row.get("metrics") if isinstance(row.get("metrics"), Mapping) else {}
     val = metrics.get("validation") if isinstance(metrics.get("validation"), Mapping) else {}
+    details = row.get("details") if isinstance(row.get("details"), Mapping) else {}
     for key in ("answer", "expected"):
         v = row.get(key, metrics.get(key))
+        if v is None and key == "answer":  # continuous episodes keep the answer in details
+            v = details.get("answer")
         if v is not None:
             lines.append(f"{key}: {_clip(v)}")
     if val.get("message"):

@@ -9,10 +9,11 @@ protocols are never put in one score table; the runs table, which does mix them,
 holds, each table captioned with the protocol id, every run's task source (``run.json`` ``tasks.spec``,
 frozen-suite name, source hash) and the judge model:
 
-* scores with 95 % cluster-bootstrap CIs (:func:`urbanarena.runner.summary.summarize_run`): arena runs
-  per family (evaluation score x100) and overall; graph runs their navigation metrics;
-* per difficulty (and per category for graph runs) the success measure (arena: evaluation score; graph:
-  :func:`~urbanarena.report.episodes.graph_success_key`) with CIs, and a success-by-difficulty chart;
+* scores with 95 % cluster-bootstrap CIs (:func:`urbanarena.runner.summary.summarize_run`), by the run's
+  kind (:mod:`urbanarena.report.kinds`, chosen from its rows): arena runs per family (evaluation score
+  x100) and overall; graph runs their navigation metrics, then the success measure per difficulty and per
+  category; urbanground runs SR, PNA, SPR, PCR (route efficiency, on-time ratio ...) overall, per
+  sub-family and per level; and a chart of the success measure per difficulty (urbanground: per level);
 * error counters, tokens and latency (:func:`~urbanarena.report.episodes.counters`);
 * failure causes (:mod:`urbanarena.report.failures`);
 * threshold sensitivity (:mod:`urbanarena.report.sensitivity`);
@@ -33,69 +34,30 @@ import jinja2
 
 import urbanarena
 from urbanarena.errors import UrbanArenaError
-from urbanarena.report.arena_report import FAMILY_ORDER
-from urbanarena.report.charts import difficulty_chart, order_difficulties, trajectory_map
-from urbanarena.report.episodes import counters, geometry, succeeded
-from urbanarena.report.failures import CAUSES, OTHER_BUCKETS, breakdown, classify
+from urbanarena.report.charts import difficulty_chart, trajectory_map
+from urbanarena.report.episodes import counters
+from urbanarena.report.failures import CAUSES, OTHER_BUCKETS, breakdown
+from urbanarena.report.kinds import LABELS, cell, num
 from urbanarena.report.runs import ReportRun, load_runs
-from urbanarena.report.sensitivity import SCALES, mean_at_scale, sensitivity
+from urbanarena.report.sensitivity import SCALES, sensitivity
 from urbanarena.report.significance import holm
 from urbanarena.tasks.metrics.paired import paired_bootstrap, per_task_scores
 
-#: graph metric keys shown in the overall table, in order (those with a value in some run)
-GRAPH_KEYS = ("tc_exact", "tc_proximity_50m", "tc_category", "tc", "spl", "ndtw", "sdtw", "sed", "goal_dist_m",
-              "spd_m", "spd_hops", "avg_steps")
-LABELS = {
-    "tc_exact": "TC-E %", "tc_proximity_50m": "TC-P50 %", "tc_category": "TC-C %", "tc": "TC %", "spl": "SPL %",
-    "ndtw": "nDTW %", "sdtw": "SDTW %", "sed": "SED %", "goal_dist_m": "goal distance m", "spd_m": "SPD m",
-    "spd_hops": "SPD hops", "avg_steps": "steps", "evaluation_score": "evaluation score",
-}
 #: significance level of the Holm-corrected tests
 ALPHA = 0.05
-
-
-def _num(v: Any) -> str:
-    """Full-precision text of a number for ``data-*`` attributes ('' for None)."""
-    return "" if v is None else repr(float(v))
-
-
-def _cell(mean: float | None, ci: Sequence[float] | None, n: int | None = None) -> dict[str, Any]:
-    if mean is None:
-        text = "–"
-    elif ci:
-        text = f"{mean:.1f} [{ci[0]:.1f}, {ci[1]:.1f}]"
-    else:
-        text = f"{mean:.1f}"
-    return {"text": text, "mean": _num(mean), "lo": _num(ci[0]) if ci else "", "hi": _num(ci[1]) if ci else "",
-            "n": "" if n is None else str(n)}
+_num, _cell = num, cell
 
 
 def _slug(s: str) -> str:
     return "".join(ch if ch.isalnum() else "-" for ch in s).strip("-").lower() or "x"
 
 
-def _arena_kind(row: Mapping[str, Any]) -> str | None:
-    d = row.get("details")
-    if isinstance(d, Mapping) and d.get("task_kind"):
-        return str(d["task_kind"])
-    from urbanarena.tasks.families.cityarena import TASK_KINDS
-
-    return {tt: k for k, (tt, _) in TASK_KINDS.items()}.get(str(row.get("task_type")))
-
-
 def _score_rows(run: ReportRun) -> list[dict[str, Any]]:
-    """Rows with ``score`` (arena evaluation score, missing 0; graph success key) and ``fam``."""
-    out = []
-    for r in run.rows:
-        if run.arena:
-            score = 0.0 if r.get("evaluation_score") is None else float(r["evaluation_score"])
-            fam = _arena_kind(r)
-        else:
-            v = r.get(run.success_key)
-            score = None if v is None else float(v)
-            fam = str(r.get("family"))
-        out.append({"task_id": str(r["task_id"]), "task_hash": r.get("task_hash"), "score": score, "fam": fam})
-    return out
+    """Rows with ``score`` (the kind's per-episode score: arena evaluation score, missing 0; graph success
+    key; urbanground ``sr``) and ``fam`` (the kind's family: arena task family, graph family, urbanground
+    sub-family)."""
+    return [{"task_id": str(r["task_id"]), "task_hash": r.get("task_hash"), "score": run.kind.score(r),
+             "fam": run.kind.family_of(r)} for r in run.rows]
 
 
 def _caption(group: list[ReportRun]) -> dict[str, Any]:
@@ -105,68 +67,19 @@ def _caption(group: list[ReportRun]) -> dict[str, Any]:
             "mixed_sources": len(set(sources.values())) > 1, "mixed_judges": len(judges) > 1}
 
 
-def _tables(group: list[ReportRun], pid: str) -> list[dict[str, Any]]:
-    labels = [r.label for r in group]
-    tables = []
-    if group[0].arena:
-        fams = [f for f in FAMILY_ORDER if any(f in (r.summary.get("by_family") or {}) for r in group)]
-        fams += sorted({f for r in group for f in (r.summary.get("by_family") or {})} - set(fams))
-        rows = []
-        for f in fams:
-            cells = []
-            for r in group:
-                g = (r.summary.get("by_family") or {}).get(f)
-                cells.append(_cell(g["mean"], g["ci95"], g["tasks"]) if g else _cell(None, None))
-            rows.append({"name": f, "key": f, "cells": cells, "total": False})
-        rows.append({"name": "overall", "key": "overall", "cells": [
-            _cell(r.summary["metrics"].get("evaluation_score"), r.summary["ci95"].get("evaluation_score"),
-                  r.summary["tasks"]) for r in group], "total": True})
-        tables.append({"id": f"{pid}-family", "title": "Evaluation score x100 per family (95 % CI; n = tasks)",
-                       "labels": labels, "rows": rows, "key": "evaluation_score"})
-        key = "evaluation_score"
-    else:
-        fams = sorted({str(r.summary["family"]) for r in group})
-        keys = [k for k in GRAPH_KEYS if any(r.summary["metrics"].get(k) is not None for r in group)]
-        rows = [{"name": LABELS.get(k, k), "key": k, "total": False, "cells": [
-            _cell(r.summary["metrics"].get(k), r.summary["ci95"].get(k), r.summary["counts"].get(k)
-                  if r.summary.get("counts") else None) for r in group]} for k in keys]
-        tables.append({"id": f"{pid}-family", "title": f"Family {', '.join(fams)}: metrics over all episodes "
-                       "(rates in %, 95 % CI; n = episodes with a value)", "labels": labels, "rows": rows,
-                       "key": None})
-        key = group[0].success_key or "tc_proximity_50m"
-    for grp, title in (("by_difficulty", "per difficulty"), ("by_category", "per category")):
-        if group[0].arena and grp == "by_category":
-            continue
-        names = sorted({g for r in group for g in r.summary[grp]})
-        if grp == "by_difficulty":
-            names = order_difficulties(names)
-        if not names:
-            continue
-        rows = []
-        for name in names:
-            cells = []
-            for r in group:
-                g = r.summary[grp].get(name)
-                cells.append(_cell(g["metrics"].get(key), g["ci95"].get(key), g["episodes"]) if g
-                             else _cell(None, None))
-            rows.append({"name": name, "key": name, "cells": cells, "total": False})
-        tables.append({"id": f"{pid}-{grp.replace('_', '-')}", "title": f"{LABELS.get(key, key)} {title} "
-                       "(95 % CI; n = episodes)", "labels": labels, "rows": rows, "key": key})
-    return tables
-
-
 def _chart(group: list[ReportRun]) -> str | None:
-    key = "evaluation_score" if group[0].arena else (group[0].success_key or "tc_proximity_50m")
-    values = {r.label: {d: (g["metrics"].get(key), g["ci95"].get(key)) for d, g in r.summary["by_difficulty"].items()}
-              for r in group}
+    kind = group[0].kind
+    key = kind.success_key
+    values = {r.label: {d: (g["metrics"].get(key), g["ci95"].get(key)) for d, g in
+                        (r.summary.get(kind.chart_group) or {}).items()} for r in group}
     if not any(values.values()):
         return None
     return difficulty_chart(values, ylabel=f"{LABELS.get(key, key)}", title=f"{group[0].protocol}: "
-                            f"{LABELS.get(key, key)} by difficulty (95 % CI)")
+                            f"{LABELS.get(key, key)} by {kind.chart_group_label} (95 % CI)")
 
 
 def _geoms(run: ReportRun) -> list[Any]:
-    return [geometry(r, run.city, run.tasks.get(str(r["task_id"]))) for r in run.rows]
+    return [run.kind.geometry(r, run.city, run.tasks.get(str(r["task_id"]))) for r in run.rows]
 
 
 def _counters(group: list[ReportRun]) -> list[dict[str, Any]]:
@@ -188,7 +101,8 @@ def _counters(group: list[ReportRun]) -> list[dict[str, Any]]:
         wall = tot("wall_s")
         out.append({
             "label": run.label, "episodes": n, "agent_errors": tot("agent_error"), "parse_errors": tot("parse_errors"),
-            "invalid_actions": tot("invalid_actions"), "blocked_moves": tot("blocked_moves") if run.arena else None,
+            "invalid_actions": tot("invalid_actions"),
+            "blocked_moves": tot("blocked_moves") if run.kind.has_blocked_moves else None,
             "llm_requests": req, "llm_errors": tot("llm_errors"), "prompt_tokens": tot("prompt_tokens"),
             "completion_tokens": tot("completion_tokens"),
             "tokens_per_episode": (f"{((tot('prompt_tokens') or 0) + (tot('completion_tokens') or 0)) / n:.0f}"
@@ -205,7 +119,7 @@ def _failures(group: list[ReportRun], geoms: dict[str, list[Any]], classifier: A
               classifier_max: int = 40) -> list[dict[str, Any]]:
     out = []
     for run in group:
-        causes = [classify(r, g, run.success_key) for r, g in zip(run.rows, geoms[run.label])]
+        causes = [run.kind.classify(r, g, run.tasks.get(str(r["task_id"]))) for r, g in zip(run.rows, geoms[run.label])]
         b = breakdown(causes)
         f = b["failures"]
         item = {"label": run.label, "episodes": b["episodes"], "successes": b["successes"], "failures": f,
@@ -231,10 +145,13 @@ def _sensitivity(group: list[ReportRun]) -> dict[str, Any]:
     means: dict[float, dict[str, float]] = {s: {} for s in SCALES}
     left_out = []
     for run in group:
-        radius_of = {t: float(task.success_radius_m) for t, task in run.tasks.items()
-                     if task.success_radius_m is not None}
-        vals = {s: mean_at_scale(run.rows, s, radius_of) for s in SCALES}
-        if any(v is None for v in vals.values()):
+        vals: dict[float, float] = {}
+        for s in SCALES:
+            scores = [run.kind.rescore(r, s, run.tasks.get(str(r["task_id"])), run.city) for r in run.rows]
+            if not scores or any(v is None for v in scores):
+                break
+            vals[s] = 100.0 * sum(scores) / len(scores)
+        if len(vals) < len(SCALES):
             left_out.append(run.label)
             continue
         for s, v in vals.items():
@@ -259,8 +176,7 @@ def _significance(group: list[ReportRun], baseline: str | None, n_boot: int, min
         if other is base:
             continue
         os_ = _score_rows(other)
-        fams = [f for f in FAMILY_ORDER if any(x["fam"] == f for x in bs)] if base.arena else []
-        fams += sorted({x["fam"] for x in bs if x["fam"] is not None} - set(fams))
+        fams = base.kind.family_order({x["fam"] for x in bs if x["fam"] is not None})
         for fam in fams:
             a_rows = [x for x in os_ if x["fam"] == fam]
             b_rows = [x for x in bs if x["fam"] == fam]
@@ -297,31 +213,29 @@ def _maps(run: ReportRun, geoms: list[Any], n_maps: int) -> dict[str, Any]:
         return {"label": run.label, "maps": [], "note": "maps turned off (--maps 0)"}
     if run.city is None:
         return {"label": run.label, "maps": [], "note": "; ".join(run.notes) or "city not loaded"}
+    kind = run.kind
     cands = []
     for r, g in zip(run.rows, geoms):
-        if g is not None:
-            cands.append((r, g))
-        elif not run.arena and isinstance(r.get("trajectory"), list) and r["trajectory"] and all(
-                n in run.city for n in r["trajectory"]):
-            cands.append((r, None))
-    cands.sort(key=lambda rg: (str(rg[0]["task_id"]), int(rg[0]["seed"])))
-    fails = [c for c in cands if not succeeded(c[0], run.success_key)]
-    oks = [c for c in cands if succeeded(c[0], run.success_key)]
+        spec = kind.map_spec(r, g, run.city)
+        if spec is not None:
+            cands.append((r, g, spec))
+    cands.sort(key=lambda c: (str(c[0]["task_id"]), int(c[0]["seed"])))
+    fails = [c for c in cands if not kind.succeeded(c[0])]
+    oks = [c for c in cands if kind.succeeded(c[0])]
     picked = []
     while len(picked) < n_maps and (fails or oks):
         for pool in (fails, oks):
             if pool and len(picked) < n_maps:
                 picked.append(pool.pop(0))
     maps = []
-    for r, g in picked:
-        path = list(g.path_xy) if g is not None else [run.city.xy(n) for n in r["trajectory"]]
-        cause = classify(r, g, run.success_key)
+    for r, g, spec in picked:
+        cause = kind.classify(r, g, run.tasks.get(str(r["task_id"])))
         outcome = "success" if cause is None else f"failed ({cause})"
-        dist = f", final distance {g.final_distance_m:.0f} m (radius {g.radius_m:.0f} m)" if g else ""
         title = f"{r['task_id']} seed {r['seed']}: {outcome}"
-        png = trajectory_map(run.city, path, goal_xy=g.goal_xy if g else None, radius_m=g.radius_m if g else None,
-                             title=title, attribution=run.attribution)
-        maps.append({"png": png, "caption": f"{title}{dist}; {r.get('steps')} steps, ended by "
+        png = trajectory_map(run.city, spec["path"], goal_xy=spec["goal_xy"], radius_m=spec["radius_m"], title=title,
+                             attribution=run.attribution, other_goals_xy=spec["others"], closures=spec["closures"],
+                             zones=spec["zones"])
+        maps.append({"png": png, "caption": f"{title}{kind.map_caption(r, g)}; {r.get('steps')} steps, ended by "
                      f"{r.get('status') or r.get('stop_reason')}", "attribution": run.attribution})
     note = None if maps else "no episode with a path to draw (position tasks only)"
     return {"label": run.label, "maps": maps, "note": note}
@@ -354,20 +268,22 @@ def build_report(runs: list[ReportRun], *, baseline: str | None = None, n_maps: 
         check_classifier(failure_classifier.model_id, [str(r.model) for r in runs if r.model])
     groups: dict[str, list[ReportRun]] = {}
     for r in runs:
-        groups.setdefault(f"{r.protocol}|{'arena' if r.arena else 'graph'}", []).append(r)
+        groups.setdefault(f"{r.protocol}|{r.kind.name}", []).append(r)
     sections = []
     attributions = set()
     for group in groups.values():
-        pid = _slug(group[0].protocol + ("" if group[0].arena else "-graph"))
+        kind = group[0].kind
+        pid = _slug(group[0].protocol + kind.section_suffix)
         geoms = {r.label: _geoms(r) for r in group}
         sections.append({
-            "id": pid, "protocol": group[0].protocol, "kind": "arena" if group[0].arena else "graph",
-            "caption": _caption(group), "tables": _tables(group, pid), "chart": _chart(group),
+            "id": pid, "protocol": group[0].protocol, "kind": kind.name,
+            "caption": _caption(group), "tables": kind.tables(group, pid), "chart": _chart(group),
+            "chart_group": kind.chart_group_label, "failure_note": kind.failure_note,
             "counters": _counters(group), "failures": _failures(group, geoms, failure_classifier, classifier_max),
             "sensitivity": _sensitivity(group),
             "significance": _significance(group, baseline, n_boot, min_common_tasks, seed),
             "maps": [_maps(r, geoms[r.label], n_maps) for r in group],
-            "success_key": "evaluation_score" if group[0].arena else group[0].success_key,
+            "success_key": kind.success_key,
         })
         attributions.update(r.attribution for r in group if r.attribution)
     run_rows = []

@@ -2,14 +2,16 @@
 
 For every RUN_DIR: the store's configs (``Store.configs``), for each config its summary
 (:func:`urbanarena.runner.summary.summarize_run`) and its rows (parsed JSON), ``run.json``
-(:func:`urbanarena.runner.metadata.read_run_json`), and — for trajectory maps and the graph-run rules
-that need positions — the run's city and, for graph configs, its tasks.
+(:func:`urbanarena.runner.metadata.read_run_json`), its kind (:func:`urbanarena.report.kinds.kind_for_rows`:
+arena, graph or urbanground), and — for trajectory maps and the rules that need positions — the run's city
+and, for graph and urbanground configs, its tasks.
 
 The city is looked up from ``run.json`` (``city.directory``, then ``city.spec``, then the cached
 ``city.name``; a relative path is tried as given and relative to the RUN_DIR's parent) and accepted only
 when its content hash equals the recorded one. An explicit ``city`` argument is tried first. Tasks are
-loaded only for graph configs from ``run.json`` ``tasks.spec`` (not for frozen-suite names, whose
-loading redraws images); a task is used only when its hash equals the episode's stored ``task_hash``.
+loaded only for graph and urbanground configs (kinds with ``needs_tasks``) from ``run.json``
+``tasks.spec`` (not for frozen-suite names, whose loading redraws images); a task is used only when its
+hash equals the episode's stored ``task_hash``.
 When something cannot be loaded the run keeps a note saying why, and the report leaves out what
 needed it.
 """
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from urbanarena.errors import StoreError, UrbanArenaError
-from urbanarena.report.episodes import graph_success_key, is_arena
+from urbanarena.report.kinds import ARENA, RunKind, kind_for_rows
 from urbanarena.runner.metadata import read_run_json
 from urbanarena.runner.store import STORE_FILE, Store
 from urbanarena.runner.summary import summarize_run
@@ -41,9 +43,11 @@ class ReportRun:
         rows: its stored episodes (parsed JSON columns), store order.
         meta: ``run.json`` (``None`` when absent).
         arena: arena config (rows carry ``status``).
-        success_key: graph success key (``None`` for arena configs).
+        success_key: graph success key (``sr`` for urbanground configs, ``None`` for arena configs).
+        kind: the run's :class:`~urbanarena.report.kinds.RunKind` (what the report does per kind).
         city: the run's :class:`~urbanarena.world.city.City` or ``None`` (see ``notes``).
-        tasks: ``{task_id: Task}`` whose hash matches the stored episodes (graph configs), or ``{}``.
+        tasks: ``{task_id: Task}`` whose hash matches the stored episodes (graph and urbanground configs),
+            or ``{}``.
         notes: why the city or tasks could not be loaded.
     """
 
@@ -54,6 +58,7 @@ class ReportRun:
     meta: dict[str, Any] | None
     arena: bool
     success_key: str | None
+    kind: RunKind = ARENA
     city: Any = None
     tasks: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
@@ -161,7 +166,7 @@ def _load_tasks(run: ReportRun, city_dir: Any) -> None:
 
     spec = ((run.meta or {}).get("tasks") or {}).get("spec")
     if not spec:
-        run.notes.append("tasks: run.json names no task source; graph rules and maps need the goals")
+        run.notes.append("tasks: run.json names no task source; failure rules, rescoring and maps need the goals")
         return
     if spec in _SKIP_TASK_SPECS:
         run.notes.append(f"tasks: {spec!r} is a frozen suite, not reloaded by the report")
@@ -197,7 +202,7 @@ def load_runs(run_dirs: list[str | Path], *, n_resamples: int = 2000, seed: int 
         run_dirs: RUN_DIRs (at least one).
         n_resamples, seed: bootstrap parameters of the summaries.
         city: a CITY argument tried before ``run.json``'s (all runs).
-        load_context: load cities and tasks (maps, graph failure rules); off: rows and summaries only.
+        load_context: load cities and tasks (maps, failure rules, rescoring); off: rows and summaries only.
     Raises:
         StoreError: no RUN_DIR given, a RUN_DIR that is missing or not a directory, holds no store, or
             a store without episodes.
@@ -221,9 +226,10 @@ def load_runs(run_dirs: list[str | Path], *, n_resamples: int = 2000, seed: int 
         for c in configs:
             s = summarize_run(run_dir, config=c["config_hash"], n_resamples=n_resamples, seed=seed)
             rows = rows_by[c["config_hash"]]
-            arena = any(is_arena(r) for r in rows)
+            kind = kind_for_rows(rows)
+            arena = kind is ARENA
             runs.append(ReportRun(_label(s, rows), run_dir, s, rows, meta, arena,
-                                  None if arena else graph_success_key(rows)))
+                                  None if arena else kind.success_key, kind))
     seen: dict[str, int] = {}
     for r in runs:
         seen[r.label] = seen.get(r.label, 0) + 1
@@ -235,7 +241,7 @@ def load_runs(run_dirs: list[str | Path], *, n_resamples: int = 2000, seed: int 
             r.city, city_dir, note = load_city_for(r.run_dir, r.meta, city, cache)
             if note:
                 r.notes.append(note)
-            elif not r.arena:
+            elif r.kind.needs_tasks:
                 _load_tasks(r, city_dir)
     return runs
 

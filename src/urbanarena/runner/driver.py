@@ -50,6 +50,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import shlex
 import shutil
@@ -249,14 +250,25 @@ def model_runtime(req: RunRequest, defaults: dict[str, Any] | None = None) -> di
         rt["cache_path"] = str(path)
     max_usd = req.max_usd if req.max_usd is not None else d.get("max_usd")
     max_requests = req.max_requests if req.max_requests is not None else d.get("max_requests")
-    if req.max_usd is not None and req.max_usd <= 0:
-        raise AgentSpecError(f"--max-usd must be > 0 (got {req.max_usd})")
-    if req.max_requests is not None and req.max_requests < 1:
-        raise AgentSpecError(f"--max-requests must be >= 1 (got {req.max_requests})")
-    if max_usd is not None:
-        rt["max_usd"] = float(max_usd)
+    if max_usd is not None:  # the flag or -p max_usd=...: checked alike, before RUN_DIR exists
+        try:
+            max_usd = float(max_usd)
+        except (TypeError, ValueError):
+            raise AgentSpecError(f"--max-usd {max_usd!r}: expected a number") from None
+        if not (max_usd > 0 and math.isfinite(max_usd)):
+            raise AgentSpecError(f"--max-usd must be > 0 and finite (got {max_usd})")
+        rt["max_usd"] = max_usd
     if max_requests is not None:
-        rt["max_requests"] = int(max_requests)
+        try:
+            whole = not isinstance(max_requests, bool) and float(max_requests).is_integer()
+        except (TypeError, ValueError):
+            whole = False
+        if not whole:
+            raise AgentSpecError(f"--max-requests {max_requests!r}: expected a whole number")
+        max_requests = int(float(max_requests))
+        if max_requests < 1:
+            raise AgentSpecError(f"--max-requests must be >= 1 (got {max_requests})")
+        rt["max_requests"] = max_requests
     if max_usd is not None or max_requests is not None:
         rt["budget_ledger"] = str(d.get("budget_ledger") or out / LEDGER_FILE)
     return rt
@@ -536,6 +548,9 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             _check_continuous(req, probe, fam, protocol_id, city, bool(strategies))
         else:
             make_motion(protocol_id, city, fam.action_style)  # raises ProtocolError if the family cannot run it
+            if getattr(probe, "action_style", None) == "continuous":
+                raise AgentSpecError(f"agent {req.agent!r} acts in continuous mode; {fam_name!r} tasks are graph tasks "
+                                     "(use random, forward, straight, oracle, vlm-cityseeker or a graph agent)")
         _check_agent_fits(req.agent, probe, fam_name, arena, protocol_id)
         if control.oracle_perception:
             from urbanarena.env.perception import perception_index
@@ -568,9 +583,9 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
                               f"run are {', '.join(family_config)} tasks")
     for i, t in enumerate(tasks):
         fam = get_family(t.family)
-        if fam.action_style == "arena":
+        if fam.action_style in ("arena", "continuous"):
             try:
-                fam.check_task(t, task_dir)
+                fam.check_task(t, task_dir, *((city,) if fam.action_style == "continuous" else ()))
             except ValueError as e:
                 raise TaskFormatError(task_file, f"task {i} ({t.task_id})", str(e)) from e
 

@@ -37,6 +37,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import os
 import threading
 from typing import Any, Iterable, Iterator
 
@@ -90,6 +91,30 @@ def run_job_task(spec: WorkerSpec, job: Job, share: float) -> dict[str, Any]:
         return {"error": f"{type(e).__name__}: {e}"}
 
 
+def probe_gcs_address(address: str | None, timeout_s: float = 10.0) -> None:
+    """Fail fast where ``ray.init`` would wait minutes: a plain ``HOST:PORT`` (a Ray head's GCS) that does
+    not accept a TCP connection within ``timeout_s`` seconds. Other forms (``None``, ``auto``, ``local``,
+    ``ray://...``) fail quickly inside ``ray.init`` and are left to it.
+
+    Raises:
+        RayUnavailableError: nothing listens at ``HOST:PORT`` (refused, unreachable, timed out).
+    """
+    import socket
+
+    if not address or "://" in address or ":" not in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        port_n = int(port)
+    except ValueError:
+        return
+    try:
+        socket.create_connection((host.strip("[]"), port_n), timeout=timeout_s).close()
+    except OSError as e:
+        raise RayUnavailableError(f"cannot reach the Ray cluster at {address}: {e} (is a Ray head running "
+                                  "there? start one with `ray start --head`)") from None
+
+
 def _import_ray():
     try:
         import ray
@@ -126,6 +151,7 @@ class RayBackend(Backend):
             kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False}
             if address is None:
                 kwargs["_node_ip_address"] = "127.0.0.1"
+            probe_gcs_address(address if address is not None else os.environ.get("RAY_ADDRESS"))
             try:
                 ray.init(address=address, **kwargs)
             except Exception as e:  # noqa: BLE001 - connection failures of any kind

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from urbanarena.errors import TaskFormatError, UrbanArenaError
 from urbanarena.tasks.families import families
-from urbanarena.tasks.schema import Task, load_task_file
+from urbanarena.tasks.schema import Task, check_unique_task_ids, load_task_file
 from urbanarena.world.city import City
 
 
@@ -100,6 +100,7 @@ def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
     Raises:
         TaskFormatError: naming the task index and id.
     """
+    check_unique_task_ids(tasks, path)  # foreign sources too: the store keys episodes by task_id
     fams = families()
     for i, t in enumerate(tasks):
         rec = f"task {i} ({t.task_id})"
@@ -116,8 +117,8 @@ def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
             for n in nodes:
                 if n not in city:
                     raise TaskFormatError(path, rec, f"{name} node {n!r} is not in city {city.name!r}")
-        if t.start.node is None:
-            raise TaskFormatError(path, rec, "graph navigation needs a start node")
+        if t.start.node is None and getattr(fams[t.family], "action_style", None) != "continuous":
+            raise TaskFormatError(path, rec, "graph navigation needs a start node")  # continuous: a position will do
 
 
 def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None) -> TaskSet:

@@ -147,12 +147,34 @@ class TaskFile(_Model):
         return hashlib.sha256(json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def check_unique_task_ids(tasks: list[Any], path: str | Path | None = None) -> None:
+    """Raise when two tasks share a ``task_id`` (the run store keys episodes by it, so a second task with
+    the same id would silently never run).
+
+    Args:
+        tasks: :class:`Task` objects or raw task dicts (entries without a string ``task_id`` are skipped:
+            validation reports them).
+        path: the file they came from (named in the error).
+    Raises:
+        TaskFormatError: naming the file, the later task's index and the id, and the earlier index.
+    """
+    first: dict[str, int] = {}
+    for i, t in enumerate(tasks):
+        tid = t.get("task_id") if isinstance(t, dict) else getattr(t, "task_id", None)
+        if not isinstance(tid, str):
+            continue
+        if tid in first:
+            raise TaskFormatError(path, f"task {i} ({tid})", f"duplicate task_id {tid!r}: task {first[tid]} has "
+                                  "the same id (task ids must be unique)")
+        first[tid] = i
+
+
 def load_task_file(path: str | Path) -> TaskFile:
     """Read and validate a task file.
 
     Raises:
-        TaskFormatError: unreadable file, invalid JSON, or a record that fails
-            validation (message names the task index and field).
+        TaskFormatError: unreadable file, invalid JSON, a duplicate ``task_id`` (:func:`check_unique_task_ids`),
+            or a record that fails validation (message names the task index and field).
     """
     p = Path(path)
     try:
@@ -163,6 +185,8 @@ def load_task_file(path: str | Path) -> TaskFile:
         raise TaskFormatError(p, getattr(e, "lineno", None) and f"line {e.lineno}", f"invalid JSON: {e}") from e
     if not isinstance(raw, dict) or raw.get("format") != TASKS_FORMAT_ID:
         raise TaskFormatError(p, "format", f"not an urbanarena task file (expected format {TASKS_FORMAT_ID!r})")
+    if isinstance(raw.get("tasks"), list):
+        check_unique_task_ids(raw["tasks"], p)
     try:
         return TaskFile.model_validate(raw)
     except ValidationError as e:

@@ -33,6 +33,7 @@ tests run on a fake clock.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import asdict, dataclass
@@ -53,7 +54,7 @@ class RateLimits:
         share: fraction of the limits this process may use (the runner sets ``1 / processes`` when the
             episodes run in several processes that cannot share one bucket).
     Raises:
-        ValueError: a limit or ``burst_s`` that is not positive, ``share`` outside (0, 1].
+        ValueError: a limit that is not positive and finite, a ``burst_s`` that is not positive, ``share`` outside (0, 1].
     """
 
     requests_per_min: float | None = None
@@ -64,8 +65,8 @@ class RateLimits:
     def __post_init__(self) -> None:
         for name in ("requests_per_min", "tokens_per_min"):
             v = getattr(self, name)
-            if v is not None and not v > 0:
-                raise ValueError(f"{name} must be > 0 (got {v})")
+            if v is not None and not (v > 0 and math.isfinite(v)):
+                raise ValueError(f"{name} must be > 0 and finite (got {v})")
         if not self.burst_s > 0:
             raise ValueError(f"burst_s must be > 0 (got {self.burst_s})")
         if not 0 < self.share <= 1:

@@ -167,6 +167,106 @@ class UrbanGroundFamily(TaskFamily):
         if protocol_id != PROTOCOL_ID:
             raise ProtocolError(f"urbanground tasks run under {PROTOCOL_ID!r} only (got {protocol_id!r})")
 
+    @staticmethod
+    def check_task(task: Task, base_dir: Any = None, city: City | None = None) -> None:
+        """Check a task's urbanground fields before a run (module docstring), so a hand-edited file fails
+        up front instead of mid-run.
+
+        Args:
+            task: the task. base_dir: unused (the family has no files of its own).
+            city: when given, the start and the goal positions must lie inside the walkable area's fence
+                (the streets' bounding box grown by 50 m, as :class:`ContinuousEnv` builds it).
+        Raises:
+            ValueError: naming the field: an unknown sub-family (``category``), a level or kind that does
+                not fit it, a malformed ``extra.dynamics`` (the record inside it, e.g.
+                ``dynamics.closures[0]``), options / answer of a question, a goal without a position,
+                malformed ``goal_points`` / ``restricted_zones`` / ``deadlines_s`` / ``map_markers``, a
+                start or goal outside the city.
+        """
+        from urbanarena.env.continuous.dynamics import DynamicsSpec
+        from urbanarena.errors import TaskFormatError
+
+        def finite(v: Any) -> bool:
+            return not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(float(v))
+
+        def latlon_list(v: Any, field: str) -> list[tuple[float, float]]:
+            if not isinstance(v, list):
+                raise ValueError(f"{field} must be a list of {{'lat', 'lon'}} objects")
+            out = []
+            for k, p in enumerate(v):
+                if not isinstance(p, dict) or not (finite(p.get("lat")) and finite(p.get("lon"))):
+                    raise ValueError(f"{field}[{k}] must be an object with numeric 'lat' and 'lon', got {p!r}")
+                out.append((float(p["lat"]), float(p["lon"])))
+            return out
+
+        sub = task.category
+        if sub not in SUBFAMILIES:
+            raise ValueError(f"category (the sub-family) must be one of {', '.join(SUBFAMILIES)}; got {sub!r}")
+        level, kind = SUBFAMILIES[sub]
+        ex = task.extra or {}
+        if ex.get("level") is not None and ex["level"] != level:
+            raise ValueError(f"extra.level {ex['level']!r} does not fit sub-family {sub!r} (level {level})")
+        if ex.get("kind") is not None and ex["kind"] not in KINDS:
+            raise ValueError(f"extra.kind {ex['kind']!r} is not one of {', '.join(KINDS)}")
+        kind = kind_of(task)
+        if ex.get("dynamics") is not None:
+            try:
+                DynamicsSpec.from_dict(ex["dynamics"])
+            except TaskFormatError as e:
+                raise ValueError(f"extra.{e.record}: {e.reason}") from None
+        zones = ex.get("restricted_zones")
+        if zones is not None:
+            if not isinstance(zones, list):
+                raise ValueError("extra.restricted_zones must be a list of polygons [[lat, lon], ...]")
+            for k, ring in enumerate(zones):
+                if not isinstance(ring, list) or len(ring) < 3 or not all(
+                        isinstance(p, (list, tuple)) and len(p) == 2 and finite(p[0]) and finite(p[1]) for p in ring):
+                    raise ValueError(f"extra.restricted_zones[{k}] must be a polygon of at least 3 [lat, lon] points")
+        markers = ex.get("map_markers")
+        if markers is not None:
+            if not isinstance(markers, list) or not all(
+                    isinstance(m, dict) and ((finite(m.get("lat")) and finite(m.get("lon")))
+                                             or (finite(m.get("x_m")) and finite(m.get("y_m")))) for m in markers):
+                raise ValueError("extra.map_markers must be a list of {'label', 'lat', 'lon'} objects")
+        for k, g in enumerate(task.goals):
+            if g.position is None:
+                raise ValueError(f"goals[{k}] needs a position (continuous tasks score positions)")
+        if kind == "choice":
+            opts = ex.get("options")
+            if not isinstance(opts, list) or not 2 <= len(opts) <= len(LETTERS) or not all(
+                    isinstance(o, str) and o.strip() for o in opts):
+                raise ValueError(f"extra.options must be a list of 2 to {len(LETTERS)} non-empty strings, got {opts!r}")
+            if str(task.answer) not in LETTERS[: len(opts)]:
+                raise ValueError(f"answer must be the letter of an option ({', '.join(LETTERS[: len(opts)])}), "
+                                 f"got {task.answer!r}")
+        elif kind == "search":
+            points = latlon_list(ex["goal_points"], "extra.goal_points") if ex.get("goal_points") is not None else []
+            if not points and not task.goals:
+                raise ValueError("a search task needs extra.goal_points or goals")
+        elif not task.goals:
+            raise ValueError(f"a {kind} task ({sub}) needs at least one goal")
+        if kind == "schedule":
+            dl = ex.get("deadlines_s")
+            if not isinstance(dl, list) or len(dl) != len(task.goals) or not all(finite(d) and d >= 0 for d in dl):
+                raise ValueError(f"extra.deadlines_s must list one number of seconds >= 0 per goal "
+                                 f"({len(task.goals)}), got {dl!r}")
+        if city is not None:
+            ann = getattr(city, "annotations", None)
+            lines = [p for s in (ann.streets if ann is not None else []) if len(s.xy) >= 2 for p in s.xy]
+            if lines:
+                xy = np.asarray(lines, float)
+                m = 50.0  # WalkableSpace.from_annotations' fence margin
+                x0, y0 = xy.min(axis=0) - m
+                x1, y1 = xy.max(axis=0) + m
+                pts = [("start", task.start.position)] + [(f"goals[{k}]", g.position) for k, g in enumerate(task.goals)]
+                for name, p in pts:
+                    if p is None:
+                        continue
+                    x, y = latlon_to_xy(city, p.lat, p.lon)
+                    if not (x0 <= x <= x1 and y0 <= y <= y1):
+                        raise ValueError(f"{name} position ({p.lat}, {p.lon}) lies outside city {city.name!r} "
+                                         "(its streets' bounding box grown by 50 m)")
+
     # ------------------------------------------------------------------ episodes
     def prompt(self, task: Task) -> str:
         """The task text shown to the agent: instruction, options (``choice``) and how to answer."""

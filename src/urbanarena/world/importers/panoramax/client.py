@@ -315,7 +315,10 @@ class PanoramaxClient:
 
         Raises:
             PanoramaxError: the API cannot be opened or a page fails after retries.
+            ValueError: ``max_items`` below 1.
         """
+        if max_items is not None and int(max_items) < 1:
+            raise ValueError(f"max_items must be >= 1 (or None for all), got {max_items}")
         try:
             from pystac_client import Client
             from pystac_client.exceptions import APIError
