@@ -40,10 +40,11 @@ MAX_REASKS = {"cityarena-v1": 3, "urbanarena-v1": 2}
 FAULT_STATS = ("faults_total", "retries", "http_attempts", "reasks", "parse_failures", "parse_errors", "requests",
                "api_requests", "input_tokens", "output_tokens", "trace", "last_error_type", "last_error_message",
                "last_finish_reason", *(f"fault_{k}" for k in TRANSPORT_FAULTS),
-               "flagged_empty", "flagged_truncated", "flagged_refusal", "flagged_oversized")
+               "flagged_empty", "flagged_truncated", "flagged_refusal", "flagged_oversized",
+               "cost_usd")  # cost follows the tokens (re-asks cost more) when a price is known
 FAULT_COLUMNS = ("llm_error_count", "llm_request_count", "parse_error_count", "total_prompt_tokens",
                  "total_completion_tokens", "total_tokens", "last_error_type", "last_error_message",
-                 "last_finish_reason")
+                 "last_finish_reason", "cost_usd")
 # seeds chosen so that every fault type occurs in the run (asserted below, so a change cannot go unnoticed)
 TRANSPORT_SEED, CONTENT_SEED, MIXED_SEED = 11, 11, 2
 

@@ -46,7 +46,7 @@ from urbanarena.agents.base import Agent, AgentContext
 from urbanarena.env.continuous import ContinuousConfig, ContinuousEnv
 from urbanarena.runner.arena import agent_uses_images
 from urbanarena.runner.episode import (
-    ERROR_STOP, RUN_LEVEL_ERRORS, _error_text, close_agent, jsonable, row_identity, run_stopped, utc_now,
+    ERROR_STOP, RUN_LEVEL_ERRORS, _error_text, call_agent, close_agent, jsonable, row_identity, run_stopped, utc_now,
 )
 from urbanarena.runner.results import graph_columns
 from urbanarena.runner.trace import EpisodeRecorder, TraceWriter
@@ -157,33 +157,27 @@ class ContinuousEpisodeRunner:
         clamped_steps = 0
         try:
             if stop_reason is None:
-                t = time.perf_counter()
-                try:
+                def start() -> None:
                     ctx = AgentContext(city=self.city, motion=None, seed=seed, protocol_id=protocol_id,  # type: ignore[arg-type]
                                        task_id=task.task_id)
                     ctx.dynamics = dyn  # type: ignore[attr-defined]
                     ctx.closures = list(dyn.closures) if dyn is not None else []  # type: ignore[attr-defined]
                     recorder.reset(task, ctx)  # type: ignore[union-attr]
-                except RUN_LEVEL_ERRORS as e:
-                    raise run_stopped(e, task.task_id, seed) from e
-                except Exception as e:  # noqa: BLE001
-                    error, stop_reason = _error_text(e), ERROR_STOP
-                agent_s += time.perf_counter() - t
+
+                _, error, dt = call_agent(start, task.task_id, seed)
+                agent_s += dt
+                if error is not None:
+                    stop_reason = ERROR_STOP
             steps = 0
             while stop_reason is None:
                 if steps >= max_steps:
                     stop_reason = MAX_STEPS_STOP
                     break
-                t = time.perf_counter()
-                try:
-                    action = recorder.act(obs)  # type: ignore[union-attr]
-                except RUN_LEVEL_ERRORS as e:
-                    raise run_stopped(e, task.task_id, seed) from e
-                except Exception as e:  # noqa: BLE001
-                    agent_s += time.perf_counter() - t
-                    error, stop_reason = _error_text(e), ERROR_STOP
+                action, error, dt = call_agent(lambda: recorder.act(obs), task.task_id, seed)  # type: ignore[union-attr]
+                agent_s += dt
+                if error is not None:
+                    stop_reason = ERROR_STOP
                     break
-                agent_s += time.perf_counter() - t
                 t = time.perf_counter()
                 obs, _, terminated, truncated, info = env.step(action)
                 env_s += time.perf_counter() - t

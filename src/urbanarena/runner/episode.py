@@ -136,6 +136,23 @@ def _error_text(exc: BaseException) -> str:
     return head + "\n" + text
 
 
+def call_agent(fn: Callable[[], Any], task_id: str, seed: int) -> tuple[Any, str | None, float]:
+    """Call an agent (``fn``: its reset or act), timed, with the runner's error rule (module docstring).
+
+    Returns: ``(result, None, seconds)``, or ``(None, error text, seconds)`` when ``fn`` raised an episode-level
+        error (the episode then ends with stop reason :data:`ERROR_STOP`); ``seconds``: wall-clock time of the call.
+    Raises:
+        RunStopped: ``fn`` raised a run-level error (:data:`RUN_LEVEL_ERRORS`).
+    """
+    t = time.perf_counter()
+    try:
+        return fn(), None, time.perf_counter() - t
+    except RUN_LEVEL_ERRORS as e:
+        raise run_stopped(e, task_id, seed) from e
+    except Exception as e:  # noqa: BLE001 - agent failures are recorded, never fatal
+        return None, _error_text(e), time.perf_counter() - t
+
+
 def row_identity(task: Task, seed: int, agent: str, config_hash: str, protocol_id: str, family: str) -> dict[str, Any]:
     """The columns that identify a stored episode and its task (shared by graph and arena rows)."""
     return {
@@ -283,8 +300,8 @@ class EpisodeRunner:
         stop_reason: str | None = info.get("stop_reason")
         try:
             if stop_reason is None:
-                t = time.perf_counter()
-                try:
+                def start() -> None:
+                    nonlocal agent
                     agent = self.agent_factory()
                     if round_ is None:
                         context = AgentContext(city=self.city, motion=env_base.motion, seed=seed,
@@ -295,24 +312,17 @@ class EpisodeRunner:
                         context = StrategyContext(city=self.city, motion=env_base.motion, seed=seed,
                                                   protocol_id=protocol_id, round=round_, memory=memory)
                     agent.reset(task, context)
-                except RUN_LEVEL_ERRORS as e:
-                    raise run_stopped(e, task.task_id, seed) from e
-                except Exception as e:  # noqa: BLE001 - agent failures are recorded, never fatal
-                    error = _error_text(e)
+
+                _, error, dt = call_agent(start, task.task_id, seed)
+                agent_s += dt
+                if error is not None:
                     stop_reason = ERROR_STOP
-                agent_s += time.perf_counter() - t
             while stop_reason is None:
-                t = time.perf_counter()
-                try:
-                    action = agent.act(obs)  # type: ignore[union-attr]
-                except RUN_LEVEL_ERRORS as e:
-                    raise run_stopped(e, task.task_id, seed) from e
-                except Exception as e:  # noqa: BLE001
-                    agent_s += time.perf_counter() - t
-                    error = _error_text(e)
+                action, error, dt = call_agent(lambda: agent.act(obs), task.task_id, seed)  # type: ignore[union-attr]
+                agent_s += dt
+                if error is not None:
                     stop_reason = ERROR_STOP
                     break
-                agent_s += time.perf_counter() - t
                 t = time.perf_counter()
                 obs, _, terminated, truncated, info = env.step(action)
                 env_s += time.perf_counter() - t

@@ -111,7 +111,7 @@ class PlayService:
     check (:meth:`_family`), task and city checks, the episode runner per participant
     (:meth:`_make_runner`), the human agent (:meth:`_make_agent`), one episode's row
     (:meth:`_run_episode`), the action reader (:meth:`_parse_action`), the observation sent
-    (:meth:`_episode_payload`), a practice result's score, the config's ``extra`` and the page
+    (:meth:`_motion_payload`), a practice result's score, the config's ``extra`` and the page
     (:attr:`page_template`). :func:`open_play` picks the class by the task family's ``action_style``.
 
     Args:
@@ -250,6 +250,11 @@ class PlayService:
         """The score shown for a finished practice task."""
         return metrics.get("evaluation_score")
 
+    def _motion_payload(self, ep: "_Episode", obs: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
+        """The motion model's fields of :meth:`_episode_payload` (``obs``: the observation, ``text``: its
+        ``text``): the arena's arrows (keys and turn in degrees)."""
+        return {"arrows": [{"keys": a.get("keys"), "turn_deg": a.get("turn_deg")} for a in obs.get("arrows") or []]}
+
     def _invocation(self, task_set: TaskSet, city_spec: str | None, command: list[str] | None) -> dict[str, Any]:
         p = self.plan
         return {
@@ -334,6 +339,8 @@ class PlayService:
         return {**base, "phase": "ready", "next": {"practice": practice, "number": number, "total": total}}
 
     def _episode_payload(self, ep: _Episode, include_refs: bool) -> dict[str, Any]:
+        """The observation sent to the browser: the fields of every motion model, the motion model's own
+        (:meth:`_motion_payload`), and the reference images the first time (or when ``include_refs``)."""
         obs = ep.channel.obs or {}
         text = obs.get("text") or {}
         out = {
@@ -342,8 +349,8 @@ class PlayService:
             "instruction": text.get("task", ""),
             "view": data_url(obs.get("view")),
             "map": data_url(obs.get("map")),
-            "arrows": [{"keys": a.get("keys"), "turn_deg": a.get("turn_deg")} for a in obs.get("arrows") or []],
             "recent_actions": list(text.get("recent_actions") or []),
+            **self._motion_payload(ep, obs, text),
             "remaining_s": ep.channel.remaining_s(),
             "n_references": len(obs.get("reference_images") or []),
         }

@@ -17,7 +17,7 @@ mode, step limit (the family's 600, or ``--max-steps``), scorer
 (``UrbanGroundFamily.score_trajectory``) and store row as an agent's episode. Each key
 press is one UrbanGround action.
 
-What the participant is sent (:meth:`ContinuousPlayService._episode_payload`): the
+What the participant is sent (:meth:`ContinuousPlayService._motion_payload`, with the arena's fields): the
 observation as the VLM agent gets it -- the mode, the first-person view (first-person
 mode) or the map (map mode) as lossless PNG, the reference images, the task text
 (with a question's options), the state text (``state_text`` of
@@ -48,7 +48,7 @@ from urbanarena.web.human import EpisodeChannel
 from urbanarena.web.human_continuous import (
     FIRST_PERSON, ContinuousHumanAgent, mark_time_limit, parse_continuous_action,
 )
-from urbanarena.web.play import SEED, PlayService, _Episode, data_url
+from urbanarena.web.play import SEED, PlayService, _Episode
 from urbanarena.web.study import HUMAN_PREFIX, StudyPlan
 from urbanarena.world.city import City
 
@@ -127,30 +127,16 @@ class ContinuousPlayService(PlayService):
     def _practice_score(self, metrics: dict[str, Any]) -> Any:
         return metrics.get("sr")
 
-    def _episode_payload(self, ep: _Episode, include_refs: bool) -> dict[str, Any]:
-        obs = ep.channel.obs or {}
-        text = obs.get("text") or {}
+    def _motion_payload(self, ep: _Episode, obs: dict[str, Any], text: dict[str, Any]) -> dict[str, Any]:
         mode = str(obs.get("mode") or FIRST_PERSON)
         opts = [str(o) for o in (ep.task.extra or {}).get("options") or []]
-        out: dict[str, Any] = {
-            "practice": ep.practice, "number": ep.number, "total": ep.total,
-            "seq": ep.channel.seq, "step": obs.get("step"), "mode": mode,
+        return {
+            "mode": mode,
             "allowed": list(ALLOWED.get(mode, ())),
-            "instruction": text.get("task", ""),
             "state_text": state_text(text.get("state") or {}),
             "notices": list(text.get("notices") or []),
             "last_result": text.get("last_result") or "",
-            "recent_actions": list(text.get("recent_actions") or []),
-            "view": data_url(obs.get("view")),
-            "map": data_url(obs.get("map")),
             "options": [{"letter": LETTERS[i], "text": o} for i, o in enumerate(opts[: len(LETTERS)])],
-            "remaining_s": ep.channel.remaining_s(),
-            "n_references": len(obs.get("reference_images") or []),
         }
-        if include_refs or not ep.refs_sent:
-            out["references"] = [data_url(r) for r in obs.get("reference_images") or []]
-            ep.refs_sent = True
-        return out
-
 
 __all__ = ["ContinuousPlayService", "VIEW_HEIGHT", "VIEW_HFOV_DEG", "VIEW_WIDTH"]

@@ -65,11 +65,11 @@ import json
 from typing import Any, Mapping
 
 from urbanarena.agents.base import AgentContext
-from urbanarena.agents.clients import Image, Message, ModelRequest, Text
+from urbanarena.agents.clients import Image, Message, Text
 from urbanarena.agents.controls import MAP, VIEW, reference_features, reference_role
 from urbanarena.agents.prompts import ARENA_TEMPLATES
-from urbanarena.agents.vlm.common import ModelAgent, call_index
-from urbanarena.agents.vlm.parsing import echo_text, parse_arena_reply
+from urbanarena.agents.vlm.common import ReAskAgent
+from urbanarena.agents.vlm.parsing import parse_arena_reply
 from urbanarena.env.arena_env import ArenaAction
 from urbanarena.env.protocols import get_protocol
 from urbanarena.errors import NoImageryError, ProtocolError
@@ -91,7 +91,7 @@ PARSE_RULES: dict[str, dict[str, Any]] = {
 }
 
 
-class ArenaReActAgent(ModelAgent):
+class ArenaReActAgent(ReAskAgent):
     """360CityArena-style ReAct agent with reflection memory (module docstring).
 
     Args:
@@ -196,11 +196,6 @@ class ArenaReActAgent(ModelAgent):
                 parts += c.parts(self.reference_role, r, getattr(self, "reference_features", None))
         return Message("user", parts)
 
-    def _set_memory(self, memory: str | None) -> None:
-        if isinstance(memory, str) and memory.strip() and memory != self.memory:
-            self.memory = memory
-            self.stats["memory_updates"] += 1
-
     # ------------------------------------------------------------ act
     def act(self, observation: dict[str, Any]) -> ArenaAction:
         """One step: request(s) until a usable reply or the protocol's re-asks are spent.
@@ -215,54 +210,27 @@ class ArenaReActAgent(ModelAgent):
             raise NoImageryError(
                 f"agent {self.name!r} needs a camera view but the observation has none: the city is graph-only "
                 "(attach panoramas with urbanarena.world.imagery) or the arena env was built without an observer")
-        step = int(obs.get("step", self.stats["steps"])) + 1
-        self.stats["steps"] += 1
-        if self._first:
-            self.memory = str((obs.get("text") or {}).get("memory") or "")
-            self._first = False
-        task_text = str((obs.get("text") or {}).get("task") or self.task_text)
-        system = self.templates["arena_system"].render(task=task_text)
+        step, system = self._begin_step(obs, "arena_system")
         failures: list[str] = []
         rec: dict[str, Any] = {"step": step, "requests": 0, "failures": failures, "repairs": [], "notes": []}
-        messages: list[Message] = []
-        for attempt in range(1 + self.max_reasks):
-            if attempt == 0 or self.parse_failure == "re-request":
-                messages = [self.user_message(obs, step)]
-            reply = self._complete(ModelRequest(list(messages), system=system,
-                                                sample_index=call_index(self.seed, step, attempt)))
-            rec["requests"] += 1
-            parsed = parse_arena_reply(reply.text, reply.flags,
-                                       magnitude_out_of_range=self.rules["magnitude_out_of_range"],
-                                       empty_answer=self.rules["empty_answer"])
-            self._note(parsed.repairs, parsed.notes)
-            rec["repairs"] += parsed.repairs
-            rec["notes"] += parsed.notes
-            if self.rules["memory_from"] == "any-object" and parsed.json_object:
-                self._set_memory(parsed.memory)
-            if parsed.ok:
-                if self.rules["memory_from"] == "accepted":
-                    self._set_memory(parsed.memory)
-                action = ArenaAction(parsed.action.kind, parsed.action.magnitude, parsed.action.answer,
-                                     memory=self.memory)
-                self.thoughts[step] = parsed.thought
-                self.own_recent.append({"step": step, "kind": action.kind.value,
-                                        "magnitude": action.magnitude.value if action.magnitude else None,
-                                        "answer": action.answer})
-                rec.update(action=action.label(), thought=parsed.thought[:THOUGHT_TRACE_CHARS])
-                self.stats["trace"].append(rec)
-                return action
-            self._failure(parsed.failure or "unknown", parsed.detail)
-            failures.append(parsed.failure or "unknown")
-            if attempt < self.max_reasks:
-                self.stats["reasks"] += 1
-                if self.parse_failure == "corrective-re-ask":
-                    said = echo_text(reply.text, reply.refusal, reply.flags)
-                    messages = messages + [Message("assistant", said),
-                                           Message("user", self.templates["arena_correction"].render(error=parsed.detail))]
-        self.stats["parse_error_steps"] += 1
+        parsed = self._ask(
+            step, system, rec, lambda: self.user_message(obs, step),
+            lambda reply: parse_arena_reply(reply.text, reply.flags,
+                                            magnitude_out_of_range=self.rules["magnitude_out_of_range"],
+                                            empty_answer=self.rules["empty_answer"]),
+            lambda bad: self.templates["arena_correction"].render(error=bad.detail))
+        if parsed is not None:
+            action = ArenaAction(parsed.action.kind, parsed.action.magnitude, parsed.action.answer,
+                                 memory=self.memory)
+            self.thoughts[step] = parsed.thought
+            self.own_recent.append({"step": step, "kind": action.kind.value,
+                                    "magnitude": action.magnitude.value if action.magnitude else None,
+                                    "answer": action.answer})
+            rec.update(action=action.label(), thought=parsed.thought[:THOUGHT_TRACE_CHARS])
+            self.stats["trace"].append(rec)
+            return action
         rec["action"] = "PARSE_ERROR"
         self.stats["trace"].append(rec)
         return ArenaAction.parse_error(error="; ".join(failures), memory=self.memory)
-
 
 __all__ = ["ArenaReActAgent", "PARSE_RULES"]

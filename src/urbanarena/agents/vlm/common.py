@@ -44,13 +44,14 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from urbanarena.agents.base import Agent, AgentContext
 from urbanarena.agents.clients import (
     BudgetGuard,
     GenerationSettings,
     ImageSettings,
+    Message,
     ModelClient,
     ModelReply,
     ModelRequest,
@@ -63,6 +64,7 @@ from urbanarena.agents.clients import (
 from urbanarena.agents.clients.cache import CACHE_MODES
 from urbanarena.agents.controls import ControlMode
 from urbanarena.agents.prompts import PromptTemplate, load_templates, templates_hash
+from urbanarena.agents.vlm.parsing import MemoryReply, echo_text
 
 #: bump when request-building code (labels, layout) changes the text sent
 REQUEST_LAYOUT_VERSION = 1
@@ -277,3 +279,74 @@ class ModelAgent(Agent):
 
     def reset_common(self, context: AgentContext) -> None:
         self._start_episode(context.seed, context.protocol_id)
+
+
+class ReAskAgent(ModelAgent):
+    """A :class:`ModelAgent` with a reflection memory that asks again for unusable replies: the step loop
+    shared by the arena agent (:mod:`urbanarena.agents.vlm.arena`) and the UrbanGround agent
+    (:mod:`urbanarena.agents.vlm.urbanground`), whose module docstrings state the rules.
+
+    A subclass sets per episode ``parse_failure`` (``"re-request"`` or ``"corrective-re-ask"``),
+    ``max_reasks``, ``rules["memory_from"]`` (``"any-object"`` or ``"accepted"``), ``task_text``,
+    ``memory`` and ``_first``, and the counters ``memory_updates`` and ``parse_error_steps`` in ``stats``.
+    """
+
+    def _set_memory(self, memory: str | None) -> None:
+        """A non-blank string other than the current memory replaces it (counted in ``memory_updates``)."""
+        if isinstance(memory, str) and memory.strip() and memory != self.memory:
+            self.memory = memory
+            self.stats["memory_updates"] += 1
+
+    def _begin_step(self, obs: Mapping[str, Any], system_template: str) -> tuple[int, str]:
+        """Count a step; on the episode's first step take the memory the env echoes.
+
+        Returns: ``(step, system)``: the 1-based step (``obs["step"] + 1``) and the system prompt
+        (``system_template`` rendered with the observation's task text, else the task's instruction).
+        """
+        step = int(obs.get("step", self.stats["steps"])) + 1
+        self.stats["steps"] += 1
+        if self._first:
+            self.memory = str((obs.get("text") or {}).get("memory") or "")
+            self._first = False
+        task_text = str((obs.get("text") or {}).get("task") or self.task_text)
+        return step, self.templates[system_template].render(task=task_text)
+
+    def _ask(self, step: int, system: str, rec: dict[str, Any], build: Callable[[], Message],
+             parse: Callable[[ModelReply], MemoryReply], correction: Callable[[MemoryReply], str]) -> MemoryReply | None:
+        """Request(s) for one step until a usable reply or ``max_reasks`` re-asks are spent.
+
+        Each attempt sends ``build()`` as the user turn (``re-request``: built again; ``corrective-re-ask``:
+        the conversation grows by the bad reply, as :func:`~urbanarena.agents.vlm.parsing.echo_text`
+        repeats it, and ``correction(parsed)``), with ``sample_index`` :func:`call_index` ``(seed, step,
+        attempt)``; counts repairs, notes, failures and re-asks in ``stats`` and in the trace record ``rec``
+        (``requests``, ``repairs``, ``notes``, ``failures``); takes memory by ``rules["memory_from"]``.
+
+        Returns: the accepted reply, or ``None`` when every attempt failed (``parse_error_steps`` counted).
+        Raises: what :meth:`_complete` raises.
+        """
+        messages: list[Message] = []
+        for attempt in range(1 + self.max_reasks):
+            if attempt == 0 or self.parse_failure == "re-request":
+                messages = [build()]
+            reply = self._complete(ModelRequest(list(messages), system=system,
+                                                sample_index=call_index(self.seed, step, attempt)))
+            rec["requests"] += 1
+            parsed = parse(reply)
+            self._note(parsed.repairs, parsed.notes)
+            rec["repairs"] += parsed.repairs
+            rec["notes"] += parsed.notes
+            if self.rules["memory_from"] == "any-object" and parsed.json_object:
+                self._set_memory(parsed.memory)
+            if parsed.ok:
+                if self.rules["memory_from"] == "accepted":
+                    self._set_memory(parsed.memory)
+                return parsed
+            self._failure(parsed.failure or "unknown", parsed.detail)
+            rec["failures"].append(parsed.failure or "unknown")
+            if attempt < self.max_reasks:
+                self.stats["reasks"] += 1
+                if self.parse_failure == "corrective-re-ask":
+                    said = echo_text(reply.text, reply.refusal, reply.flags)
+                    messages = messages + [Message("assistant", said), Message("user", correction(parsed))]
+        self.stats["parse_error_steps"] += 1
+        return None

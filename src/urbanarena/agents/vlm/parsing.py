@@ -187,13 +187,13 @@ def echo_text(text: str | None, refusal: str | None = None, flags: Iterable[str]
     return said
 
 
-# ----------------------------------------------------------------- arena
+# ----------------------------------------------------------------- replies with thought and memory
 @dataclass
-class ArenaReply:
-    """A parsed arena reply.
+class MemoryReply:
+    """The fields of a parsed reply shared by the agents that keep a reflection memory (arena, UrbanGround).
 
     Attributes:
-        action: the accepted action (``memory`` not set; the agent adds it) or ``None``.
+        action: the accepted action (its type is the parser's) or ``None``.
         failure / detail: the failure type and a sentence for the corrective message.
         thought: the ``thought`` text (``""`` when absent).
         memory: the ``memory`` field when it is a string, else ``None``.
@@ -202,7 +202,7 @@ class ArenaReply:
         repairs / notes: see the module docstring.
     """
 
-    action: ArenaAction | None
+    action: Any
     failure: str | None = None
     detail: str = ""
     thought: str = ""
@@ -214,6 +214,49 @@ class ArenaReply:
     @property
     def ok(self) -> bool:
         return self.action is not None
+
+
+def memory_reply(cls: type, ex: Extracted, fields: Iterable[str]) -> Any:
+    """Start a parsed reply of type ``cls`` (a :class:`MemoryReply`) from :func:`extract_json_object`'s result.
+
+    Args:
+        cls: the reply class; built with keywords only.
+        ex: the extraction.
+        fields: field names whose absence from the object is noted (``missing_field_<name>``).
+    Returns: ``cls(None, failure, detail)`` when ``ex`` found no object; else ``cls`` with ``action=None``
+        (the caller reads the action), ``thought`` (``thought`` or ``thoughts``; text as given, another value
+        as JSON, ``""`` when absent), ``memory`` (when text), ``json_object=True``, the extraction's
+        repairs (a copy) and the notes of the missing ``fields``.
+    """
+    if ex.obj is None:
+        return cls(None, failure=ex.failure, detail=ex.detail)
+    obj = ex.obj
+    thought = obj.get("thought", obj.get("thoughts"))
+    thought = thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought))
+    memory = obj.get("memory") if isinstance(obj.get("memory"), str) else None
+    notes = [f"missing_field_{name}" for name in fields if name not in obj]
+    return cls(None, thought=thought, memory=memory, json_object=True, repairs=list(ex.repairs), notes=notes)
+
+
+def answer_text(value: Any, repairs: list[str]) -> str:
+    """An ``answer`` field as stripped text: a number becomes its text (repair ``answer_not_string``
+    appended to ``repairs``), text is stripped, anything else is ``""``."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = str(value)
+        repairs.append("answer_not_string")
+    return value.strip() if isinstance(value, str) else ""
+
+
+# ----------------------------------------------------------------- arena
+@dataclass
+class ArenaReply(MemoryReply):
+    """A parsed arena reply (fields: :class:`MemoryReply`).
+
+    Attributes:
+        action: the accepted action (``memory`` not set; the agent adds it) or ``None``.
+    """
+
+    action: ArenaAction | None
 
 
 _ACTION_RE = re.compile(r"\s*([A-Za-z]+)\s*(?:[:\-_\s]\s*([A-Za-z]+)\s*)?\.?\s*")
@@ -258,16 +301,10 @@ def parse_arena_reply(text: str | None, flags: Iterable[str] = (), *, magnitude_
         empty_answer: ``"accept"`` or ``"error"``.
     """
     ex = extract_json_object(text, flags)
+    out = memory_reply(ArenaReply, ex, ("thought", "memory", "answer"))
     if ex.obj is None:
-        return ArenaReply(None, ex.failure, ex.detail)
-    obj, repairs, notes = ex.obj, list(ex.repairs), []
-    thought = obj.get("thought", obj.get("thoughts"))
-    thought = thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought))
-    memory = obj.get("memory") if isinstance(obj.get("memory"), str) else None
-    out = ArenaReply(None, thought=thought, memory=memory, json_object=True, repairs=repairs, notes=notes)
-    for name in ("thought", "memory", "answer"):
-        if name not in obj:
-            notes.append(f"missing_field_{name}")
+        return out
+    obj, repairs, notes = ex.obj, out.repairs, out.notes
     raw = obj.get("action")
     if raw is None or (isinstance(raw, str) and not raw.strip()):
         out.failure, out.detail = "missing_action", 'the JSON object has no "action"'
@@ -283,11 +320,7 @@ def parse_arena_reply(text: str | None, flags: Iterable[str] = (), *, magnitude_
         repairs.append("action_case")
     kind = ActionKind(token)
     if kind == ActionKind.ANSWER:
-        ans = obj.get("answer")
-        if isinstance(ans, (int, float)) and not isinstance(ans, bool):
-            ans = str(ans)
-            repairs.append("answer_not_string")
-        ans = ans.strip() if isinstance(ans, str) else ""
+        ans = answer_text(obj.get("answer"), repairs)
         if not ans:
             if empty_answer == "error":
                 out.failure, out.detail = "empty_answer", 'ANSWER needs the answer text in "answer"'

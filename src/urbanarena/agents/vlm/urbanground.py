@@ -66,15 +66,15 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from urbanarena.agents.base import AgentContext
-from urbanarena.agents.clients import Image, Message, ModelRequest, Text
+from urbanarena.agents.clients import Image, Message, Text
 from urbanarena.agents.controls import MAP, VIEW, reference_features, reference_role
 from urbanarena.agents.prompts import URBANGROUND_TEMPLATES
-from urbanarena.agents.vlm.common import ModelAgent, bump, call_index
-from urbanarena.agents.vlm.parsing import echo_text, extract_json_object
+from urbanarena.agents.vlm.common import ReAskAgent, bump
+from urbanarena.agents.vlm.parsing import MemoryReply, answer_text, extract_json_object, memory_reply
 from urbanarena.env.continuous.actions import (
     FIRST_PERSON_KINDS, MAP_KINDS, MOTION_KINDS, ActionFormatError, ActionKind, ContinuousAction,
 )
@@ -118,35 +118,19 @@ UG_GENERATION = {"max_output_tokens": 2048}
 
 
 @dataclass
-class UrbanGroundReply:
-    """A parsed UrbanGround reply.
+class UrbanGroundReply(MemoryReply):
+    """A parsed UrbanGround reply (the shared fields: :class:`~urbanarena.agents.vlm.parsing.MemoryReply`).
 
     Attributes:
         action: the accepted action as UrbanGround's JSON dict (canonical name and ``dir``,
             numeric fields as given, ``answer`` for ``terminate``; no ``memory``) or ``None``.
         kind: the accepted :class:`ActionKind` (``None`` on failure).
-        failure / detail: failure type and a sentence for the corrective message.
-        thought: the ``thought`` text (``""`` when absent).
-        memory: the ``memory`` field when it is a string, else ``None``.
         answer: the ``terminate`` answer (``None`` when absent).
-        json_object: whether a JSON object was found.
-        repairs / notes: lenient readings and benign gaps (:mod:`urbanarena.agents.vlm.parsing`).
     """
 
     action: dict[str, Any] | None
     kind: ActionKind | None = None
-    failure: str | None = None
-    detail: str = ""
-    thought: str = ""
-    memory: str | None = None
     answer: str | None = None
-    json_object: bool = False
-    repairs: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return self.action is not None
 
 
 def parse_urbanground_reply(text: str | None, flags: Iterable[str] = (), *, mode: str = FIRST_PERSON_MODE,
@@ -183,16 +167,10 @@ def parse_urbanground_reply(text: str | None, flags: Iterable[str] = (), *, mode
     if empty_answer not in ("error", "accept"):
         raise ValueError(f"empty_answer must be 'error' or 'accept', got {empty_answer!r}")
     ex = extract_json_object(text, flags)
+    out = memory_reply(UrbanGroundReply, ex, ("thought", "memory"))
     if ex.obj is None:
-        return UrbanGroundReply(None, failure=ex.failure, detail=ex.detail)
-    obj, repairs, notes = dict(ex.obj), list(ex.repairs), []
-    thought = obj.get("thought", obj.get("thoughts"))
-    thought = thought if isinstance(thought, str) else ("" if thought is None else json.dumps(thought))
-    memory = obj.get("memory") if isinstance(obj.get("memory"), str) else None
-    out = UrbanGroundReply(None, thought=thought, memory=memory, json_object=True, repairs=repairs, notes=notes)
-    for name in ("thought", "memory"):
-        if name not in obj:
-            notes.append(f"missing_field_{name}")
+        return out
+    obj, repairs, notes = dict(ex.obj), out.repairs, out.notes
     allowed = ALLOWED[mode]
     fields = obj
     raw = obj.get("action")
@@ -232,11 +210,7 @@ def parse_urbanground_reply(text: str | None, flags: Iterable[str] = (), *, mode
         notes.append(f"defaulted_{f}")
     action = parsed.to_dict()
     if kind == ActionKind.TERMINATE:
-        ans = fields.get("answer")
-        if isinstance(ans, (int, float)) and not isinstance(ans, bool):
-            ans = str(ans)
-            repairs.append("answer_not_string")
-        ans = ans.strip() if isinstance(ans, str) else ""
+        ans = answer_text(fields.get("answer"), repairs)
         if needs_answer and not ans:
             if empty_answer == "error":
                 out.failure = "empty_answer"
@@ -283,7 +257,7 @@ def state_text(state: Mapping[str, Any]) -> str:
     return "\n".join(lines) if lines else "(no state)"
 
 
-class UrbanGroundVLMAgent(ModelAgent):
+class UrbanGroundVLMAgent(ReAskAgent):
     """VLM agent for UrbanGround tasks in :class:`~urbanarena.env.continuous.ContinuousEnv` (module docstring).
 
     Args:
@@ -437,11 +411,6 @@ class UrbanGroundVLMAgent(ModelAgent):
                 parts += c.parts(self.reference_role, r, self.reference_features)
         return Message("user", parts)
 
-    def _set_memory(self, memory: str | None) -> None:
-        if isinstance(memory, str) and memory.strip() and memory != self.memory:
-            self.memory = memory
-            self.stats["memory_updates"] += 1
-
     # ------------------------------------------------------------ act
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         """One step: request(s) until a usable reply or the re-asks are spent; returns UrbanGround's
@@ -457,60 +426,33 @@ class UrbanGroundVLMAgent(ModelAgent):
         mode = str(obs.get("mode") or FIRST_PERSON_MODE)
         if mode not in ALLOWED:
             raise ValueError(f"observation mode {mode!r}: expected first_person or map")
-        step = int(obs.get("step", self.stats["steps"])) + 1
-        self.stats["steps"] += 1
+        step, system = self._begin_step(obs, "urbanground_system")
         self._pending = None
-        if self._first:
-            self.memory = str((obs.get("text") or {}).get("memory") or "")
-            self._first = False
-        task_text = str((obs.get("text") or {}).get("task") or self.task_text)
-        system = self.templates["urbanground_system"].render(task=task_text)
         failures: list[str] = []
         rec: dict[str, Any] = {"step": step, "mode": mode, "requests": 0, "failures": failures, "repairs": [],
                                "notes": []}
-        messages: list[Message] = []
-        for attempt in range(1 + self.max_reasks):
-            if attempt == 0 or self.parse_failure == "re-request":
-                messages = [self.user_message(obs, step)]
-            reply = self._complete(ModelRequest(list(messages), system=system,
-                                                sample_index=call_index(self.seed, step, attempt)))
-            rec["requests"] += 1
-            parsed = parse_urbanground_reply(reply.text, reply.flags, mode=mode, needs_answer=self.needs_answer,
-                                             empty_answer=self.rules["empty_answer"])
-            self._note(parsed.repairs, parsed.notes)
-            rec["repairs"] += parsed.repairs
-            rec["notes"] += parsed.notes
-            if self.rules["memory_from"] == "any-object" and parsed.json_object:
-                self._set_memory(parsed.memory)
-            if parsed.ok:
-                if self.rules["memory_from"] == "accepted":
-                    self._set_memory(parsed.memory)
-                action = dict(parsed.action)  # type: ignore[arg-type]
-                entry = {"step": step, "thought": parsed.thought, "action": dict(action)}
-                self.recent.append(entry)
-                self._pending = entry
-                bump(self.stats["actions"], action["action"])
-                if parsed.kind in MAP_KINDS | {ActionKind.OPEN_MAP} and parsed.kind != ActionKind.TERMINATE:
-                    self.stats["map_actions"] += 1
-                rec.update(action=dict(action), thought=parsed.thought[:THOUGHT_TRACE_CHARS],
-                           memory=self.memory[:MEMORY_TRACE_CHARS])
-                self.stats["trace"].append(rec)
-                action["memory"] = self.memory
-                return action
-            self._failure(parsed.failure or "unknown", parsed.detail)
-            failures.append(parsed.failure or "unknown")
-            if attempt < self.max_reasks:
-                self.stats["reasks"] += 1
-                if self.parse_failure == "corrective-re-ask":
-                    said = echo_text(reply.text, reply.refusal, reply.flags)
-                    fix = self.templates["urbanground_correction"].render(error=parsed.detail,
-                                                                          allowed=", ".join(ALLOWED[mode]))
-                    messages = messages + [Message("assistant", said), Message("user", fix)]
-        self.stats["parse_error_steps"] += 1
+        parsed = self._ask(
+            step, system, rec, lambda: self.user_message(obs, step),
+            lambda reply: parse_urbanground_reply(reply.text, reply.flags, mode=mode, needs_answer=self.needs_answer,
+                                                  empty_answer=self.rules["empty_answer"]),
+            lambda bad: self.templates["urbanground_correction"].render(error=bad.detail,
+                                                                        allowed=", ".join(ALLOWED[mode])))
+        if parsed is not None:
+            action = dict(parsed.action)  # type: ignore[arg-type]
+            entry = {"step": step, "thought": parsed.thought, "action": dict(action)}
+            self.recent.append(entry)
+            self._pending = entry
+            bump(self.stats["actions"], action["action"])
+            if parsed.kind in MAP_KINDS | {ActionKind.OPEN_MAP} and parsed.kind != ActionKind.TERMINATE:
+                self.stats["map_actions"] += 1
+            rec.update(action=dict(action), thought=parsed.thought[:THOUGHT_TRACE_CHARS],
+                       memory=self.memory[:MEMORY_TRACE_CHARS])
+            self.stats["trace"].append(rec)
+            action["memory"] = self.memory
+            return action
         rec.update(action={"action": ActionKind.PARSE_ERROR.value}, thought="", memory=self.memory[:MEMORY_TRACE_CHARS])
         self.stats["trace"].append(rec)
         return {"action": ActionKind.PARSE_ERROR.value, "error": "; ".join(failures), "memory": self.memory}
-
 
 __all__ = ["ALLOWED", "MODEL_ACTIONS", "PARSE_RULES", "UG_FAILURE_TYPES", "UrbanGroundReply", "UrbanGroundVLMAgent",
            "parse_urbanground_reply", "state_text"]

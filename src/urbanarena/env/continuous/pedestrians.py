@@ -205,8 +205,18 @@ class PedestrianSet:
 
 
 # ---------------------------------------------------------------- contact geometry
-def _contact_set(r0: np.ndarray, r1: np.ndarray, R: float) -> tuple[float, float] | None:
-    """Sub-interval ``[s0, s1]`` of [0, 1] where ``|r0 + s (r1 - r0)| <= R`` (a quadratic in ``s``), or ``None``."""
+def contact_interval(r0: np.ndarray, r1: np.ndarray, radius_m: float) -> tuple[float, float] | None:
+    """Sub-interval ``[s0, s1]`` of [0, 1] where ``|r0 + s (r1 - r0)| <= radius_m``, or ``None``.
+
+    Args:
+        r0, r1: ``(2,)`` relative positions (local metres) at the ends of a straight piece of motion.
+        radius_m: contact distance, metres.
+    Returns: the clamped roots of the quadratic ``|r0 + s (r1 - r0)|^2 = radius_m^2`` in ``s`` (closed-form
+        quadratic formula), ``(0, 1)`` for a piece without relative motion that starts inside, ``None`` when
+        the piece never comes within ``radius_m``. Shared by the environment's contact rules and the metrics
+        of :mod:`urbanarena.tasks.metrics.urbanground` (pedestrian collisions, stop arrivals).
+    """
+    R = float(radius_m)
     dv = r1 - r0
     a = float(dv @ dv)
     b = 2.0 * float(r0 @ dv)
@@ -252,7 +262,7 @@ def contact_onsets(agent_t: np.ndarray, agent_xy: np.ndarray, ped_t: np.ndarray,
         return out, inside
     inside = prev_inside
     for k in range(len(grid) - 1):
-        cs = _contact_set(rel[k], rel[k + 1], contact_m)
+        cs = contact_interval(rel[k], rel[k + 1], contact_m)
         if cs is not None and (cs[0] > 0.0 or not inside):
             out.append(float(grid[k] + cs[0] * (grid[k + 1] - grid[k])))
         inside = cs is not None and cs[1] >= 1.0
@@ -274,7 +284,7 @@ def first_block(agent_t: np.ndarray, agent_xy: np.ndarray, ped_t: np.ndarray, pe
         va = a[k + 1] - a[k]  # agent displacement over the interval (velocity x dt)
         if dt <= 0 or not va.any():
             continue
-        cs = _contact_set(rel[k], rel[k + 1], radius_m)
+        cs = contact_interval(rel[k], rel[k + 1], radius_m)
         if cs is None:
             continue
         # towards: g(s) = va . rel(s) < 0, linear in s
@@ -293,4 +303,4 @@ def first_block(agent_t: np.ndarray, agent_xy: np.ndarray, ped_t: np.ndarray, pe
     return None
 
 
-__all__ = ["PEDESTRIAN_RADIUS_M", "STOP_EPS_M", "PedestrianSet", "contact_onsets", "first_block"]
+__all__ = ["PEDESTRIAN_RADIUS_M", "STOP_EPS_M", "PedestrianSet", "contact_interval", "contact_onsets", "first_block"]

@@ -103,6 +103,8 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
+from urbanarena.env.continuous.pedestrians import contact_interval
+
 ARRIVAL_RADIUS_M = 15.0
 PNA_BUFFER_M = 3.0
 CONTACT_M = 0.5
@@ -325,23 +327,6 @@ def spr(respected: Iterable[float | None]) -> float | None:
 
 
 # --------------------------------------------------------------------------- pedestrians
-def _contact_set(r0: np.ndarray, r1: np.ndarray, R: float) -> tuple[float, float] | None:
-    """Sub-interval ``[s0, s1]`` of [0, 1] where ``|r0 + s (r1 - r0)| <= R``, or ``None``."""
-    dv = r1 - r0
-    a = float(dv @ dv)
-    b = 2.0 * float(r0 @ dv)
-    c = float(r0 @ r0) - R * R
-    if a == 0.0:
-        return (0.0, 1.0) if c <= 0 else None
-    disc = b * b - 4 * a * c
-    if disc < 0:
-        return None
-    sq = math.sqrt(disc)
-    s0, s1 = (-b - sq) / (2 * a), (-b + sq) / (2 * a)
-    lo, hi = max(0.0, s0), min(1.0, s1)
-    return (lo, hi) if lo <= hi else None
-
-
 def pedestrian_collisions(traj: Trajectory, pedestrians: Sequence[Trajectory], contact_m: float = CONTACT_M) -> int:
     """Number of contact onsets between the agent and the pedestrians (module docstring).
 
@@ -366,7 +351,7 @@ def pedestrian_collisions(traj: Trajectory, pedestrians: Sequence[Trajectory], c
             continue
         prev_in = False
         for t0, t1 in zip(grid[:-1], grid[1:]):
-            cs = _contact_set(rel(t0), rel(t1), contact_m)
+            cs = contact_interval(rel(t0), rel(t1), contact_m)
             if cs is not None and (cs[0] > 0.0 or not prev_in):
                 count += 1
             prev_in = cs is not None and cs[1] >= 1.0
@@ -434,7 +419,7 @@ def schedule_arrivals(traj: Trajectory, stops_xy: Sequence, radius_m: float = AR
             break
         a, b = xy[i] - stops[k], xy[i + 1] - stops[k]
         a_from = a + s_from * (b - a)
-        cs = _contact_set(a_from, b, radius_m)
+        cs = contact_interval(a_from, b, radius_m)
         if cs is None:
             i, s_from = i + 1, 0.0
             continue
