@@ -22,10 +22,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, Mapping
 
+import httpx
 import openai
 
 from urbanarena.agents.clients import http_pool
 from urbanarena.agents.clients.base import ModelClient
+from urbanarena.agents.clients.errors import ModelClientError
 from urbanarena.agents.clients.images import EncodedImage
 from urbanarena.agents.clients.spec import ModelSpec
 from urbanarena.agents.clients.types import Image, ModelReply, ModelRequest
@@ -57,7 +59,8 @@ class OpenAIClient(ModelClient):
         return {"max_tokens_param": self.max_tokens_param}
 
     def build_payload(self, request: ModelRequest, encoded: dict[str, EncodedImage]) -> dict[str, Any]:
-        """The keyword arguments of ``chat.completions.create`` for ``request`` (no key inside)."""
+        """The JSON body of ``POST /chat/completions`` for ``request`` (the keyword arguments
+        ``chat.completions.create`` would take; no key inside)."""
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
@@ -83,33 +86,49 @@ class OpenAIClient(ModelClient):
         return payload
 
     def _send(self, request: ModelRequest, encoded: dict[str, EncodedImage]) -> tuple[ModelReply, Mapping[str, str]]:
-        raw = self._sdk.chat.completions.with_raw_response.create(**self.build_payload(request, encoded))
-        completion = raw.parse()
+        # The payload is plain JSON already (build_payload): it is posted through the SDK's transport (base URL,
+        # auth, timeout, typed status/connection errors) and the reply read from its JSON, skipping
+        # ``chat.completions.create``'s typed-dict transform of the request and model construction of the
+        # reply. Measured on the concurrency sweep (docs/bench.md): 18 % less client CPU and 10 % less wall
+        # time at 16 episodes in flight, where the run is CPU-bound.
+        raw = self._sdk.post("/chat/completions", body=self.build_payload(request, encoded), cast_to=httpx.Response)
         headers = raw.headers
+        try:
+            completion = raw.json()
+        except ValueError as e:
+            raise ModelClientError(f"{self.spec.provider}:{self.spec.model}: the reply body is not JSON "
+                                   f"(HTTP {raw.status_code}, {len(raw.content)} bytes): {e}") from None
+        if not isinstance(completion, dict):
+            raise ModelClientError(f"{self.spec.provider}:{self.spec.model}: the reply is not a chat completion "
+                                   f"object (got {type(completion).__name__})")
         text, raw_finish, refusal_text = "", None, None
-        if completion.choices:
-            choice = completion.choices[0]
-            raw_finish = choice.finish_reason
-            text = choice.message.content or ""
-            refusal_text = getattr(choice.message, "refusal", None) or None
+        choices = completion.get("choices") or []
+        if choices and isinstance(choices[0], dict):
+            choice = choices[0]
+            raw_finish = choice.get("finish_reason")
+            message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+            text = message.get("content") or ""
+            if not isinstance(text, str):  # a content-part list from some compatible servers
+                text = "".join(p.get("text", "") for p in text if isinstance(p, dict))
+            refusal_text = message.get("refusal") or None
         finish = _FINISH.get(raw_finish or "", "other")
         if refusal_text:
             finish = "refusal"
-        usage = completion.usage
+        usage = completion.get("usage") if isinstance(completion.get("usage"), dict) else None
         reasoning = None
-        if usage is not None and getattr(usage, "completion_tokens_details", None) is not None:
-            reasoning = getattr(usage.completion_tokens_details, "reasoning_tokens", None)
+        if usage is not None and isinstance(usage.get("completion_tokens_details"), dict):
+            reasoning = usage["completion_tokens_details"].get("reasoning_tokens")
         reply = ModelReply(
             text=text,
             finish_reason=finish,  # type: ignore[arg-type]
             raw_finish_reason=raw_finish,
-            input_tokens=None if usage is None else usage.prompt_tokens,
-            output_tokens=None if usage is None else usage.completion_tokens,
+            input_tokens=None if usage is None else usage.get("prompt_tokens"),
+            output_tokens=None if usage is None else usage.get("completion_tokens"),
             reasoning_tokens=reasoning,
             requested_model=self.spec.model,
-            reported_model=completion.model or None,
+            reported_model=completion.get("model") or None,
             request_id=headers.get("x-request-id"),
-            response_id=completion.id or None,
+            response_id=completion.get("id") or None,
             flags=self._flags(text, finish, bool(refusal_text)),
             refusal=refusal_text,
         )

@@ -1,0 +1,87 @@
+"""The OpenAI client reads the reply from the response JSON itself (it posts the prebuilt body through the
+SDK's transport): the fields it maps, a content-part list from a compatible server, and a reply body that is
+not a chat completion (a typed error naming the model, never a crash or a silent empty reply)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from urbanarena.agents.clients import Message, ModelRequest, UsageCounters, make_client
+from urbanarena.agents.clients.errors import ModelClientError
+
+
+class _Server:
+    """Answers every POST with ``self.body`` (bytes) and records the request JSON."""
+
+    def __init__(self):
+        self.body = b"{}"
+        self.requests = []
+        outer = self
+
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self):  # noqa: N802 - http.server API
+                n = int(self.headers["Content-Length"])
+                outer.requests.append(json.loads(self.rfile.read(n)))
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("x-request-id", "req-7")
+                self.send_header("Content-Length", str(len(outer.body)))
+                self.end_headers()
+                self.wfile.write(outer.body)
+
+            def log_message(self, *a):
+                pass
+
+        self.srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        threading.Thread(target=self.srv.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.srv.server_port}/v1"
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "sk-test-body")
+    s = _Server()
+    yield s
+    s.srv.shutdown()
+
+
+def _ask(server, body: dict | bytes):
+    server.body = body if isinstance(body, bytes) else json.dumps(body).encode()
+    client = make_client(f"openai-compatible:{server.url}:m1", retry=None)
+    try:
+        return client.complete(ModelRequest([Message("user", "hi")], system="sys"), UsageCounters())
+    finally:
+        client.close()
+
+
+def test_reply_fields_and_request_body(server):
+    r = _ask(server, {"id": "c1", "model": "m1-2025", "choices": [
+        {"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "abc"}}],
+        "usage": {"prompt_tokens": 11, "completion_tokens": 3,
+                  "completion_tokens_details": {"reasoning_tokens": 2}}})
+    assert (r.text, r.finish_reason, r.raw_finish_reason) == ("abc", "length", "length")
+    assert (r.input_tokens, r.output_tokens, r.reasoning_tokens) == (11, 3, 2)
+    assert (r.reported_model, r.response_id, r.request_id) == ("m1-2025", "c1", "req-7")
+    req = server.requests[-1]
+    assert req["model"] == "m1" and req["messages"][0] == {"role": "system", "content": "sys"}
+    assert req["messages"][1]["content"] == [{"type": "text", "text": "hi"}] and "max_tokens" in req
+
+
+def test_refusal_and_content_parts(server):
+    r = _ask(server, {"choices": [{"finish_reason": "stop", "message": {"content": None, "refusal": "no"}}]})
+    assert r.finish_reason == "refusal" and r.refusal == "no" and r.text == ""
+    r = _ask(server, {"choices": [{"finish_reason": "stop", "message": {"content": [
+        {"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}}]})
+    assert r.text == "ab" and r.finish_reason == "stop" and r.input_tokens is None
+
+
+@pytest.mark.parametrize("body", [b"<html>oops</html>", b"[1, 2]"])
+def test_a_body_that_is_no_chat_completion_is_a_typed_error(server, body):
+    with pytest.raises(ModelClientError, match="m1"):
+        _ask(server, body)
