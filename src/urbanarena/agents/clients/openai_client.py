@@ -1,5 +1,8 @@
 """OpenAI and OpenAI-compatible servers (vLLM, SGLang, Ollama, LM Studio,
-Gemini's OpenAI endpoint ...) through the ``openai`` SDK's Chat Completions API.
+Gemini's OpenAI endpoint ...): Chat Completions (``POST /chat/completions``) through the ``openai``
+SDK's client (base URL, auth header, timeout, connection pool, typed status and connection errors);
+the request body is built here as plain JSON and the reply read from the response JSON (no per-call
+typed-dict transform or reply model construction: measured CPU, docs/bench.md).
 
 Request mapping: ``system`` -> a ``system`` message; user turns -> content
 lists of ``{"type": "text"}`` and ``{"type": "image_url", "image_url":
