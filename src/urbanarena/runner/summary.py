@@ -245,6 +245,22 @@ def describe_config(c: dict[str, Any]) -> str:
     )
 
 
+def _planned_and_stops(run_dir: Path, config_hash: str, rows: list[dict[str, Any]]) -> tuple[int | None, dict[str, int]]:
+    """Planned episodes of ``config_hash`` (newest ``run.json`` record naming it, else ``None``) and the
+    count of stored episodes per stop reason."""
+    planned = None
+    meta = read_run_json(run_dir)
+    for rec in ([meta] + list(reversed(meta.get("history") or []))) if meta else []:
+        n = (rec.get("planned_by_config") or {}).get(config_hash)
+        if n is not None:
+            planned = int(n)
+            break
+    stops: dict[str, int] = {}
+    for r in rows:
+        stops[str(r["stop_reason"])] = stops.get(str(r["stop_reason"]), 0) + 1
+    return planned, stops
+
+
 def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict[str, Any]], n_resamples: int,
                           seed: int) -> dict[str, Any]:
     """Summary of a continuous (``urbanground``) config: the family's per-episode metrics
@@ -263,16 +279,7 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
     kw = dict(cluster_key="task_id", n_resamples=n_resamples, seed=seed)
     fams = summarize_groups(flat, "category", EPISODE_KEYS, UG_PERCENT, **kw)
     levels = summarize_groups(flat, "level", EPISODE_KEYS, UG_PERCENT, **kw)
-    planned = None
-    meta = read_run_json(run_dir)
-    for rec in ([meta] + list(reversed(meta.get("history") or []))) if meta else []:
-        n = (rec.get("planned_by_config") or {}).get(chosen["config_hash"])
-        if n is not None:
-            planned = int(n)
-            break
-    stops: dict[str, int] = {}
-    for r in rows:
-        stops[str(r["stop_reason"])] = stops.get(str(r["stop_reason"]), 0) + 1
+    planned, stops = _planned_and_stops(run_dir, chosen["config_hash"], rows)
     return {
         "protocol": chosen["protocol"], "episodes": s["episodes"], "metrics": s["metrics"], "ci95": s["ci95"],
         "counts": s.get("counts"), "by_family": fams, "by_level": levels, "by_category": s["by_category"],
@@ -333,16 +340,7 @@ def summarize_run(
     for grp in ("by_category", "by_difficulty"):
         for g in s[grp].values():
             g["protocol"] = protocol
-    planned = None
-    meta = read_run_json(run_dir)
-    for rec in ([meta] + list(reversed(meta.get("history") or []))) if meta else []:
-        n = (rec.get("planned_by_config") or {}).get(chosen["config_hash"])
-        if n is not None:
-            planned = int(n)
-            break
-    stops: dict[str, int] = {}
-    for r in rows:
-        stops[str(r["stop_reason"])] = stops.get(str(r["stop_reason"]), 0) + 1
+    planned, stops = _planned_and_stops(run_dir, chosen["config_hash"], rows)
     return {
         "protocol": protocol,
         "episodes": s["episodes"],
