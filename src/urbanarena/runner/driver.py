@@ -817,6 +817,11 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                 outcome.errors += result.get("stop_reason") == ERROR_STOP
                 log.info("stored %s seed %s: %s in %d steps", result["task_id"], result["seed"],
                          result.get("stop_reason"), int(result.get("steps") or 0))
+                if result.get("stop_reason") == ERROR_STOP and result.get("error"):
+                    # the agent error's last line (exception type and message; keys never appear in it)
+                    last = [ln for ln in str(result["error"]).strip().splitlines() if ln.strip()][-1:]
+                    log.warning("agent error in %s seed %s: %s", result["task_id"], result["seed"],
+                                last[0][:500] if last else "?")
                 events.on_result(result)
         outcome.status = "finished"
         log.info("run finished: %d episodes run, %d skipped, %d agent errors", outcome.run, outcome.skipped,
