@@ -36,6 +36,7 @@ import hashlib
 import json
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -81,6 +82,33 @@ def cache_key(summary: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(summary).encode("utf-8")).hexdigest()
 
 
+#: attempts at switching a cache file to WAL while other connections open it at the same moment
+WAL_ATTEMPTS = 100
+
+
+def _set_wal(con: sqlite3.Connection, path: Path) -> None:
+    """``PRAGMA journal_mode=WAL``, retried while the file is locked.
+
+    Several episodes (threads or worker processes) open a fresh cache file at the same moment on their
+    first request. Switching the journal mode needs an exclusive lock; when two connections each hold a
+    shared lock and both ask for it, SQLite answers one of them ``database is locked`` at once, without
+    calling the busy handler (it would deadlock). The mode is stored in the file, so once any connection
+    has switched it the others' PRAGMA succeeds. Retried up to :data:`WAL_ATTEMPTS` times, 10-50 ms apart.
+
+    Raises:
+        ModelClientError: still locked after every attempt (names the file).
+    """
+    for attempt in range(WAL_ATTEMPTS):
+        try:
+            con.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e).lower() and "busy" not in str(e).lower():
+                raise
+            time.sleep(0.01 * (1 + attempt % 5))
+    raise ModelClientError(f"response cache {path}: still locked after {WAL_ATTEMPTS} attempts to enable WAL")
+
+
 class ResponseCache:
     """SQLite response cache.
 
@@ -107,7 +135,7 @@ class ResponseCache:
         con = sqlite3.connect(str(self.path), timeout=60.0, check_same_thread=False, isolation_level=None)
         con.execute("PRAGMA busy_timeout=60000")
         if mode == "read-write":
-            con.execute("PRAGMA journal_mode=WAL")
+            _set_wal(con, self.path)
             con.execute(
                 "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, created_utc TEXT NOT NULL, provider TEXT NOT NULL,"
                 " model TEXT NOT NULL, request_json TEXT NOT NULL, encoded_json TEXT NOT NULL, reply_json TEXT NOT NULL)"
