@@ -270,18 +270,28 @@ def _unique_pois(ctx: _Ctx) -> list[Any]:
     return [p for p in ctx.pois if ctx.name_count[p.name.casefold()] == 1]
 
 
-def _goto(ctx: _Ctx, rng, sub: str, lo: float, hi: float) -> Task | None:
+def _start_and_poi(ctx: _Ctx, rng, lo: float, hi: float, min_straight_m: float = 0.0):
+    """A random start node's position and, among up to 40 POIs in random order, the first whose front
+    is ``lo``-``hi`` metres away along the network (and at least ``min_straight_m`` in a straight line).
+
+    Returns: ``(start_xy, poi, goal_xy, network_distance_m)``, or ``None`` when no POI qualifies.
+    """
     start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
     uniq = _unique_pois(ctx)
-    order = [int(i) for i in rng.permutation(len(uniq))][:40]
-    for i in order:
+    for i in [int(k) for k in rng.permutation(len(uniq))][:40]:
         p = uniq[i]
         goal = _front(ctx, p)
         d = ctx.nd(start, goal)
-        if lo <= d <= hi and math.dist(start, goal) >= 25.0:
-            break
-    else:
+        if lo <= d <= hi and math.dist(start, goal) >= min_straight_m:
+            return start, p, goal, d
+    return None
+
+
+def _goto(ctx: _Ctx, rng, sub: str, lo: float, hi: float) -> Task | None:
+    found = _start_and_poi(ctx, rng, lo, hi, min_straight_m=25.0)
+    if found is None:
         return None
+    start, p, goal, d = found
     if sub == "l2_long_range":
         lat, lon = ctx.city.frame.to_latlon(*goal)
         return _task(ctx, sub, start, float(rng.uniform(0, 360)),
@@ -523,16 +533,10 @@ def _multi(ctx: _Ctx, rng) -> Task | None:
 
 
 def _closure(ctx: _Ctx, rng) -> Task | None:
-    start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-    uniq = _unique_pois(ctx)
-    for i in [int(k) for k in rng.permutation(len(uniq))][:40]:
-        p = uniq[i]
-        goal = _front(ctx, p)
-        d = ctx.nd(start, goal)
-        if 120.0 <= d <= 400.0:
-            break
-    else:
+    found = _start_and_poi(ctx, rng, 120.0, 400.0)
+    if found is None:
         return None
+    start, p, goal, d = found
     route = LineString(ctx.net.shortest_walk(start, goal))
     at = float(rng.uniform(max(CLOSURE_MIN_ALONG_M, 0.4 * route.length), 0.7 * route.length))
     c = route.interpolate(at)
@@ -556,16 +560,10 @@ def _closure(ctx: _Ctx, rng) -> Task | None:
 
 
 def _pedestrians(ctx: _Ctx, rng) -> Task | None:
-    start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-    uniq = _unique_pois(ctx)
-    for i in [int(k) for k in rng.permutation(len(uniq))][:40]:
-        p = uniq[i]
-        goal = _front(ctx, p)
-        d = ctx.nd(start, goal)
-        if 60.0 <= d <= 200.0:
-            break
-    else:
+    found = _start_and_poi(ctx, rng, 60.0, 200.0)
+    if found is None:
         return None
+    start, p, goal, d = found
     walk = ctx.net.shortest_walk(start, goal)
     route = LineString(walk)
     routes = [[[round(x, 3), round(y, 3)] for x, y in reversed(walk)]]  # head-on along the agent's own route
