@@ -228,8 +228,12 @@ class DryRunReport:
                 "judge_requests": self.judge_requests}
 
 
-def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_factory) -> tuple[list[ModelRequest], Any]:
-    """Run the agent's first step on ``task`` with a probe client; returns (requests, agent)."""
+def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_factory,
+                         reuse: dict[str, Any] | None = None) -> tuple[list[ModelRequest], Any]:
+    """Run the agent's first step on ``task`` with a probe client; returns (requests, agent).
+
+    ``reuse``: a dict kept across the tasks of one dry run; continuous tasks keep their environment (walkable
+    space, walk network) and first-person observers in it instead of building them per task."""
     agent, probe = probe_factory()
     city = p.city
     seed = p.seeds[0]
@@ -251,7 +255,10 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
     elif fam.action_style == "continuous":  # UrbanGround: the env the runner builds (640 x 360 first-person view)
         from urbanarena.runner.continuous_episode import ContinuousEpisodeRunner, dynamic_world
 
-        runner = ContinuousEpisodeRunner(city, lambda: agent, p.request.agent)
+        reuse = {} if reuse is None else reuse
+        runner = reuse.get("continuous")
+        if runner is None:  # only its env and observers are used here, never its agent factory
+            runner = reuse["continuous"] = ContinuousEpisodeRunner(city, lambda: None, p.request.agent)
         env = runner.env
         opts = fam.env_options(task, city)
         opts["dynamics"] = dyn = dynamic_world(task, city, env.network)
@@ -294,6 +301,7 @@ def estimate_prepared(p, prices: PriceTable | None = None) -> DryRunReport:
     if not isinstance(template, ModelAgent):
         raise UrbanArenaError(f"agent {name!r} calls no model API: a dry run has nothing to estimate")
     report = []
+    reuse: dict[str, Any] = {}  # built once per dry run (see _first_step_requests)
     for h, cfg in p.configs.items():
         tasks = [t for t in p.tasks if p.family_config[t.family] == h]
         gen = GenerationSettings(**{**template.protocol_generation(cfg.protocol_id), **template.generation_overrides})
@@ -310,7 +318,7 @@ def estimate_prepared(p, prices: PriceTable | None = None) -> DryRunReport:
                             len(tasks), len(p.seeds), cfg.max_steps, per_step)
         for t in tasks:
             try:
-                reqs, agent = _first_step_requests(p, t, cfg.protocol_id, cfg.max_steps, probe_factory)
+                reqs, agent = _first_step_requests(p, t, cfg.protocol_id, cfg.max_steps, probe_factory, reuse)
             except UrbanArenaError:
                 raise
             except Exception as e:  # noqa: BLE001 - reported as bad input with the task named
