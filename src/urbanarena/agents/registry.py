@@ -31,6 +31,14 @@ AGENTS: dict[str, type[Agent]] = {
 }
 
 
+#: the VLM agent of each task family (harness adapters and exported dataset cards name these)
+FAMILY_VLM_AGENTS: dict[str, str] = {
+    "cityseeker": "vlm-cityseeker",
+    "map2seq": "vlm-cityseeker",
+    "cityarena": "vlm-arena",
+    "urbanground": "vlm-urbanground",
+}
+
 #: baseline names that mean another agent when every task runs in the arena (``action_style == "arena"``)
 ARENA_ALIASES: dict[str, str] = {"oracle": "arena-oracle", "random": "arena-random"}
 #: the same for continuous-only task sets (``urbanground``)

@@ -268,3 +268,41 @@ def generate(
         typer.echo(line)
         for d, sf in (fam.get("shortfall") or {}).items():
             typer.echo(f"  {'':<18} {d}: {sf['missing']} short: {sf['reason']}")
+
+
+@tasks_app.command("export")
+def export(
+    city: str = typer.Option(..., "--city", help="CITY: a cached city name, a saved city directory, or KIND:PATH."),
+    tasks: str = typer.Option(..., "--tasks", help="TASKS as for `urbanarena run` (default, mini, a task file, KIND:PATH)."),
+    fmt: str = typer.Option("hf", "--format", help="Export format: 'hf' (a Hugging Face datasets folder with a "
+                            "dataset card, plus VLMEvalKit's TSV of the static tasks; docs/harnesses.md)."),
+    out: Path = typer.Option(..., "--out", help="Folder to write (absent or empty)."),
+    panoramas: str = typer.Option("route", "--panoramas", help="Panoramas to include: start (start nodes), route "
+                                  "(also reference paths and goals) or none."),
+    name: Optional[str] = typer.Option(None, "--name", help="Dataset name in the card (default <city>-<tasks>)."),
+    i_hold_the_rights: bool = typer.Option(False, "--i-hold-the-rights", help="Include imagery whose licence "
+                                           "forbids redistribution (CitySeeker, StreetLearn): only if you hold the "
+                                           "rights to it."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder."),
+) -> None:
+    """Export a task suite (tasks, reference images, panoramas, city metadata) as a dataset folder."""
+    from urbanarena.runner.hub_export import export_hf
+    from urbanarena.tasks.resolve import resolve_task_set
+    from urbanarena.world.resolve import resolve_city_source
+
+    try:
+        if fmt != "hf":
+            raise UrbanArenaError(f"--format {fmt!r}: the only export format is 'hf'")
+        c, source = resolve_city_source(city)
+        ts = resolve_task_set(tasks, c, source.directory)
+        task_dir = Path(ts.source_files[0]).absolute().parent if ts.source_files else None
+        res = export_hf(c, Path(source.directory), list(ts.tasks), task_dir, out, panoramas=panoramas,
+                        i_hold_the_rights=i_hold_the_rights, name=name, city_spec=city, tasks_spec=tasks, force=force)
+    except (UrbanArenaError, ValueError, OSError) as e:
+        raise fail(e) from None
+    splits = ", ".join(f"{s} {n}" for s, n in sorted(res.splits.items()))
+    typer.echo(f"{res.out_dir}: {res.rows['tasks']} tasks ({splits}), {res.rows['reference_images']} reference "
+               f"images, {res.rows['panoramas']} panoramas, {res.total_bytes / (1 << 20):.2f} MiB; "
+               f"datasets.load_dataset({str(res.out_dir)!r}) reads it")
+    if res.static_file is not None:
+        typer.echo(f"  static table (VLMEvalKit TSV): {res.static_file} ({res.static_rows} rows)")

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from urbanarena.agents.clients import GenerationSettings
-from urbanarena.agents.registry import make_agent
+from urbanarena.agents.registry import FAMILY_VLM_AGENTS, make_agent
 from urbanarena.runner.dispatch import EpisodeDispatcher
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.resolve import resolve_task_set
@@ -30,12 +30,7 @@ from urbanarena.world.city import City
 from urbanarena.world.resolve import resolve_city_source
 
 #: VLM agent used for each task family (registry names, :mod:`urbanarena.agents.registry`)
-FAMILY_AGENT: dict[str, str] = {
-    "cityseeker": "vlm-cityseeker",
-    "map2seq": "vlm-cityseeker",
-    "cityarena": "vlm-arena",
-    "urbanground": "vlm-urbanground",
-}
+FAMILY_AGENT = FAMILY_VLM_AGENTS
 
 #: the per-episode metric each family's headline score is (module docstring)
 HEADLINE_METRIC: dict[str, str] = {

@@ -1,0 +1,130 @@
+"""``urbanarena tasks export --format hf``: the folder ``datasets.load_dataset`` reads offline, and the
+static VLMEvalKit table.
+
+City: the cross of ``vlm_util`` (compass-coloured 64 x 32 PNG panoramas, made here, so the test holds
+the rights to them). Tasks: the cityseeker task s -> e (split test, provenance without a split) and a
+cityarena localization task at s with one reference image (split val). Every exported value is checked
+against the task file it came from and the files on disk.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+from PIL import Image
+from typer.testing import CliRunner
+
+from urbanarena.cli.main import app
+from urbanarena.tasks.schema import CityRef, Start, Task, TaskFile, load_task_file
+from urbanarena.world.city_io import save_city
+from urbanarena.world.imagery import imagery_of
+from vlm_util import cross_city, graph_task
+
+datasets = pytest.importorskip("datasets", reason="the datasets package is not installed (test extra)")
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _offline_datasets(monkeypatch):
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+
+
+def load(path, *config):
+    """``datasets.load_dataset`` with a cache folder of its own (datasets' import-time cache root is shared)."""
+    return datasets.load_dataset(str(path), *config, cache_dir=str(path.parent / f"cache-{path.name}-{'-'.join(config)}"))
+
+
+@pytest.fixture()
+def suite(tmp_path):
+    city = cross_city(tmp_path)
+    city_dir = save_city(city, tmp_path / "city")
+    ref = CityRef(name=city.name, content_hash=city.content_hash)
+    (tmp_path / "assets").mkdir()
+    Image.new("RGB", (20, 10), (10, 200, 30)).save(tmp_path / "assets" / "grid.png")
+    loc = Task(task_id="loc/1", family="cityarena", city=ref, start=Start(node="s", heading_deg=0.0),
+               instruction="Which cell of the grid did you start in? Answer as x:N y:M.", answer="x:1 y:2",
+               answer_metric="exact_match", difficulty="easy", provenance={"split": "val"},
+               extra={"task_kind": "localization", "reference_images": ["assets/grid.png"]})
+    tf = TaskFile(city=ref, tasks=[graph_task(city), loc])
+    path = tf.save(tmp_path / "tasks.json")
+    return city, city_dir, path, tf
+
+
+def run_export(city_dir, task_file, out, *extra):
+    return runner.invoke(app, ["tasks", "export", "--city", str(city_dir), "--tasks", str(task_file), "--format", "hf",
+                               "--out", str(out), *extra], catch_exceptions=False)
+
+
+def test_export_loads_with_datasets_offline_and_matches_the_task_file(suite, tmp_path):
+    city, city_dir, task_file, tf = suite
+    out = tmp_path / "hf"
+    r = run_export(city_dir, task_file, out, "--i-hold-the-rights")
+    assert r.exit_code == 0, r.output
+    ds = load(out)
+    assert sorted(ds) == ["test", "val"] and ds["test"].num_rows == 1 and ds["val"].num_rows == 1
+    by_id = {t.task_id: t for t in tf.tasks}
+    for split in ds:
+        for row in ds[split]:
+            t = by_id[row["task_id"]]
+            assert Task.model_validate(json.loads(row["task_json"])) == t  # exact round trip
+            assert row["family"] == t.family and row["instruction"] == t.instruction
+            assert row["start_node"] == t.start.node and row["start_heading_deg"] == t.start.heading_deg
+            assert row["start_lat"] == pytest.approx(city.graph.nodes[t.start.node]["lat"])
+            assert row["goal_nodes"] == [g.node for g in t.goals if g.node]
+            assert row["reference_path"] == t.reference_path
+            assert (json.loads(row["answer"]) if row["answer"] is not None else None) == t.answer
+            # the start panorama is the city's own file, pixel for pixel
+            pano = row["start_panorama"]
+            assert isinstance(pano, Image.Image) and pano.size == (64, 32)
+            src = Image.open(imagery_of(city).path_for(t.start.node, city_dir))
+            assert np.array_equal(np.asarray(pano.convert("RGB")), np.asarray(src.convert("RGB")))
+    assert ds["test"][0]["protocol"] == "cityseeker-v1" and ds["val"][0]["protocol"] == "cityarena-v1"
+    # panoramas of route: start s, path s-c-e, goal e; reference images; city metadata
+    panos = load(out, "panoramas")["train"]
+    assert panos["node_id"] == ["s", "c", "e"]
+    refs = load(out, "reference_images")["train"]
+    assert refs["task_id"] == ["loc/1"] and refs[0]["image"].size == (20, 10)
+    [c] = load(out, "city")["train"]
+    assert c["content_hash"] == city.content_hash and c["nodes"] == city.graph.number_of_nodes()
+    # the card: YAML header with configs, licence facts from the city, how to run
+    card = (out / "README.md").read_text()
+    assert card.startswith("---\nlicense: ") and "config_name: panoramas" in card
+    assert "inspect eval urbanarena/suite" in card and "lmms_eval" in card and "urbanarena run" in card
+    # our own task file beside the tables reads back as the same tasks
+    assert load_task_file(out / "urbanarena" / "tasks.json").tasks == tf.tasks
+    assert (out / "urbanarena" / "assets" / "grid.png").read_bytes() == (task_file.parent / "assets" / "grid.png").read_bytes()
+
+
+def test_static_table_has_vlmevalkit_columns_and_decodable_images(suite, tmp_path):
+    city, city_dir, task_file, tf = suite
+    out = tmp_path / "hf"
+    assert run_export(city_dir, task_file, out, "--i-hold-the-rights").exit_code == 0
+    [tsv] = list((out / "vlmevalkit").glob("*.tsv"))
+    with tsv.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    assert [r["task_id"] for r in rows] == ["loc/1"]  # the cityseeker task needs a walk: not static
+    [row] = rows
+    assert row["index"] == "0" and row["answer"] == "x:1 y:2" and row["category"] == "localization"
+    assert row["question"].endswith(tf.tasks[1].instruction)
+    images = [s.strip().strip("'") for s in row["image"].strip("[]").split(",")]
+    decoded = [Image.open(io.BytesIO(base64.b64decode(b))) for b in images]
+    assert [im.size for im in decoded] == [(64, 32), (20, 10)]  # start panorama, then the reference image
+
+
+def test_non_redistributable_imagery_is_refused_and_nothing_written(suite, tmp_path):
+    _, city_dir, task_file, _ = suite
+    out = tmp_path / "hf"
+    r = run_export(city_dir, task_file, out)
+    assert r.exit_code == 2 and "may not be redistributed" in r.stderr
+    assert not out.exists()
+    # without panoramas the tables are written, start_panorama empty, no static table
+    assert run_export(city_dir, task_file, out, "--panoramas", "none").exit_code == 0
+    ds = load(out)
+    assert ds["test"][0]["start_panorama"] is None and not (out / "vlmevalkit").exists()
