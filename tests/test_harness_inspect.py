@@ -115,6 +115,40 @@ def test_garbage_replies_are_counted_and_score_as_failures(cross_suite, tmp_path
     assert score.metadata["metrics"]["tc_exact"] == 0.0  # it never reaches e by stopping there
 
 
+def test_arena_tasks_answer_and_walk_through_inspect(tmp_path):
+    """The two cityarena tasks of test_run_vlm_arena (localization answered at once, a landmark walk of
+    nine replies) through inspect's mock model: both scored 1 by the arena validators."""
+    import re
+
+    from test_run_vlm_arena import PLANS, make_inputs
+
+    city_dir, task_file = make_inputs(tmp_path)
+
+    def plan(input, tools, tool_choice, config):
+        text = "\n".join(m.text for m in input)
+        key = next(k for k in PLANS if k in text)
+        step = int(re.search(r"This is step (\d+)\.", text).group(1))
+        out = ModelOutput.from_content(model="mockllm/model", content=PLANS[key][step - 1])
+        out.usage = ModelUsage(input_tokens=5, output_tokens=2, total_tokens=7)
+        return out
+
+    [log] = inspect_eval(suite(city=str(city_dir), tasks=str(task_file)),
+                         model=get_model("mockllm/model", custom_outputs=plan), log_dir=str(tmp_path / "logs"),
+                         display="none")  # both samples at once: two episodes in worker threads
+    assert log.status == "success", log.error
+    by_id = {s.id: s for s in log.samples}
+    assert sorted(by_id) == ["t/land@0", "t/loc@0"]
+    for sid, n_calls in (("t/loc@0", 1), ("t/land@0", 9)):
+        sc = by_id[sid].scores["urbanarena_scorer"]
+        assert sc.value == 1.0 and sc.metadata["protocol"] == "cityarena-v1", sc
+        assert sum(1 for e in by_id[sid].events if e.event == "model") == n_calls
+    # the localization request carried the panorama view and the reference image as inspect image content
+    first = next(e for e in by_id["t/loc@0"].events if e.event == "model")
+    images = [c for m in first.input for c in (m.content if isinstance(m.content, list) else []) if c.type == "image"]
+    assert len(images) >= 2
+    assert log.results.scores[0].metrics["mean"].value == 1.0
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

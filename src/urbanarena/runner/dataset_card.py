@@ -160,12 +160,12 @@ def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_
         "-T tasks=urbanarena/tasks.json",
         "```",
         "",
-        "With lmms-eval (its agentic output type `generate_until_agentic`; see urbanarena's docs/harnesses.md):",
+        "With lmms-eval (its agentic output type `generate_until_agentic`; lmms-eval in its own environment, "
+        "see urbanarena's docs/harnesses.md):",
         "",
         "```bash",
-        f"URBANARENA_CITY={city_spec or city.name} URBANARENA_TASKS=urbanarena/tasks.json \\",
-        "  python -m lmms_eval --include_path $(python -c 'import urbanarena.harness.lmms as m, os; "
-        "print(os.path.dirname(m.__file__))') --tasks urbanarena_suite --model openai --model_args model=gpt-4o",
+        f"python -m urbanarena.harness.lmms --city {city_spec or city.name} --tasks urbanarena/tasks.json --out lmms-task",
+        "python -m lmms_eval --include_path lmms-task --tasks urbanarena_suite --model openai --model_args model=gpt-4o",
         "```",
         "",
         "Loading the tables:",
