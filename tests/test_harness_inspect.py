@@ -34,16 +34,10 @@ from fakes import FakeOpenAIServer  # noqa: E402
 from urbanarena.harness.inspect_tasks import suite  # noqa: E402
 from urbanarena.tasks.schema import CityRef, TaskFile  # noqa: E402
 from urbanarena.world.city_io import save_city  # noqa: E402
+from test_run_vlm_cityseeker import choice, stop  # noqa: E402
 from vlm_util import OPENAI_KEY, cross_city, graph_task, phase_script  # noqa: E402
 
 
-def stop(v: int) -> str:
-    return json.dumps({"observation": "a street", "thoughts": "deciding", "action": v})
-
-
-def choice(label: str, n: int) -> str:
-    return json.dumps({"thoughts": "t", "observation": {chr(65 + i): "view" for i in range(n)}, "action": label,
-                       "score": 0.9})
 
 
 SCRIPT = [stop(0), choice("A", 1), stop(0), choice("B", 4), stop(1)]

@@ -23,16 +23,10 @@ from lmms_eval.tasks import TaskManager  # noqa: E402
 from urbanarena.harness import lmms as ua_lmms  # noqa: E402
 from urbanarena.tasks.schema import CityRef, TaskFile  # noqa: E402
 from urbanarena.world.city_io import save_city  # noqa: E402
+from test_run_vlm_cityseeker import choice, stop  # noqa: E402
 from vlm_util import cross_city, graph_task  # noqa: E402
 
 
-def stop(v: int) -> str:
-    return json.dumps({"observation": "a street", "thoughts": "deciding", "action": v})
-
-
-def choice(label: str, n: int) -> str:
-    return json.dumps({"thoughts": "t", "observation": {chr(65 + i): "view" for i in range(n)}, "action": label,
-                       "score": 0.9})
 
 
 class ScriptedLMM(lmms):
