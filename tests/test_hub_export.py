@@ -20,7 +20,7 @@ from PIL import Image
 from typer.testing import CliRunner
 
 from urbanarena.cli.main import app
-from urbanarena.tasks.schema import CityRef, Start, Task, TaskFile, load_task_file
+from urbanarena.tasks.schema import CityRef, Goal, Start, Task, TaskFile, load_task_file
 from urbanarena.world.city_io import save_city
 from urbanarena.world.imagery import imagery_of
 from vlm_util import cross_city, graph_task
@@ -128,3 +128,30 @@ def test_non_redistributable_imagery_is_refused_and_nothing_written(suite, tmp_p
     assert run_export(city_dir, task_file, out, "--panoramas", "none").exit_code == 0
     ds = load(out)
     assert ds["test"][0]["start_panorama"] is None and not (out / "vlmevalkit").exists()
+
+
+def test_rendered_osm_city_exports_its_renders_under_odbl(tmp_path):
+    """An OSM city without imagery: the start panorama is the renderer's (JPEG of the same pixels within
+    JPEG error), its row and the card carry the ODbL and the OpenStreetMap attribution."""
+    from generate_util import fixture_city
+    from urbanarena.env.observers import rendered_store_for
+    from urbanarena.render.scene3d.context import gl_unavailable_reason
+    from urbanarena.runner.hub_export import export_hf
+
+    if (reason := gl_unavailable_reason()) is not None:
+        pytest.skip(f"no headless OpenGL context here: {reason}")
+    city = fixture_city()
+    city_dir = save_city(city, tmp_path / "city")
+    start, goal = sorted(city.graph.nodes)[40], sorted(city.graph.nodes)[45]
+    task = Task(task_id="osm/1", family="cityseeker", city=CityRef(name=city.name, content_hash=city.content_hash),
+                start=Start(node=start, heading_deg=0.0), goals=[Goal(node=goal)], instruction="go",
+                success_radius_m=50.0)
+    res = export_hf(city, city_dir, [task], None, tmp_path / "hf", panoramas="start")
+    assert res.panoramas == [start]
+    [p] = load(tmp_path / "hf", "panoramas")["train"]
+    assert p["source"] == "rendered" and p["licence"] == "rendered from ODbL-1.0 data"
+    direct = np.asarray(rendered_store_for(city).get(start), dtype=np.float64)
+    got = np.asarray(p["image"].convert("RGB"), dtype=np.float64)
+    assert got.shape == direct.shape and np.abs(got - direct).mean() < 3.0  # JPEG quality 92
+    card = (tmp_path / "hf" / "README.md").read_text()
+    assert "license: odbl" in card and "© OpenStreetMap contributors" in card

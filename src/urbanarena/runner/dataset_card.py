@@ -62,7 +62,8 @@ def _mib(n: int) -> str:
 
 def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_spec: str, tasks_spec: str,
                  panoramas: str, pano_licences: list[str]) -> str:
-    """The card text (module docstring)."""
+    """The card text (module docstring); ``pano_licences``: the per-picture licences of the exported
+    panoramas (node attribute ``licence``, Panoramax), empty when the pictures have none of their own."""
     pano_licences = [x for x in pano_licences if x and x != "None"]
     lics = licences_of(city, pano_licences)
     hub = hub_licence(lics)

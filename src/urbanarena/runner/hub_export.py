@@ -371,7 +371,8 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
         result.bytes_by_table["vlmevalkit"] = result.static_file.stat().st_size
     (out / "README.md").write_text(dataset_card(city, tasks, result, dataset_name, city_spec=city_spec,
                                                 tasks_spec=tasks_spec, panoramas=panoramas,
-                                                pano_licences=sorted({str(r["licence"]) for r in pano_rows})),
+                                                pano_licences=sorted({str(city.graph.nodes[n]["licence"]) for n in nodes
+                                                                      if city.graph.nodes[n].get("licence")})),
                                    encoding="utf-8")
     return result
 
