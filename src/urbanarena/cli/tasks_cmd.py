@@ -26,6 +26,10 @@ targets, unavailable families with the reason, verification failures). Prints
 the per-family summary. Bad input (unknown city, a split the city is not the
 area of, bad numbers) prints ``error: ...`` and exits 2.
 
+``tasks export --city C --tasks T --format hf --out DIR`` writes a suite as a Hugging Face ``datasets``
+folder with its dataset card and VLMEvalKit's TSV of the static tasks
+(:mod:`urbanarena.runner.hub_export`, docs/harnesses.md).
+
 Register in ``cli/main.py`` (``_register_plugins``)::
 
     from urbanarena.cli.tasks_cmd import tasks_app
@@ -43,12 +47,12 @@ from urbanarena.cli.common import fail
 
 from urbanarena.errors import UrbanArenaError
 
-tasks_app = typer.Typer(help="Generate task suites.", no_args_is_help=True)
+tasks_app = typer.Typer(help="Generate, freeze and export task suites.", no_args_is_help=True)
 
 
 @tasks_app.callback()
 def _tasks() -> None:
-    """Generate task suites from a city's own data."""
+    """Generate task suites from a city's own data; export them as datasets."""
 
 SUITES = ("arena", "cityseeker", "urbanground")
 
