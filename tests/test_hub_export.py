@@ -130,6 +130,18 @@ def test_non_redistributable_imagery_is_refused_and_nothing_written(suite, tmp_p
     assert ds["test"][0]["start_panorama"] is None and not (out / "vlmevalkit").exists()
 
 
+def test_reexport_in_place_is_not_served_from_the_datasets_cache(suite, tmp_path):
+    """datasets keys a local folder's cache on its card's configs: the exact, content-named files there
+    make a re-export with other content a new key (the same patterns served the earlier rows)."""
+    _, city_dir, task_file, _ = suite
+    out = tmp_path / "hf"
+    assert run_export(city_dir, task_file, out, "--i-hold-the-rights").exit_code == 0
+    assert isinstance(load(out)["test"][0]["start_panorama"], Image.Image)
+    assert run_export(city_dir, task_file, out, "--panoramas", "none").exit_code == 2  # not empty: refused
+    assert run_export(city_dir, task_file, out, "--panoramas", "none", "--force").exit_code == 0
+    assert load(out)["test"][0]["start_panorama"] is None  # same cache folder as the first load
+
+
 def test_rendered_osm_city_exports_its_renders_under_odbl(tmp_path):
     """An OSM city without imagery: the start panorama is the renderer's (JPEG of the same pixels within
     JPEG error), its row and the card carry the ODbL and the OpenStreetMap attribution."""

@@ -79,9 +79,9 @@ def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_
               f"size_categories:\n- {_size_category(len(tasks))}", "configs:", "- config_name: tasks", "  default: true",
               "  data_files:"]
     for split in sorted(export.splits):
-        lines += [f"  - split: {split}", f"    path: tasks/{split}-*.parquet"]
+        lines += [f"  - split: {split}", f"    path: {export.files[f'tasks/{split}']}"]
     for cfg in ("reference_images", "panoramas", "city"):
-        lines += [f"- config_name: {cfg}", "  data_files:", "  - split: train", f"    path: {cfg}/*.parquet"]
+        lines += [f"- config_name: {cfg}", "  data_files:", "  - split: train", f"    path: {export.files[cfg]}"]
     lines.append("---")
 
     fams = Counter(t.family for t in tasks)

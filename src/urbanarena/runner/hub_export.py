@@ -4,11 +4,12 @@ Layout of ``DIR`` (every table a Parquet file whose schema carries the ``dataset
 ``datasets.load_dataset(DIR)`` reads it offline, images as ``datasets.Image``)::
 
     README.md                         dataset card (YAML header: licence, configs; text: docs/harnesses.md)
-    tasks/<split>-00000.parquet       config "tasks" (default): one row per task, split from provenance
-    reference_images/train-00000.parquet  config "reference_images" (one split, ``train`` by the hub's
-                                          convention): task_id, index, name, image
-    panoramas/train-00000.parquet     config "panoramas": the panoramas the tasks use, with licence/author
-    city/train-00000.parquet          config "city": one row, the city's metadata (city.json) and sizes
+    tasks/<split>-00000-<sha>.parquet config "tasks" (default): one row per task, split from provenance
+    reference_images/train-00000-<sha>.parquet  config "reference_images" (one split, ``train`` by the
+                                      hub's convention): task_id, index, name, image
+    panoramas/train-00000-<sha>.parquet  config "panoramas": the panoramas the tasks use, licence/author
+    city/train-00000-<sha>.parquet    config "city": one row, the city's metadata (city.json) and sizes
+    (<sha>: the first 12 hex digits of the file's sha256, see :func:`write_table`)
     urbanarena/tasks.json (+ assets)  the task file in our schema: ``urbanarena run --tasks DIR/urbanarena/tasks.json``
     vlmevalkit/<name>.tsv             the static image-question table (:mod:`urbanarena.runner.static_table`)
 
@@ -30,6 +31,7 @@ into each panorama row.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import shutil
@@ -103,12 +105,14 @@ class ExportedImage:
 
 @dataclass
 class HubExport:
-    """What :func:`export_hf` wrote: the folder, row counts per table and split, bytes, panoramas."""
+    """What :func:`export_hf` wrote: the folder, row counts per table and split, bytes and file (relative
+    path) per table (``tasks/<split>``, ``reference_images``, ``panoramas``, ``city``), panoramas."""
 
     out_dir: Path
     rows: dict[str, int] = field(default_factory=dict)
     splits: dict[str, int] = field(default_factory=dict)
     bytes_by_table: dict[str, int] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
     panoramas: list[str] = field(default_factory=list)
     static_rows: int = 0
     static_file: Path | None = None
@@ -239,9 +243,12 @@ def task_row(task: Task, city: City, start_pano: ExportedImage | None) -> dict[s
     }
 
 
-def write_table(path: Path, rows: list[dict[str, Any]], features: dict[str, dict[str, Any]]) -> int:
-    """Write ``rows`` as Parquet with the ``datasets`` features in the schema metadata; returns bytes written.
+def write_table(path: Path, rows: list[dict[str, Any]], features: dict[str, dict[str, Any]]) -> Path:
+    """Write ``rows`` as Parquet with the ``datasets`` features in the schema metadata; returns the file.
 
+    The file is named ``<path stem>-<first 12 hex of its sha256>.parquet`` and the card names it exactly:
+    ``datasets`` keys the cache of a local folder on the card's ``configs`` (datasets 5.2: the same
+    patterns after a re-export in place served the earlier rows), so new content means a new key.
     Needs ``pyarrow`` (the ``export`` extra)."""
     try:
         import pyarrow as pa
@@ -252,8 +259,11 @@ def write_table(path: Path, rows: list[dict[str, Any]], features: dict[str, dict
     schema = pa.schema(fields, metadata={"huggingface": json.dumps({"info": {"features": features}})})
     table = pa.Table.from_pylist([{k: r.get(k) for k in features} for r in rows], schema=schema)
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
-    return path.stat().st_size
+    tmp = path.with_name(f".{path.name}.tmp")
+    pq.write_table(table, tmp)
+    final = path.with_name(f"{path.stem}-{hashlib.sha256(tmp.read_bytes()).hexdigest()[:12]}{path.suffix}")
+    tmp.replace(final)
+    return final
 
 
 def _arrow_type(spec: dict[str, Any]):
@@ -337,19 +347,20 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
             img = _image_of_file(rname, p)
             ref_images[t.task_id].append(img)
             ref_rows.append({"task_id": t.task_id, "index": i, "name": rname, "image": img.cell()})
+    def table(key: str, rel: str, rows: list[dict[str, Any]], features: dict[str, dict[str, Any]]) -> None:
+        f = write_table(out / rel, rows, features)
+        result.files[key] = f.relative_to(out).as_posix()
+        result.bytes_by_table[key] = f.stat().st_size
+
     for split, rows in sorted(by_split.items()):
-        result.bytes_by_table[f"tasks/{split}"] = write_table(out / "tasks" / f"{split}-00000.parquet", rows,
-                                                             TASK_FEATURES)
+        table(f"tasks/{split}", f"tasks/{split}-00000.parquet", rows, TASK_FEATURES)
         result.splits[split] = len(rows)
     result.rows["tasks"] = len(tasks)
-    result.bytes_by_table["reference_images"] = write_table(out / "reference_images" / "train-00000.parquet", ref_rows,
-                                                            REFERENCE_FEATURES)
+    table("reference_images", "reference_images/train-00000.parquet", ref_rows, REFERENCE_FEATURES)
     result.rows["reference_images"] = len(ref_rows)
-    result.bytes_by_table["panoramas"] = write_table(out / "panoramas" / "train-00000.parquet", pano_rows,
-                                                     PANORAMA_FEATURES)
+    table("panoramas", "panoramas/train-00000.parquet", pano_rows, PANORAMA_FEATURES)
     result.rows["panoramas"] = len(pano_rows)
-    result.bytes_by_table["city"] = write_table(out / "city" / "train-00000.parquet", [city_row(city, pano_src)],
-                                                CITY_FEATURES)
+    table("city", "city/train-00000.parquet", [city_row(city, pano_src)], CITY_FEATURES)
     result.rows["city"] = 1
 
     # our own task file beside it, with its reference images, so `urbanarena run` reads the same tasks
