@@ -362,6 +362,11 @@ def summary(
         f"{run_dir} — agent {s['agent']} · protocol {s['protocol']} · family {s['family']} · "
         f"config {s['config_hash'][:12]} · {s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
     )
+    from urbanarena.runner.summary import describe_errors
+
+    errors_line = describe_errors(s)
+    if errors_line:  # above every score table
+        out_console.print(errors_line, markup=False, soft_wrap=True, style="yellow")
     out_console.print(_metric_table(head, s))
     preferred = ("tc_exact", "tc_proximity_50m", "tc", "spl", "ndtw", "sed", "goal_dist_m")
     if "missing_scores" in s:  # arena config
@@ -387,8 +392,6 @@ def summary(
     if s.get("complete") is False:
         out_console.print(f"[yellow]incomplete: {s['episodes']} of {s['planned']} planned episodes are stored; "
                           "rerun the run command to finish[/yellow]")
-    if s["errors"]:
-        out_console.print(f"[yellow]{s['errors']} episodes ended with an agent error (stop reason 'error')[/yellow]")
     from urbanarena.runner.summary import describe_faults
 
     faults_line = describe_faults(s.get("faults"))
