@@ -106,7 +106,9 @@ class _ProgressEvents:
 @app.command()
 def run(
     city: str = typer.Option(..., "--city", help="CITY: KIND:PATH, saved city directory, or cached city name."),
-    tasks: str = typer.Option(..., "--tasks", help="TASKS: KIND:PATH, task file, or 'default'."),
+    tasks: str = typer.Option(..., "--tasks", help="TASKS: KIND:PATH (cityseeker:FILE, map2seq:FILE), a task file, "
+                                                   "'default' (the city's default suite), or a frozen suite of the "
+                                                   "city: mini, standard, full."),
     agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle, ocr, arena-oracle, arena-random, ug-oracle, ug-random, vlm-arena, vlm-cityseeker, vlm-urbanground) or module:Callable; oracle/random on arena or urbanground tasks mean arena-/ug-oracle and -random."),
     out: Path = typer.Option(..., "--out", help="RUN_DIR (created; rerun the same command to resume)."),
     seeds: int = typer.Option(1, "--seeds", help="Number of seeds: seeds seed-base .. seed-base+N-1."),

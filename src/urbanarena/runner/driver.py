@@ -707,7 +707,8 @@ def _check_agent_fits(agent_name: str, probe: Any, family: str, arena: bool, pro
     acts_in_arena = isinstance(probe, ArenaReActAgent) or getattr(probe, "action_style", None) == "arena"
     if arena and not acts_in_arena and ":" not in agent_name:
         raise AgentSpecError(f"agent {agent_name!r} acts on graph choices; {family!r} tasks run in the arena "
-                             "(use vlm-arena, or a module:Callable agent returning ArenaAction)")
+                             "(use oracle / arena-oracle (privileged), random / arena-random, ocr, vlm-arena, or a "
+                             "module:Callable agent returning ArenaAction)")
     if not arena and acts_in_arena:
         raise AgentSpecError(f"agent {agent_name!r} acts in the arena; {family!r} tasks are graph tasks "
                              "(use vlm-cityseeker or a graph agent)")
