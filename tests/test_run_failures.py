@@ -162,3 +162,43 @@ def test_sigterm_records_interrupted_and_exits_143(tmp_path, workers):
     r = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     assert _count(out / "episodes.sqlite") == 48
+
+
+def test_an_episode_that_errors_at_its_start_fails_every_score(tmp_path):
+    """CitySeeker task from s to e on the cross (28 m apart): an error at step 0 used to score
+    tc_proximity_50m 1.0 and spl 1.0 (the start lies within 50 m of the goal); now every success and quality
+    metric is 0 and the distances stay as measured (tasks/errored.py)."""
+    from urbanarena.tasks.errored import ZEROED
+    from urbanarena.tasks.schema import CityRef, TaskFile
+    from urbanarena.world.city_io import save_city
+    from vlm_util import cross_city, graph_task
+
+    city = cross_city(tmp_path)
+    city_dir = save_city(city, tmp_path / "city")
+    task_file = TaskFile(city=CityRef(name=city.name, content_hash=city.content_hash),
+                         tasks=[graph_task(city)]).save(tmp_path / "tasks.json")
+    with FakeOpenAIServer(lambda body, n: "never", fault_plan=["http_500"] * 10) as srv:
+        r = invoke("run", "--city", city_dir, "--tasks", task_file, "--agent", "vlm-cityseeker", "--model",
+                   f"openai-compatible:{srv.base_url}:fake", "--out", tmp_path / "run",
+                   "-p", 'retry={"max_retries": 0}')
+    assert r.exit_code == 5, r.output
+    [row] = db_rows(tmp_path / "run")
+    m = json.loads(row["metrics"])
+    assert row["stop_reason"] == "error" and json.loads(row["trajectory"]) == ["s"]
+    assert m["tc_proximity_50m"] == 0.0 and m["spl"] == 0.0 and m["ndtw"] == 0.0 and m["tc_exact"] == 0.0
+    assert all(m[k] == 0.0 for k in ZEROED if m.get(k) is not None)
+    assert abs(m["goal_dist_m"] - 20.0 * 2 ** 0.5) < 1e-6  # measured where it stopped
+    assert row["tc_proximity_50m"] == 0.0 and row["spl"] == 0.0  # the store's columns too
+
+
+def test_the_html_report_states_the_errored_episodes_above_the_score_tables(tmp_path):
+    city_dir, task_file = make_inputs(tmp_path)
+    out = tmp_path / "run"
+    with FakeOpenAIServer(lambda body, n: "never", fault_plan=["http_503"] * 100) as srv:
+        r = invoke(*run_args(city_dir, task_file, out, srv.base_url, "-p", 'retry={"max_retries": 0}'))
+    assert r.exit_code == 5, r.output
+    rep = invoke("report", out, "--out", tmp_path / "r.html")
+    assert rep.exit_code == 0, rep.output
+    html = (tmp_path / "r.html").read_text()
+    at = html.index("errors: 2 of 2 episodes ended in an agent or environment error")
+    assert at < html.index('class="scores"')
