@@ -8,8 +8,8 @@ Rules (static, from the source's ``import`` statements, function-level ones incl
   a package that only arrives as a dependency of another one does not count (that is how
   ``httpx`` went missing when the SDKs moved to ``httpx2``);
 * files under a path of :data:`EXTRA_OF` may use the base dependencies and that extra (plus the
-  extras it includes); every other file the base dependencies, or any extra when the import
-  sits inside a function (a lazy import that only runs where the feature is installed).
+  extras it includes); every other file the base dependencies or any extra (optional features
+  import lazily; add a file's path to :data:`EXTRA_OF` to hold it to one extra).
 
 Usage: ``python3 .ci/check_imports.py`` (exit 1 and one line per offending import).
 """
@@ -79,12 +79,8 @@ def declared() -> tuple[set[str], dict[str, set[str]]]:
 
 
 def imports(path: Path):
-    """(top-level module, line, inside a function) of every absolute import in ``path``."""
+    """(top-level module, line) of every absolute import in ``path``."""
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    lazy_nodes = set()
-    for fn in ast.walk(tree):
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            lazy_nodes |= {id(n) for n in ast.walk(fn)}
     for n in ast.walk(tree):
         names = []
         if isinstance(n, ast.Import):
@@ -92,7 +88,7 @@ def imports(path: Path):
         elif isinstance(n, ast.ImportFrom) and n.level == 0 and n.module:
             names = [n.module]
         for name in names:
-            yield name.split(".")[0], n.lineno, id(n) in lazy_nodes
+            yield name.split(".")[0], n.lineno
 
 
 def main() -> int:
@@ -103,16 +99,16 @@ def main() -> int:
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()
         extra = next((e for p, e in EXTRA_OF.items() if rel.startswith(p)), None)
-        for top, line, lazy in imports(path):
+        for top, line in imports(path):
             if top in sys.stdlib_module_names or top in ("urbanarena", "__future__"):
                 continue
             provided = dists.get(top) or ([norm(NOT_INSTALLED[top])] if top in NOT_INSTALLED else [])
             if not provided:
                 problems.append(f"{rel}:{line}: imports {top!r}, which no installed distribution provides")
                 continue
-            allowed = base | extras.get(extra, set()) if extra else (anywhere if lazy else base)
+            allowed = base | extras.get(extra, set()) if extra else anywhere
             if not allowed.intersection(provided):
-                where = f"the {extra!r} extra" if extra else ("any extra" if lazy else "the base dependencies")
+                where = f"the {extra!r} extra" if extra else "the base dependencies or any extra"
                 problems.append(f"{rel}:{line}: imports {top!r} (distribution {', '.join(provided)}), "
                                 f"not declared in {where}")
     for p in problems:
