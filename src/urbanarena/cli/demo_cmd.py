@@ -29,8 +29,8 @@ from rich.table import Table
 
 from urbanarena.errors import UrbanArenaError
 
-#: the fast baselines (about 20 s in all once the city and its panoramas are cached; the first run builds and renders
-#: them, a few minutes); add ``ocr`` for the offline perception baseline, which reads every
+#: the fast baselines (about 20 s in all once the city and its panoramas are cached; longer on the first run, which
+#: builds and renders them); add ``ocr`` for the offline perception baseline, which reads every
 #: view with rapidocr (about 20 s per navigation episode on 2 cores: half an hour or more for the mini suite)
 DEFAULT_AGENTS = "oracle,random"
 
