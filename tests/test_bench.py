@@ -174,3 +174,25 @@ def test_unknown_benchmark_exits_2():
     res = CliRunner().invoke(app, ["bench", "nope"])
     assert res.exit_code == 2
     assert "error: unknown benchmark 'nope'" in res.output
+
+
+def test_sweep_figures_over_errored_episodes_are_null_with_the_reason():
+    # issue 16: a sweep on an install whose client could not import printed speed-ups over 320 episodes that all
+    # errored; a level with errored episodes gives no figure, the reason names the count and the first error
+    ok = {"wall_s": 10.0, "cpu_s": 12.0, "peak_rss_mb": 260.0, "episodes_run": 64, "errors": 0}
+    raw = {"episodes": 64, "steps": 10, "latency_ms": 200.0, "levels": {
+        "1": {"wall_s": 128.0, "cpu_s": 12.8, "peak_rss_mb": 200.0, "episodes_run": 64, "errors": 0},
+        "16": dict(ok),
+        "64": {**ok, "errors": 3, "first_error": "ModelTransportError: timeout after 7 attempts"},
+    }}
+    s = summarize(raw)
+    assert s["sweep_speedup_16"] == 12.8 and "sweep_speedup_16" not in s["_notes"]
+    assert s["sweep_speedup_64"] is None and s["sweep_wall_s_64"] is None
+    assert s["_notes"]["sweep_speedup_64"].startswith("3 of 64 episodes at concurrency 64 ended in an error")
+    assert "ModelTransportError: timeout after 7 attempts" in s["_notes"]["sweep_speedup_64"]
+    assert s["sweep_rss_mb_max"] is None and s["sweep_episode_mb"] is None
+    # every episode errored at concurrency 1: no ratio and no per-step figure at all
+    raw["levels"]["1"].update(errors=64, first_error="ModuleNotFoundError: No module named 'httpx'")
+    s = summarize(raw)
+    assert all(s[f"sweep_speedup_{n}"] is None for n in (1, 16, 64))
+    assert s["sweep_cpu_ms_per_step"] is None and "No module named 'httpx'" in s["_notes"]["sweep_speedup_16"]

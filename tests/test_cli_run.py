@@ -203,13 +203,22 @@ def test_agent_errors_are_counted_and_retried(inputs, tmp_path):
     args = ["run", "--city", city_dir, "--tasks", task_path, "--agent", "runner_util:FailingAgent", "-p", "fail_at=1",
             "--seeds", 1, "--limit", 3, "--out", tmp_path / "err"]
     r = invoke(*args)
-    assert r.exit_code == 0 and "3 episodes run, 0 skipped, 3 agent errors" in r.stdout
+    # the run exits with its own status (docs/runs.md) and says how many errored, the first error and the retry
+    assert r.exit_code == 5 and "3 episodes run, 0 skipped, 3 agent errors" in r.stdout
+    assert "errors: 3 of 3 episodes ended in an agent or environment error" in r.stdout
+    assert "RuntimeError: model API failed at step 1" in r.stdout.split("first:")[1]
+    assert r.stdout.rstrip().endswith("--retry-errors") and "with: urbanarena run --city" in r.stdout
+    meta = json.loads((tmp_path / "err" / "run.json").read_text())
+    assert meta["status"] == "finished" and meta["episodes"]["errored"] == 3
     first = {x["task_id"]: x["finished_at"] for x in db_rows(tmp_path / "err")}
     assert all(x["stop_reason"] == "error" for x in db_rows(tmp_path / "err"))
     s = json.loads(invoke("summary", tmp_path / "err", "--json").stdout)
     assert s["errors"] == 3 and s["stop_reasons"] == {"error": 3}
     r = invoke(*args, "--retry-errors")
-    assert "3 episodes run, 0 skipped" in r.stdout
+    assert r.exit_code == 5 and "3 episodes run, 0 skipped" in r.stdout  # the agent still fails
+    # a rerun without --retry-errors runs nothing, but the stored errors still make the exit status
+    r = invoke(*args)
+    assert r.exit_code == 5 and "0 episodes run, 3 skipped" in r.stdout and "errors: 3 of 3" in r.stdout
     again = db_rows(tmp_path / "err")
     assert len(again) == 3 and all(first[x["task_id"]] < x["finished_at"] for x in again)
 

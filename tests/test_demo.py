@@ -32,3 +32,11 @@ def test_demo_builds_runs_and_reports(request, tmp_path_factory, tmp_path, monke
     # a second demo resumes: nothing new runs
     r2 = CliRunner().invoke(app, ["demo", "--agents", "oracle", "--limit", "30", "--out", str(out)])
     assert r2.exit_code == 0 and "0 run, 30 already stored" in r2.output, r2.output
+
+
+def test_demo_checks_every_agent_name_before_building_or_running(tmp_path, monkeypatch):
+    monkeypatch.setenv("URBANARENA_HOME", str(tmp_path / "home"))
+    out = tmp_path / "demo"
+    r = CliRunner().invoke(app, ["demo", "--agents", "oracle,orcale", "--out", str(out)])
+    assert r.exit_code == 2 and "unknown agent 'orcale'" in r.stderr
+    assert not out.exists() and not (tmp_path / "home").exists()  # nothing built, nothing run

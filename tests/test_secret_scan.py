@@ -156,7 +156,7 @@ def test_ray_session_logs_hold_no_key(inputs, tmp_path):
             r = invoke(*run_args(city_dir, task_file, out, srv.base_url, "--seeds", 2, "--backend", "ray",
                                  "--workers", 2, "--trace", *FAST))
             assert srv.log and all(x.auth_ok for x in srv.log)
-        assert r.exit_code == 0, r.output
+        assert r.exit_code == 5, r.output  # some episodes errored (docs/runs.md)
         assert "1 agent errors" in r.output
         ray.shutdown()
         logs = [p for p in Path(session).rglob("*") if p.is_file() and p.suffix in (".out", ".err", ".log")]

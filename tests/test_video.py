@@ -82,3 +82,19 @@ def test_video_bad_input_exits_2(cli, run, tmp_path):
     r = CliRunner().invoke(cli, ["video", str(tmp_path / "missing"), "--episode", "1", "--out", str(tmp_path / "x.gif")])
     assert r.exit_code == 2
     assert not list(tmp_path.glob("*.gif")) and not list(tmp_path.glob(".*"))
+
+
+def test_caption_action_names_and_ellipsis():
+    from urbanarena.report.video import _clip, action_label
+
+    assert action_label("W LARGE") == "walk 7 m (W LARGE)"
+    assert action_label("D SMALL") == "look right 30° (D SMALL)"
+    assert action_label("RIGHT") == "take the right branch (RIGHT)"
+    assert action_label("ANSWER: x:1 y:2") == "answer x:1 y:2"
+    assert action_label("0") == "choice 0" and action_label("-1") == "stop"
+    assert action_label('{"action": "move"}') == '{"action": "move"}'
+    text = "Walk to the pharmacy on the corner of the second street and stop at its door, then answer"
+    lines = _clip(text, 30, 2)
+    assert len(lines) == 2 and lines[-1].endswith("…") and all(len(x) <= 30 for x in lines)
+    assert " ".join(lines).replace("…", "") in text
+    assert _clip("short", 30, 2) == ["short"]

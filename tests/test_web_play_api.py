@@ -80,6 +80,10 @@ def test_every_route_needs_a_valid_token(play):
     # the entry link sets an HttpOnly cookie and redirects to a URL without the token
     r = c.get(f"/?token={play['tokens']['alice']}", follow_redirects=False)
     assert r.status_code == 303 and r.headers["location"] == "/"
+    # other query parameters (a replay link's episode) survive the redirect; the token does not
+    r2 = TestClient(play["app"]).get(f"/?episode=t%2F1+s0&token={play['tokens']['alice']}&step=3",
+                                     follow_redirects=False)
+    assert r2.status_code == 303 and r2.headers["location"] == "/?episode=t%2F1+s0&step=3"
     assert "httponly" in r.headers["set-cookie"].lower() and "samesite=strict" in r.headers["set-cookie"].lower()
     page = c.get("/")  # the client kept the cookie
     assert page.status_code == 200 and "alice" in page.text and "script-src 'self'" in page.headers[

@@ -52,6 +52,19 @@ class StoreError(UrbanArenaError):
     """The run store is inconsistent with the requested run."""
 
 
+class RunIOError(UrbanArenaError, OSError):
+    """Writing a run's files failed on the machine's side (disk full, quota, I/O error, read-only file
+    system) after RUN_DIR was created; not bad input.
+
+    Attributes:
+        path: the file being written.
+    """
+
+    def __init__(self, path: str | Path, reason: str):
+        self.path = str(path)
+        super().__init__(f"writing {self.path} failed: {reason}")
+
+
 class NoImageryError(UrbanArenaError, LookupError):
     """A city has no imagery (graph-only) but the task or command needs images."""
 

@@ -3,6 +3,7 @@
 from fakes.servers import (
     CONTENT_FAULT_COUNTER,
     CONTENT_FAULTS,
+    HOSTILE_FAULTS,
     TRANSPORT_FAULTS,
     FakeAnthropicServer,
     FakeModelServer,
@@ -13,4 +14,4 @@ from fakes.servers import (
     ScriptedReply,
 )
 
-__all__ = ["CONTENT_FAULTS", "CONTENT_FAULT_COUNTER", "TRANSPORT_FAULTS", "FaultSchedule", "FakeAnthropicServer", "FakeModelServer", "FakeOpenAIServer", "ReceivedImage", "RecordedRequest", "ScriptedReply"]
+__all__ = ["CONTENT_FAULTS", "HOSTILE_FAULTS", "CONTENT_FAULT_COUNTER", "TRANSPORT_FAULTS", "FaultSchedule", "FakeAnthropicServer", "FakeModelServer", "FakeOpenAIServer", "ReceivedImage", "RecordedRequest", "ScriptedReply"]

@@ -87,6 +87,11 @@ from PIL import Image as PILImage
 
 #: transport fault kinds a :class:`FaultSchedule` draws by default (``http_<status>`` of any status also works)
 TRANSPORT_FAULTS: tuple[str, ...] = ("timeout", "connection", "http_429", "http_500", "http_503")
+#: hostile 200 replies, transport faults of their own kind at the client (``trickle`` -> ``timeout`` once the
+#: attempt deadline passes, ``html`` -> ``not_json``, ``huge`` -> ``reply_too_large``)
+HOSTILE_FAULTS: tuple[str, ...] = ("trickle", "html", "huge")
+#: the body of an ``html`` fault (a proxy's error page with status 200)
+HTML_BODY = b"<!DOCTYPE html><html><head><title>Gateway</title></head><body><h1>Upstream busy</h1></body></html>"
 #: content fault kinds (a 200 reply that is unusable)
 CONTENT_FAULTS: tuple[str, ...] = ("truncated", "malformed", "empty", "refusal", "oversized")
 #: content fault kind -> the parse-failure type under which the agents count it
@@ -260,6 +265,10 @@ class FakeModelServer(ABC):
         retry_after: ``Retry-After`` header value sent with 429.
         retry_after_ms: ``retry-after-ms`` header value sent with 429 (``None``: not sent).
         max_image_b64_bytes / max_image_side_px: image limits (HTTP 400 beyond).
+        trickle_bytes_per_s: how fast a ``trickle`` fault sends its (valid) reply, a few bytes at a time.
+        huge_reply_bytes: text length of a ``huge`` fault's (valid) reply.
+        declare_length: whether a ``huge`` reply carries ``Content-Length`` (else it is sent until the
+            connection closes, so the client can only count it while it streams).
     """
 
     path = ""
@@ -277,7 +286,13 @@ class FakeModelServer(ABC):
         retry_after_ms: str | None = None,
         max_image_b64_bytes: int | None = None,
         max_image_side_px: int | None = None,
+        trickle_bytes_per_s: float = 16.0,
+        huge_reply_bytes: int = 3_000_000,
+        declare_length: bool = True,
     ):
+        self.trickle_bytes_per_s = trickle_bytes_per_s
+        self.huge_reply_bytes = huge_reply_bytes
+        self.declare_length = declare_length
         self.script = script
         self.fault_plan = list(fault_plan or [])
         self.fault_schedule = fault_schedule
@@ -393,6 +408,9 @@ class FakeModelServer(ABC):
             except OSError:
                 pass
             return
+        if fault in HOSTILE_FAULTS:
+            self._send_hostile(h, rec, fault, body or {})
+            return
         if fault is not None and content is None:
             status = int(fault.removeprefix("http_"))
             headers = {}
@@ -483,6 +501,42 @@ class FakeModelServer(ABC):
                 h.send_header(k, v)
             h.end_headers()
             h.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _send_hostile(self, h: BaseHTTPRequestHandler, rec: RecordedRequest, fault: str, body: dict[str, Any]) -> None:
+        """Status 200 and a body no client should use: an HTML page, a valid reply sent a few bytes at a time,
+        or a valid reply of ``huge_reply_bytes`` characters (no script reply is consumed)."""
+        rec.status = 200
+        ctype = "application/json"
+        length = True
+        if fault == "html":
+            data, ctype = HTML_BODY, "text/html; charset=utf-8"
+        else:
+            text = "x" * self.huge_reply_bytes if fault == "huge" else "trickled reply"
+            payload, _ = self.reply_body(body, ScriptedReply(text), 0)
+            data = json.dumps(payload).encode()
+            length = fault != "huge" or self.declare_length
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", ctype)
+            if length:
+                h.send_header("Content-Length", str(len(data)))
+            else:
+                h.send_header("Connection", "close")
+                h.close_connection = True
+            h.end_headers()
+            if fault != "trickle":
+                h.wfile.write(data)
+                return
+            step = 4
+            t_end = time.monotonic() + 120.0  # never trickles forever
+            for i in range(0, len(data), step):
+                h.wfile.write(data[i:i + step])
+                h.wfile.flush()
+                if time.monotonic() > t_end:
+                    break
+                time.sleep(step / self.trickle_bytes_per_s)
         except (BrokenPipeError, ConnectionResetError):
             pass
 

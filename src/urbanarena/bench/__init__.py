@@ -90,6 +90,10 @@ def _measure(name: str, quick: bool, options: dict[str, Any]) -> dict[str, Any]:
         # store: one complete worker), and the extra memory per further concurrent episode
         out["worker_rss_mb"] = out.get("sweep_rss_mb_1")
         out["worker_episode_mb"] = out.get("sweep_episode_mb")
+        notes = out.get("_notes") or {}
+        for k, src in (("worker_rss_mb", "sweep_rss_mb_1"), ("worker_episode_mb", "sweep_episode_mb")):
+            if src in notes:
+                notes[k] = notes[src]
         return out
     raise KeyError(name)
 

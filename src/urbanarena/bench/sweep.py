@@ -167,7 +167,7 @@ def _child(argv: list[str]) -> dict[str, Any]:
                 srv_cpu1 = srv.cpu_s()
                 store = Store(Path(req.out) / "episodes.sqlite", readonly=True)
                 try:
-                    rows = [(r["stop_reason"], r["steps"]) for r in store.rows(parse_json=False)]
+                    rows = [(r["stop_reason"], r["steps"], r["error"]) for r in store.rows(parse_json=False)]
                 finally:
                     store.close()
                 images = {k: v - before["images"].get(k, 0) for k, v in after["images"].items()
@@ -182,6 +182,7 @@ def _child(argv: list[str]) -> dict[str, Any]:
                     "server_cpu_s": rounded(srv_cpu1 - srv_cpu0) if srv_cpu0 is not None and srv_cpu1 is not None
                     else None,
                     "stop_reasons": sorted({r[0] for r in rows}), "steps_per_episode": sorted({r[1] for r in rows}),
+                    "first_error": next((_last_line(r[2]) for r in rows if r[0] == "error"), None),
                 }
                 shutil.rmtree(Path(req.out), ignore_errors=True)
     finally:
@@ -189,20 +190,51 @@ def _child(argv: list[str]) -> dict[str, Any]:
     return out
 
 
+def _last_line(text: Any) -> str:
+    lines = [ln for ln in str(text or "").strip().splitlines() if ln.strip()]
+    return lines[-1].strip()[:300] if lines else "no error text"
+
+
+def _errored(level: str, lv: dict[str, Any] | None) -> str | None:
+    """Why a level's figures are not measurements (some of its episodes ended in an error), else ``None``."""
+    if not lv or not lv.get("errors"):
+        return None
+    return (f"{lv['errors']} of {lv.get('episodes_run')} episodes at concurrency {level} ended in an error "
+            f"(first: {lv.get('first_error') or '?'}); a figure over errored episodes is not a measurement")
+
+
 def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     """Top-level figures from a child's result: ``sweep_wall_s_N``, ``sweep_speedup_N`` (``wall(1) /
     wall(N)``), ``sweep_ideal_speedup_N`` (``min(N, episodes)``), ``sweep_cpu_ms_per_step``,
-    ``sweep_episode_mb`` (RSS slope per concurrent episode), ``sweep_rss_mb_1``, ``sweep_rss_mb_max``."""
+    ``sweep_episode_mb`` (RSS slope per concurrent episode), ``sweep_rss_mb_1``, ``sweep_rss_mb_max``.
+
+    A figure over a level with errored episodes (every one at concurrency 1, for the ratios) is ``None``,
+    its reason in ``_notes`` (printed by ``bench`` as ``null`` with the note)."""
     levels = raw["levels"]
     episodes, steps = int(raw["episodes"]), int(raw["steps"])
     out: dict[str, Any] = {"sweep_episodes": episodes, "sweep_steps": steps, "sweep_latency_ms": raw["latency_ms"],
                            "sweep_knob": raw.get("knob")}
+    notes: dict[str, str] = {}
     base = levels.get("1")
+    base_bad = _errored("1", base)
     for key, lv in levels.items():
         n = int(key)
-        out[f"sweep_wall_s_{n}"] = lv["wall_s"]
-        out[f"sweep_speedup_{n}"] = rounded(base["wall_s"] / lv["wall_s"], 2) if base and lv["wall_s"] else None
+        bad = _errored(key, lv)
+        out[f"sweep_wall_s_{n}"] = None if bad else lv["wall_s"]
+        out[f"sweep_speedup_{n}"] = (rounded(base["wall_s"] / lv["wall_s"], 2)
+                                     if base and lv["wall_s"] and not bad and not base_bad else None)
         out[f"sweep_ideal_speedup_{n}"] = min(n, episodes)
+        if bad:
+            notes[f"sweep_wall_s_{n}"] = bad
+        if bad or base_bad:
+            notes[f"sweep_speedup_{n}"] = bad or base_bad  # type: ignore[assignment]
+    if base_bad:
+        for k in ("sweep_cpu_ms_per_step", "sweep_rss_mb_1", "sweep_rss_mb_max", "sweep_episode_mb"):
+            out[k] = None
+            notes[k] = base_bad
+        out["sweep_levels"] = levels
+        out["_notes"] = notes
+        return out
     if base:
         total = episodes * steps
         out["sweep_cpu_ms_per_step"] = rounded(1000.0 * base["cpu_s"] / total, 2)
@@ -214,7 +246,12 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
         out["sweep_rss_mb_max"] = levels[top]["peak_rss_mb"]
         if n_top > 1:
             out["sweep_episode_mb"] = rounded((levels[top]["peak_rss_mb"] - base["peak_rss_mb"]) / (n_top - 1), 2)
+        if _errored(top, levels[top]):
+            out["sweep_rss_mb_max"] = out["sweep_episode_mb"] = None
+            notes["sweep_rss_mb_max"] = notes["sweep_episode_mb"] = _errored(top, levels[top])  # type: ignore
     out["sweep_levels"] = levels
+    if notes:
+        out["_notes"] = notes
     return out
 
 

@@ -53,7 +53,7 @@ def render_table(result: dict) -> str:
     walls = [(int(k.rsplit("_", 1)[1]), v) for k, v in result.items() if k.startswith("sweep_wall_s_")]
     if walls:
         walls.sort()
-        ratios.append("sweep wall s by concurrency: " + ", ".join(f"{n}: {w:.2f}" for n, w in walls))
+        ratios.append("sweep wall s by concurrency: " + ", ".join(f"{n}: {_fmt(w)}" for n, w in walls))
         ratios.append("sweep speed-up vs concurrency 1: " + ", ".join(
             f"{n}: {_fmt(result.get(f'sweep_speedup_{n}'))} (best {result.get(f'sweep_ideal_speedup_{n}')})"
             for n, _ in walls))

@@ -1,15 +1,50 @@
-"""What every command shares: bad input prints one ``error: ...`` line on stderr and exits 2."""
+"""What every command shares: the exit statuses (docs/runs.md, "Exit status") and the one-line error.
+
+Bad input prints one ``error: ...`` line on stderr and exits 2; a failure to write on the machine's
+side (disk full, quota, I/O error, read-only file system) prints ``error: I/O failure: ...`` naming
+the path and exits 6.
+"""
 
 from __future__ import annotations
 
+import errno
+
 import typer
 
-#: exit status of bad input (a typed error naming the file and record)
+from urbanarena.errors import RunIOError
+
+#: exit statuses of every command (docs/runs.md keeps the table)
+EXIT_OK = 0
+#: bad input (a typed error naming the file and record); for ``run``: detected before RUN_DIR exists
 EXIT_BAD_INPUT = 2
+EXIT_BUDGET = 3
+EXIT_CACHE_MISS = 4
+#: ``run`` finished, but some planned episodes ended in an agent or environment error
+EXIT_EPISODE_ERRORS = 5
+#: writing failed on the machine's side (disk full, quota, I/O error, read-only file system)
+EXIT_IO = 6
+#: Ctrl-C (128 + SIGINT)
+EXIT_INTERRUPTED = 130
+#: SIGTERM (128 + SIGTERM)
+EXIT_TERMINATED = 143
+
+#: OS errors that are the machine's failure, not the user's input
+IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG})
+
+
+def is_io_failure(e: BaseException) -> bool:
+    """Whether ``e`` is a write failure on the machine's side (:data:`IO_ERRNOS`, :class:`RunIOError`)."""
+    return isinstance(e, RunIOError) or (isinstance(e, OSError) and e.errno in IO_ERRNOS)
 
 
 def fail(e: BaseException) -> typer.Exit:
-    """Print the first line of ``e`` as ``error: ...`` on stderr and return the exit (status 2) to raise."""
+    """Print the first line of ``e`` as ``error: ...`` on stderr and return the exit to raise: status 6
+    for an I/O failure (:func:`is_io_failure`, the path named), else 2 (bad input)."""
     msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+    if is_io_failure(e):
+        if not isinstance(e, RunIOError) and getattr(e, "filename", None) and str(e.filename) not in msg:
+            msg = f"{e.filename}: {msg}"
+        typer.echo(f"error: I/O failure: {msg}", err=True)
+        return typer.Exit(EXIT_IO)
     typer.echo(f"error: {msg}", err=True)
     return typer.Exit(EXIT_BAD_INPUT)

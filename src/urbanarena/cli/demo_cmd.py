@@ -29,7 +29,8 @@ from rich.table import Table
 
 from urbanarena.errors import UrbanArenaError
 
-#: the fast baselines (about 20 s in all); add ``ocr`` for the offline perception baseline, which reads every
+#: the fast baselines (about 20 s in all once the city and its panoramas are cached; longer on the first run, which
+#: builds and renders them); add ``ocr`` for the offline perception baseline, which reads every
 #: view with rapidocr (about 20 s per navigation episode on 2 cores: half an hour or more for the mini suite)
 DEFAULT_AGENTS = "oracle,random"
 
@@ -61,14 +62,21 @@ def demo(
             raise UrbanArenaError("--agents names no agent")
         if limit is not None and limit < 1:
             raise UrbanArenaError("--limit must be at least 1")
+        from urbanarena.agents.registry import AGENTS
+
+        unknown = [a for a in names if ":" not in a and a not in AGENTS]
+        if unknown:  # before building the city or running any agent
+            raise UrbanArenaError(f"--agents: unknown agent {unknown[0]!r}; known: {', '.join(sorted(AGENTS))}")
         if city not in cached_city_names():
             err.print(f"building city {city} (once; cached afterwards) ...")
             err.print(format_report(build_city(resolve_source(city))))
-        for agent in names:
+        plans = []
+        for agent in names:  # every agent checked (prepare writes nothing) before the first one runs
             run_dir = out / agent.replace(":", "_").replace("/", "_")
             req = RunRequest(city=city, tasks=tasks, agent=agent, out=run_dir, workers=workers, limit=limit,
                              command=list(sys.argv))
-            prepared = prepare(req)
+            plans.append((agent, run_dir, prepare(req)))
+        for agent, run_dir, prepared in plans:
             check = prepared.task_set.suite_check or check
             if check and suite is None:
                 suite = check.get("suite")
@@ -78,10 +86,15 @@ def demo(
             summaries[agent] = summarize_run(run_dir)
     except (UrbanArenaError, OSError, ValueError) as e:
         raise fail(e) from None
-    table = Table(title=f"{suite or tasks}: evaluation score x100 (95 % CI) per family")
+    from urbanarena.agents.registry import AGENTS
+
+    privileged = [a for a in summaries if getattr(AGENTS.get(a), "privileged", False)]
+    table = Table(title=f"{suite or tasks}: evaluation score x100 (95 % CI) per family",
+                  caption=(f"{', '.join(privileged)}: privileged (plans on the ground truth the agents under test "
+                           "do not see): a reference, not a competitor") if privileged else None)
     table.add_column("family")
     for a in summaries:
-        table.add_column(a, justify="right")
+        table.add_column(f"{a} (privileged)" if a in privileged else a, justify="right")
     fams = [f for f in FAMILY_ORDER if any(f in (s.get("by_family") or {}) for s in summaries.values())]
     for f in fams:
         cells = []

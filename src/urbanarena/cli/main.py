@@ -13,11 +13,16 @@ line ``error: <message>`` on stderr and exit with status 2, without a
 traceback. Ctrl-C during ``run`` exits with status 130 after closing the
 store; rerunning the same command resumes.
 
-Exit status of ``run``: 0 finished; 2 bad input (nothing written); 3 stopped
-at a budget cap (``--max-usd`` / ``--max-requests``); 4 stopped at a miss of
-a read-only response cache (``--cache read-only``); 130 interrupted. After
-3, 4 and 130 the finished episodes are stored and rerunning the command
-(with a higher cap, or another cache mode) resumes.
+Exit status of ``run``: 0 finished, every episode without error; 2 bad input
+(nothing written); 3 stopped at a budget cap (``--max-usd`` / ``--max-requests``);
+4 stopped at a miss of a read-only response cache (``--cache read-only``); 5
+finished, but some episodes ended in an agent or environment error (stdout says
+how many, the first error and the ``--retry-errors`` command); 6 I/O failure
+(disk full ...; ``run.json`` says ``failed``); 130 interrupted (Ctrl-C); 143
+terminated (SIGTERM; ``run.json`` says ``interrupted``). After 3, 4, 5, 6, 130
+and 143 the finished episodes are stored and rerunning the command (with a
+higher cap, another cache mode, ``--retry-errors``) resumes. The table of every
+command's statuses is in docs/runs.md.
 """
 
 from __future__ import annotations
@@ -49,9 +54,9 @@ app.add_typer(city_app, name="city")
 out_console = Console()
 err_console = Console(stderr=True)
 
-EXIT_BUDGET = 3
-EXIT_CACHE_MISS = 4
-EXIT_INTERRUPTED = 130
+from urbanarena.cli.common import (  # noqa: E402  (exit statuses: docs/runs.md)
+    EXIT_BUDGET, EXIT_CACHE_MISS, EXIT_EPISODE_ERRORS, EXIT_INTERRUPTED, EXIT_TERMINATED,
+)
 
 
 _fail = fail  # bad input: ``error: ...`` on stderr, exit 2 (cli/common.py)
@@ -101,7 +106,9 @@ class _ProgressEvents:
 @app.command()
 def run(
     city: str = typer.Option(..., "--city", help="CITY: KIND:PATH, saved city directory, or cached city name."),
-    tasks: str = typer.Option(..., "--tasks", help="TASKS: KIND:PATH, task file, or 'default'."),
+    tasks: str = typer.Option(..., "--tasks", help="TASKS: KIND:PATH (cityseeker:FILE, map2seq:FILE), a task file, "
+                                                   "'default' (the city's default suite), or a frozen suite of the "
+                                                   "city: mini, standard, full."),
     agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle, ocr, arena-oracle, arena-random, ug-oracle, ug-random, vlm-arena, vlm-cityseeker, vlm-urbanground) or module:Callable; oracle/random on arena or urbanground tasks mean arena-/ug-oracle and -random."),
     out: Path = typer.Option(..., "--out", help="RUN_DIR (created; rerun the same command to resume)."),
     seeds: int = typer.Option(1, "--seeds", help="Number of seeds: seeds seed-base .. seed-base+N-1."),
@@ -177,7 +184,9 @@ def run(
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
     With a VLM agent, --workers N or --concurrency N runs N episodes at once (threads). Exit status: 0 finished, 2 bad input,
-    3 budget cap reached, 4 read-only cache miss, 130 interrupted; rerun the same command to resume.
+    3 budget cap reached, 4 read-only cache miss, 5 some episodes ended in an error (rerun with --retry-errors),
+    6 I/O failure (disk full), 130 interrupted, 143 terminated (SIGTERM); rerun the same command to resume
+    (docs/runs.md).
     """
     from urbanarena.runner.driver import RunRequest, execute, prepare
     from urbanarena.runner.episode import RunStopped
@@ -223,15 +232,19 @@ def run(
         console=err_console, transient=False,
     )
     events = _ProgressEvents(progress)
+    from urbanarena.runner.driver import Terminated
+
     try:
         try:
-            outcome = execute(prepared, events)
+            with _sigterm_raises(Terminated):
+                outcome = execute(prepared, events)
         finally:
             if events.started:
                 progress.stop()
-    except KeyboardInterrupt:
-        typer.echo(f"interrupted: finished episodes are stored in {out}; rerun the same command to resume", err=True)
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt as e:
+        what = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        typer.echo(f"{what}: finished episodes are stored in {out}; rerun the same command to resume", err=True)
+        raise typer.Exit(EXIT_TERMINATED if isinstance(e, Terminated) else EXIT_INTERRUPTED) from None
     except RunStopped as e:
         done = getattr(e, "outcome", None)
         n = done.run if done is not None else 0
@@ -251,6 +264,40 @@ def run(
         f"{outcome.run} episodes run, {outcome.skipped} skipped, {outcome.errors} agent errors "
         f"(protocol {protos}; config {hashes}) -> {outcome.run_dir}"
     )
+    if outcome.errored:
+        task_id, seed, message = outcome.first_error or ("?", 0, "?")
+        retry = prepared.request.command_line()
+        retry += "" if "--retry-errors" in retry else " --retry-errors"
+        typer.echo(f"errors: {outcome.errored} of {outcome.planned} episodes ended in an agent or environment error "
+                   f"and count as failures in every score; first: {task_id} seed {seed}: {message}")
+        typer.echo(f"retry them (after fixing the cause) with: {retry}")
+        raise typer.Exit(EXIT_EPISODE_ERRORS)
+
+
+class _sigterm_raises:
+    """While active (main thread only), SIGTERM raises ``exc`` in the main thread, so a terminated run closes its
+    store, workers and ``run.json`` as at Ctrl-C."""
+
+    def __init__(self, exc: type[BaseException]):
+        self.exc = exc
+        self.previous: Any = None
+
+    def _raise(self, signum, frame):
+        raise self.exc()
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGTERM, self._raise)
+        return self
+
+    def __exit__(self, *exc):
+        import signal
+
+        if self.previous is not None:
+            signal.signal(signal.SIGTERM, self.previous)
 
 
 # ---------------------------------------------------------------- summary
@@ -317,6 +364,11 @@ def summary(
         f"{run_dir} — agent {s['agent']} · protocol {s['protocol']} · family {s['family']} · "
         f"config {s['config_hash'][:12]} · {s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
     )
+    from urbanarena.runner.summary import describe_errors
+
+    errors_line = describe_errors(s)
+    if errors_line:  # above every score table
+        out_console.print(errors_line, markup=False, soft_wrap=True, style="yellow")
     out_console.print(_metric_table(head, s))
     preferred = ("tc_exact", "tc_proximity_50m", "tc", "spl", "ndtw", "sed", "goal_dist_m")
     if "missing_scores" in s:  # arena config
@@ -342,8 +394,6 @@ def summary(
     if s.get("complete") is False:
         out_console.print(f"[yellow]incomplete: {s['episodes']} of {s['planned']} planned episodes are stored; "
                           "rerun the run command to finish[/yellow]")
-    if s["errors"]:
-        out_console.print(f"[yellow]{s['errors']} episodes ended with an agent error (stop reason 'error')[/yellow]")
     from urbanarena.runner.summary import describe_faults
 
     faults_line = describe_faults(s.get("faults"))

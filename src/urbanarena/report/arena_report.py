@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Any, Mapping
 
+from urbanarena.runner.summary import describe_errors
+
 #: family order of the table (360CityArena's seven families under our names)
 FAMILY_ORDER = ("localization", "landmark_language", "landmark_image", "map_navigation", "vln", "object_count",
                 "relational")
@@ -48,6 +50,7 @@ def report_data(summaries: Mapping[str, Mapping[str, Any]], *, suite: str | None
                 "evaluation_score"), "tasks": s.get("tasks"), "episodes": s.get("episodes")},
             "by_family": {k: {"mean": f["mean"], "ci95": f["ci95"], "tasks": f["tasks"]} for k, f in fams.items()},
             "errors": s.get("errors"), "missing_scores": s.get("missing_scores"),
+            "errors_line": describe_errors(s),
         }
         mdd = mdd or s.get("mdd")
     return {"suite": suite, "suite_check": dict(suite_check) if suite_check else None, "agents": agents, "mdd": mdd,
@@ -65,6 +68,9 @@ def render_markdown(data: Mapping[str, Any], title: str = "urbanarena arena repo
                      "over tasks (an unvalidated answer counts 0).")
     protos = {a: d["protocol"] for a, d in data["agents"].items()}
     lines.append("Protocols: " + ", ".join(f"{a} `{p}`" for a, p in protos.items()) + ".")
+    for a, d in data["agents"].items():
+        if d.get("errors_line"):
+            lines += ["", f"**{a}** {d['errors_line']}."]
     lines += ["", "| family | " + " | ".join(agents) + " |", "|---|" + "---|" * len(agents)]
     for f in fams:
         row = [_cell((data["agents"][a]["by_family"].get(f) or {}).get("mean"),

@@ -34,6 +34,7 @@ import jinja2
 
 import urbanarena
 from urbanarena.errors import UrbanArenaError
+from urbanarena.runner.summary import describe_errors
 from urbanarena.report.charts import difficulty_chart, trajectory_map
 from urbanarena.report.episodes import counters
 from urbanarena.report.failures import CAUSES, OTHER_BUCKETS, breakdown
@@ -284,6 +285,7 @@ def build_report(runs: list[ReportRun], *, baseline: str | None = None, n_maps: 
             "significance": _significance(group, baseline, n_boot, min_common_tasks, seed),
             "maps": [_maps(r, geoms[r.label], n_maps) for r in group],
             "success_key": kind.success_key,
+            "errored": [f"{r.label}: {describe_errors(r.summary)}" for r in group if describe_errors(r.summary)],
         })
         attributions.update(r.attribution for r in group if r.attribution)
     run_rows = []

@@ -79,6 +79,44 @@ def _font(size_px: int) -> ImageFont.FreeTypeFont | ImageFont.ImageFont:
         return ImageFont.load_default()
 
 
+#: readable names of the arena action tokens (``env/arena_env.py``) for captions
+ARENA_ACTION_NAMES = {
+    "W": "walk", "S": "look back to the travel direction", "A": "look left", "D": "look right", "Q": "look up",
+    "E": "look down", "LEFT": "take the left branch", "RIGHT": "take the right branch", "UP": "take the branch ahead",
+    "ANSWER": "answer", "PARSE_ERROR": "unparsable reply (step consumed)",
+}
+#: step sizes of the sized arena actions
+_SIZES = {"W": {"SMALL": "1.5 m", "MEDIUM": "4 m", "LARGE": "7 m"},
+          **{k: {"SMALL": "30°", "MEDIUM": "60°", "LARGE": "90°"} for k in ("A", "D", "Q", "E")}}
+
+
+def action_label(action: str) -> str:
+    """A caption's name for a stored action: arena tokens read out (``"W LARGE"`` -> ``"walk 7 m (W LARGE)"``),
+    graph choices as ``choice N`` / ``stop``; anything else (continuous actions' JSON ...) unchanged."""
+    text = str(action).strip()
+    parts = text.split(None, 1)
+    if parts and parts[0].upper().rstrip(":") in ARENA_ACTION_NAMES:
+        kind = parts[0].upper().rstrip(":")
+        rest = parts[1] if len(parts) > 1 else ""
+        size = _SIZES.get(kind, {}).get(rest.upper())
+        if kind == "ANSWER":
+            return f"answer {rest.lstrip(':').strip()}".strip()
+        return f"{ARENA_ACTION_NAMES[kind]}{' ' + size if size else ''} ({text})"
+    if text.lstrip("-").isdigit():
+        return "stop" if int(text) < 0 else f"choice {int(text)}"
+    return text
+
+
+def _clip(text: str, width_chars: int, max_lines: int) -> list[str]:
+    """``text`` wrapped to ``max_lines`` lines, the last ending in an ellipsis when text was left out."""
+    lines = textwrap.wrap(" ".join(str(text).split()), width_chars)
+    if len(lines) <= max_lines:
+        return lines
+    kept = lines[:max_lines]
+    kept[-1] = (kept[-1][: width_chars - 1].rstrip() if len(kept[-1]) >= width_chars else kept[-1]) + "…"
+    return kept
+
+
 def _caption_lines(ep: EpisodeReplay, k: int, width_chars: int) -> list[str]:
     row = ep.row
     last = ep.n_states - 1
@@ -86,12 +124,12 @@ def _caption_lines(ep: EpisodeReplay, k: int, width_chars: int) -> list[str]:
     if k == 0:
         lines = [head, f"step 0/{last} · start"]
         if ep.task is not None and ep.task.instruction:
-            lines += textwrap.wrap(" ".join(ep.task.instruction.split()), width_chars)[:1]
+            lines += _clip(ep.task.instruction, width_chars, 2)
     else:
         s = ep.steps()[k - 1]
-        lines = [head, f"step {k}/{last} · {s.action}"]
+        lines = [head, f"step {k}/{last} · {action_label(s.action)}"]
         if s.thought:
-            lines += textwrap.wrap("thought: " + " ".join(s.thought.split()), width_chars)[:1]
+            lines += _clip("thought: " + s.thought, width_chars, 2)
     if k == last:
         o = ep.outcome()
         score = o.get("score")
@@ -99,7 +137,7 @@ def _caption_lines(ep: EpisodeReplay, k: int, width_chars: int) -> list[str]:
         if o.get("answer"):
             tail += f" · answer: {o['answer']}"
         tail += f" · score: {'–' if score is None else f'{float(score):.2f}'}"
-        lines = lines[:2] + textwrap.wrap(tail, width_chars)[:2]
+        lines = lines[:2] + _clip(tail, width_chars, 2)
     return [ln if len(ln) <= width_chars else ln[: width_chars - 1] + "…" for ln in lines[:4]]
 
 

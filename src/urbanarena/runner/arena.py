@@ -64,6 +64,7 @@ from urbanarena.runner.episode import RUN_LEVEL_ERRORS, close_agent, jsonable, r
 from urbanarena.runner.judge import JudgeSettings, RunJudge
 from urbanarena.runner.results import arena_columns
 from urbanarena.runner.trace import EpisodeRecorder, TraceWriter
+from urbanarena.tasks.errored import as_failure
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.schema import Task
 from urbanarena.tasks.validators import FUZZY_MATCH
@@ -254,6 +255,8 @@ class ArenaEpisodeRunner:
                        "judge_model_version", "judge_prompt_hash", "judge_verdict_parsed")
         metrics = {k: res.get(k) for k in metric_keys}
         metrics["validation"] = res.get("validation")
+        if res.get("stop_reason") == "error":
+            metrics = as_failure(metrics)  # an errored episode fails every score (tasks/errored.py)
         counters = res.get("env_counters") or {}
         final_pose = poses[-1] if poses else None
         trajectory = [task.start.node] + [str(p.get("nearest_node")) for p in poses]

@@ -49,6 +49,7 @@ from urbanarena.runner.episode import (
     ERROR_STOP, RUN_LEVEL_ERRORS, _error_text, call_agent, close_agent, jsonable, row_identity, run_stopped, utc_now,
 )
 from urbanarena.runner.results import graph_columns
+from urbanarena.tasks.errored import as_failure
 from urbanarena.runner.trace import EpisodeRecorder, TraceWriter
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.metrics import urbanground as ug
@@ -213,6 +214,8 @@ class ContinuousEpisodeRunner:
             raise RuntimeError(f"scoring task {task.task_id!r} (seed {seed}) failed: {type(e).__name__}: {e}") from e
         score_s = time.perf_counter() - t
         metrics = jsonable(metrics)
+        if stop_reason == ERROR_STOP:
+            metrics = as_failure(metrics)  # an errored episode fails every score (tasks/errored.py)
         for k, v in metrics.items():
             if isinstance(v, float) and not math.isfinite(v):
                 raise RuntimeError(f"scorer of family {family.name!r} returned {k}={v} for task {task.task_id!r}")

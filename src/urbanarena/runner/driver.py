@@ -418,6 +418,17 @@ class RunOutcome:
     errors: int
     status: str
     stop: RunStopped | None = None
+    #: stored episodes of the planned jobs that ended in an error (this time or before), and the first of them
+    #: as ``(task_id, seed, last line of its error text)``
+    errored: int = 0
+    first_error: tuple[str, int, str] | None = None
+    #: why the run failed (``status`` ``failed``), as recorded in ``run.json``
+    failure: str | None = None
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached the driver (raised by the CLI's signal handler): the run stops as at Ctrl-C,
+    with ``run.json`` status ``interrupted`` and ``signal`` ``SIGTERM``."""
 
 
 class RunEvents:
@@ -696,7 +707,8 @@ def _check_agent_fits(agent_name: str, probe: Any, family: str, arena: bool, pro
     acts_in_arena = isinstance(probe, ArenaReActAgent) or getattr(probe, "action_style", None) == "arena"
     if arena and not acts_in_arena and ":" not in agent_name:
         raise AgentSpecError(f"agent {agent_name!r} acts on graph choices; {family!r} tasks run in the arena "
-                             "(use vlm-arena, or a module:Callable agent returning ArenaAction)")
+                             "(use oracle / arena-oracle (privileged), random / arena-random, ocr, vlm-arena, or a "
+                             "module:Callable agent returning ArenaAction)")
     if not arena and acts_in_arena:
         raise AgentSpecError(f"agent {agent_name!r} acts in the arena; {family!r} tasks are graph tasks "
                              "(use vlm-cityseeker or a graph agent)")
@@ -819,13 +831,18 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                          result.get("stop_reason"), int(result.get("steps") or 0))
                 if result.get("stop_reason") == ERROR_STOP and result.get("error"):
                     # the agent error's last line (exception type and message; keys never appear in it)
-                    last = [ln for ln in str(result["error"]).strip().splitlines() if ln.strip()][-1:]
                     log.warning("agent error in %s seed %s: %s", result["task_id"], result["seed"],
-                                last[0][:500] if last else "?")
+                                _last_line(result["error"]))
                 events.on_result(result)
+        planned_keys = {(j.task_id, j.seed, j.config_hash) for j in p.jobs}
+        errored = [e for e in store.errored(agent, p.configs) if (e[0], e[1], e[2]) in planned_keys]
+        outcome.errored = len(errored)
+        if errored:
+            task_id, seed, _, text = errored[0]
+            outcome.first_error = (task_id, int(seed), _last_line(text))
         outcome.status = "finished"
-        log.info("run finished: %d episodes run, %d skipped, %d agent errors", outcome.run, outcome.skipped,
-                 outcome.errors)
+        log.info("run finished: %d episodes run, %d skipped, %d agent errors (%d of the %d planned episodes "
+                 "stored with an error)", outcome.run, outcome.skipped, outcome.errors, outcome.errored, outcome.planned)
         return outcome
     except RunStopped as e:
         outcome.status = "stopped"
@@ -834,9 +851,15 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
         log.warning("run stopped (%s): %s; %d episodes stored this time, rerun to resume", e.reason, e.detail,
                     outcome.run)
         raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         outcome.status = "interrupted"
+        if record is not None:
+            record["signal"] = "SIGTERM" if isinstance(e, Terminated) else "SIGINT"
         log.warning("run interrupted: %d episodes stored this time, rerun to resume", outcome.run)
+        raise
+    except BaseException as e:
+        outcome.failure = f"{type(e).__name__}: {_last_line(str(e))}"
+        log.error("run failed: %s; %d episodes stored this time", outcome.failure, outcome.run)
         raise
     finally:
         if runlog is not None:
@@ -852,12 +875,22 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
                 finished_at=utc_now(),
                 episodes={"planned": outcome.planned, "skipped": outcome.skipped, "run": outcome.run, "errors": outcome.errors},
             )
+            if outcome.failure is not None:
+                record["error"] = outcome.failure
+            if outcome.errored:
+                record["episodes"]["errored"] = outcome.errored
             if outcome.stop is not None:
                 record["stop"] = {"reason": outcome.stop.reason, "message": outcome.stop.detail,
                                   "task_id": outcome.stop.task_id, "seed": outcome.stop.seed}
             write_run_json(run_dir, record)
         if lock is not None:
             lock.close()
+
+
+def _last_line(text: Any, limit: int = 500) -> str:
+    """The last non-blank line of an error text (a traceback's exception line), at most ``limit`` characters."""
+    last = [ln for ln in str(text or "").strip().splitlines() if ln.strip()][-1:]
+    return last[0].strip()[:limit] if last else "?"
 
 
 LOCK_FILE = ".lock"

@@ -35,6 +35,7 @@ import traceback
 from datetime import datetime, timezone
 from typing import Any, Callable
 
+from urbanarena.tasks.errored import as_failure
 from urbanarena.agents.base import Agent, AgentContext
 from urbanarena.agents.clients import BudgetExceeded, CacheMissError
 from urbanarena.env.graph_env import GraphNavEnv
@@ -344,6 +345,8 @@ class EpisodeRunner:
             raise RuntimeError(f"scoring task {task.task_id!r} (seed {seed}) failed: {type(e).__name__}: {e}") from e
         score_s = time.perf_counter() - t
         metrics = jsonable(metrics)
+        if stop_reason == ERROR_STOP:
+            metrics = as_failure(metrics)  # an errored episode fails every score (tasks/errored.py)
         for k, v in metrics.items():
             if isinstance(v, float) and not math.isfinite(v):
                 raise RuntimeError(f"scorer of family {family.name!r} returned {k}={v} for task {task.task_id!r}")

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import urbanarena
+from urbanarena.errors import RunIOError
 
 RUN_FILE = "run.json"
 RUN_FORMAT = "urbanarena-run"
@@ -88,12 +89,29 @@ def read_run_json(run_dir: str | Path) -> dict[str, Any] | None:
 
 
 def write_run_json(run_dir: str | Path, record: dict[str, Any]) -> Path:
-    """Atomically write ``record`` as ``run_dir/run.json``."""
+    """Write ``record`` as ``run_dir/run.json``: atomically (a temporary file renamed over it); when that
+    fails (a full disk) the temporary file is removed and ``run.json`` is overwritten in place, which
+    reuses its blocks and so still records a final status on a full disk.
+
+    Raises:
+        RunIOError: neither way could write it (names the path and the OS error).
+    """
     p = Path(run_dir) / RUN_FILE
     tmp = p.with_name(f".{RUN_FILE}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=2, ensure_ascii=False, default=str), encoding="utf-8")
-    os.replace(tmp, p)
-    return p
+    data = json.dumps(record, indent=2, ensure_ascii=False, default=str).encode("utf-8")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, p)
+        return p
+    except OSError as first:
+        tmp.unlink(missing_ok=True)
+        try:
+            with open(p, "r+b") as f:  # in place: no new file, the old blocks rewritten
+                f.write(data)
+                f.truncate()
+            return p
+        except OSError:
+            raise RunIOError(p, f"{first.strerror or first}") from first
 
 
 def start_record(run_dir: str | Path, invocation: dict[str, Any]) -> dict[str, Any]:

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from urbanarena.agents.strategies.memory import MEMORY_COLUMNS, MEMORY_DDL, MEMORY_KEY, MEMORY_TABLE
-from urbanarena.errors import StoreError
+from urbanarena.errors import RunIOError, StoreError
 from urbanarena.runner.results import V3_STORE_COLUMNS, V3_STORE_NAMES, V3_TIME_COLUMNS
 from urbanarena.tasks.metrics import METRIC_KEYS
 
@@ -293,12 +293,18 @@ class Store:
         cols = list(values)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         sql = f"{verb} INTO episodes ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"
-        memory = result.get("memory") or []
         mem_sql = (f"INSERT INTO {MEMORY_TABLE} ({', '.join(MEMORY_COLUMNS)}) "
                    f"VALUES ({', '.join('?' for _ in MEMORY_COLUMNS)})")
+        try:
+            return self._write_episode(result, sql, [values[c] for c in cols], mem_sql, replace)
+        except sqlite3.OperationalError as e:
+            raise RunIOError(self.path, str(e)) from e  # disk full, I/O error, read-only file system
+
+    def _write_episode(self, result: dict[str, Any], sql: str, row: list[Any], mem_sql: str, replace: bool) -> bool:
+        memory = result.get("memory") or []
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            cur = self.conn.execute(sql, [values[c] for c in cols])
+            cur = self.conn.execute(sql, row)
             if cur.rowcount > 0 and (memory or replace):
                 # the job's memory rows (strategies/--rounds) commit with its episode row, in this transaction
                 self.conn.execute(f"DELETE FROM {MEMORY_TABLE} WHERE {' AND '.join(f'{k}=?' for k in MEMORY_KEY)}",
@@ -319,6 +325,16 @@ class Store:
         """``{(task_id, seed, agent, config_hash): (task_hash, stop_reason)}`` of stored episodes."""
         rows = self.conn.execute("SELECT task_id, seed, agent, config_hash, task_hash, stop_reason FROM episodes")
         return {(r[0], r[1], r[2], r[3]): (r[4], r[5]) for r in rows}
+
+    def errored(self, agent: str, config_hashes: Iterable[str]) -> list[tuple[str, int, str, str | None]]:
+        """``(task_id, seed, config_hash, error text)`` of the stored episodes of ``agent`` under
+        ``config_hashes`` that ended in an error (stop reason ``error``), by finish time."""
+        hs = list(config_hashes)
+        if not hs:
+            return []
+        return [tuple(r) for r in self.conn.execute(
+            f"SELECT task_id, seed, config_hash, error FROM episodes WHERE stop_reason='error' AND agent=? AND "
+            f"config_hash IN ({', '.join('?' for _ in hs)}) ORDER BY finished_at, task_id, seed", [agent, *hs])]
 
     def count(self, config_hash: str | None = None) -> int:
         """Number of stored episodes (of one config when given)."""

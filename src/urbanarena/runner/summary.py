@@ -245,6 +245,27 @@ def describe_config(c: dict[str, Any]) -> str:
     )
 
 
+def error_reasons(rows: list[dict[str, Any]], limit: int = 3) -> list[dict[str, Any]]:
+    """Why episodes ended in an error: ``[{"message", "episodes"}]``, the most frequent last lines of the stored
+    error texts (exception type and message) first, at most ``limit`` of them."""
+    counts: dict[str, int] = {}
+    for r in rows:
+        if r.get("stop_reason") == "error":
+            lines = [ln for ln in str(r.get("error") or "").strip().splitlines() if ln.strip()]
+            msg = lines[-1].strip()[:300] if lines else "(no error text)"
+            counts[msg] = counts.get(msg, 0) + 1
+    return [{"message": m, "episodes": n} for m, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]]
+
+
+def describe_errors(s: dict[str, Any]) -> str | None:
+    """The line printed above every score table of a summary whose episodes errored, else ``None``."""
+    if not s.get("errors"):
+        return None
+    why = "; ".join(f"{e['episodes']} x {e['message']}" for e in s.get("error_reasons") or [])
+    return (f"errors: {s['errors']} of {s['episodes']} episodes ended in an agent or environment error and count as "
+            f"failures in every score below" + (f" — {why}" if why else "") + " (rerun with --retry-errors)")
+
+
 def _planned_and_stops(run_dir: Path, config_hash: str, rows: list[dict[str, Any]]) -> tuple[int | None, dict[str, int]]:
     """Planned episodes of ``config_hash`` (newest ``run.json`` record naming it, else ``None``) and the
     count of stored episodes per stop reason."""
@@ -285,7 +306,8 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
         "counts": s.get("counts"), "by_family": fams, "by_level": levels, "by_category": s["by_category"],
         "by_difficulty": s["by_difficulty"], "config_hash": chosen["config_hash"], "config": chosen.get("config"),
         "agent": chosen["agent"], "family": chosen["family"], "tasks": len({r["task_id"] for r in rows}),
-        "seeds": sorted({r["seed"] for r in rows}), "errors": chosen["errors"], "stop_reasons": dict(sorted(stops.items())),
+        "seeds": sorted({r["seed"] for r in rows}), "errors": chosen["errors"], "error_reasons": error_reasons(rows),
+        "stop_reasons": dict(sorted(stops.items())),
         "planned": planned, "complete": None if planned is None else s["episodes"] >= planned,
         "metric_keys": list(EPISODE_KEYS),
     }
@@ -302,7 +324,7 @@ def summarize_run(
         n_resamples, seed: bootstrap parameters (see ``aggregate.summarize``).
     Returns: ``{"protocol", "episodes", "metrics", "ci95", "by_category",
         "by_difficulty", "counts", "config_hash", "config", "agent", "family",
-        "tasks", "seeds", "errors", "stop_reasons", "planned", "complete",
+        "tasks", "seeds", "errors", "error_reasons" (:func:`error_reasons`), "stop_reasons", "planned", "complete",
         "metric_keys", "faults"}`` (``faults``: :func:`fault_counts`, ``None`` without model calls) (arena configs: also ``missing_scores``, ``fuzzy``
         (:func:`fuzzy_counts`), ``by_family`` (:func:`by_family`) and ``mdd`` (:func:`mdd_summary`); their
         ``metrics`` are keyed by :data:`ARENA_SUMMARY_KEYS`)
@@ -356,6 +378,7 @@ def summarize_run(
         "tasks": len({r["task_id"] for r in rows}),
         "seeds": sorted({r["seed"] for r in rows}),
         "errors": chosen["errors"],
+        "error_reasons": error_reasons(rows),
         "stop_reasons": dict(sorted(stops.items())),
         "planned": planned,
         "complete": None if planned is None else s["episodes"] >= planned,

@@ -19,6 +19,7 @@ Needs the ``web`` extra (fastapi, uvicorn, jinja2).
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlencode
 from typing import Any, Callable
 
 import jinja2
@@ -69,7 +70,9 @@ def add_auth(app: FastAPI, tokens: ParticipantTokens) -> None:
         if path not in OPEN_PATHS:
             entry = request.query_params.get("token") if path == "/" else None
             if entry is not None and tokens.participant_for(entry) is not None:
-                resp: Response = RedirectResponse("/", status_code=303)
+                # the rest of the query (a replay link's ?episode=...) survives the redirect; only the token goes
+                rest = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+                resp: Response = RedirectResponse("/" + (f"?{urlencode(rest)}" if rest else ""), status_code=303)
                 resp.set_cookie(COOKIE, entry, httponly=True, samesite="strict", path="/",
                                 secure=request.url.scheme == "https")
                 return _secure(resp)

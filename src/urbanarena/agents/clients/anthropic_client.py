@@ -1,4 +1,6 @@
-"""Anthropic Messages API through the ``anthropic`` SDK.
+"""Anthropic Messages API (``POST /v1/messages``) through the ``anthropic`` SDK's client (base URL,
+auth and version headers, connection pool, typed status and connection errors); the body is built
+here as plain JSON and the reply read from the response JSON.
 
 Request mapping: ``system`` -> the ``system`` parameter; user turns -> content
 blocks ``{"type": "image", "source": {"type": "base64", "media_type": ...,
@@ -28,6 +30,7 @@ import anthropic
 
 from urbanarena.agents.clients import http_pool
 from urbanarena.agents.clients.base import ModelClient
+from urbanarena.agents.clients.errors import ReplyFault
 from urbanarena.agents.clients.images import EncodedImage
 from urbanarena.agents.clients.types import Image, ModelReply, ModelRequest
 
@@ -78,36 +81,45 @@ class AnthropicClient(ModelClient):
             payload["thinking"] = {"type": "enabled", "budget_tokens": g["thinking_budget_tokens"]}
         return payload
 
-    def _send(self, request: ModelRequest, encoded: dict[str, EncodedImage]) -> tuple[ModelReply, Mapping[str, str]]:
-        raw = self._sdk.messages.with_raw_response.create(**self.build_payload(request, encoded))
-        msg = raw.parse()
-        headers = raw.headers
+    def _send(self, request: ModelRequest, encoded: dict[str, EncodedImage], deadline: float) -> tuple[ModelReply, Mapping[str, str]]:
+        # Posted as plain JSON through the SDK's transport (base URL, auth and version headers, typed
+        # status/connection errors), the body streamed under the attempt deadline and the reply-size limit
+        # (transport.post_json) and read from its JSON, as the OpenAI client does.
+        payload = self.build_payload(request, encoded)
+        body = {**{k: v for k, v in payload.items() if k != "extra_body"}, **payload.get("extra_body", {})}
+        msg, headers = self._post("/v1/messages", body, deadline)
+        label = f"{self.spec.provider}:{self.spec.model}"
+        content = msg.get("content")
+        if not isinstance(content, list) or msg.get("type", "message") != "message":
+            raise ReplyFault("not_json", f"{label}: the reply is not a Messages API message (no 'content' list; "
+                                         f"keys {sorted(msg)[:8]})")
         texts, thinking = [], []
-        for block in msg.content or []:
-            kind = getattr(block, "type", None)
-            if kind == "text":
-                texts.append(block.text)
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
             elif kind == "thinking":
-                thinking.append(getattr(block, "thinking", "") or "")
+                thinking.append(block.get("thinking") or "")
         text = "".join(texts)
-        raw_finish = msg.stop_reason
+        raw_finish = msg.get("stop_reason")
         finish = _FINISH.get(raw_finish or "", "other")
-        usage = msg.usage
+        usage = msg.get("usage") if isinstance(msg.get("usage"), dict) else None
         in_tok = None
         if usage is not None:
-            in_tok = (usage.input_tokens or 0) + (getattr(usage, "cache_creation_input_tokens", None) or 0) + (
-                getattr(usage, "cache_read_input_tokens", None) or 0
-            )
+            in_tok = sum(int(usage.get(k) or 0) for k in
+                         ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
         reply = ModelReply(
             text=text,
             finish_reason=finish,  # type: ignore[arg-type]
             raw_finish_reason=raw_finish,
             input_tokens=in_tok,
-            output_tokens=None if usage is None else usage.output_tokens,
+            output_tokens=None if usage is None else usage.get("output_tokens"),
             requested_model=self.spec.model,
-            reported_model=msg.model or None,
+            reported_model=msg.get("model") or None,
             request_id=headers.get("request-id"),
-            response_id=msg.id or None,
+            response_id=msg.get("id") or None,
             flags=self._flags(text, finish, False),
             thinking="".join(thinking) if thinking else None,
         )

@@ -11,8 +11,10 @@
 4. reserve budget (:class:`~urbanarena.agents.clients.cost.BudgetGuard`) with
    the request's upper-bound cost; :class:`BudgetExceeded` stops here, before
    anything is sent;
-5. send through the provider SDK (its own retries off, ``max_retries=0``,
-   per-request timeout); transport faults are counted by type and retried by
+5. send through the provider SDK's transport (its own retries off, ``max_retries=0``,
+   per-operation timeout, a total deadline per attempt, a reply-size limit
+   enforced while the body streams, :mod:`~urbanarena.agents.clients.transport`;
+   an overall time budget per call across its retries); transport faults are counted by type and retried by
    our :class:`~urbanarena.agents.clients.retry.RetryPolicy`; non-retryable
    statuses raise :class:`ModelRequestError`, exhausted retries
    :class:`ModelTransportError`; with rate limits configured every attempt
@@ -78,7 +80,9 @@ class ModelClient(ABC):
         spec: parsed model spec.
         generation: pinned generation settings.
         images: image encoding settings.
-        timeout_s: per-request timeout (seconds; connect + read).
+        timeout_s: per socket operation (connect, write, each read), seconds; the whole attempt is
+            bounded by ``retry.attempt_deadline_s`` (default twice this) and the call by
+            ``retry.call_budget_s``.
         retry: our retry policy.
         cache: response cache (``None`` = off).
         budget: budget guard (``None`` = no caps).
@@ -148,11 +152,20 @@ class ModelClient(ABC):
         """Build the SDK client (``max_retries=0``, ``timeout=self.timeout_s``)."""
 
     @abstractmethod
-    def _send(self, request: ModelRequest, encoded: dict[str, EncodedImage]) -> tuple[ModelReply, Mapping[str, str]]:
+    def _send(self, request: ModelRequest, encoded: dict[str, EncodedImage], deadline: float) -> tuple[ModelReply, Mapping[str, str]]:
         """One HTTP attempt; returns the reply (without cost/flags bookkeeping) and response headers.
 
-        ``encoded`` maps :attr:`Image.sha256` to its encoding. SDK exceptions propagate.
+        ``encoded`` maps :attr:`Image.sha256` to its encoding; ``deadline`` is the ``time.monotonic()``
+        value by which the attempt must be done (:func:`~urbanarena.agents.clients.transport.post_json`).
+        SDK exceptions and :class:`~urbanarena.agents.clients.errors.ReplyFault` propagate.
         """
+
+    def _post(self, path: str, body: dict[str, Any], deadline: float) -> tuple[Any, Mapping[str, str]]:
+        """POST ``body`` under the attempt deadline and the reply-size limit (:mod:`.transport`)."""
+        from urbanarena.agents.clients.transport import post_json
+
+        return post_json(self._sdk, path, body, timeout_s=self.timeout_s, deadline=deadline,
+                         max_reply_bytes=self.retry.max_reply_bytes, label=f"{self.spec.provider}:{self.spec.model}")
 
     # ------------------------------------------------------------------ public API
     def config(self) -> dict[str, Any]:
@@ -276,6 +289,8 @@ class ModelClient(ABC):
         if limiter is not None and limiter.tokens is not None:
             tokens_in, _ = request_input_tokens(RequestShape.of(request), self.price, self.images, self.spec.provider)
             reserved = int(tokens_in) + int(self.generation.max_output_tokens)
+        call_end = time.monotonic() + self.retry.call_budget_s
+        attempt_s = self.retry.attempt_deadline_for(self.timeout_s)
         while True:
             attempt += 1
             if limiter is not None:
@@ -283,7 +298,7 @@ class ModelClient(ABC):
             c.bump("http_attempts")
             t0 = time.perf_counter()
             try:
-                reply, headers = self._send(request, encoded)
+                reply, headers = self._send(request, encoded, min(time.monotonic() + attempt_s, call_end))
             except Exception as exc:  # noqa: BLE001 - classified below, unknown ones re-raised
                 fault = classify_exception(exc)
                 if fault is None:
@@ -300,13 +315,16 @@ class ModelClient(ABC):
                         f"{self.spec.provider}:{self.spec.model}: request rejected: {self._redact(fault.message)}",
                         fault.status, fault.kind,
                     ) from None
-                if attempt > self.retry.max_retries:
+                delay = self.retry.delay_s(attempt - 1, fault.retry_after_s, self._rng)
+                out_of_budget = time.monotonic() + delay >= call_end
+                if attempt > self.retry.max_retries or out_of_budget:
                     c.bump("gave_up")
+                    why = (f"call budget of {self.retry.call_budget_s:g} s spent" if out_of_budget and
+                           attempt <= self.retry.max_retries else f"after {attempt} attempts")
                     raise ModelTransportError(
-                        f"{self.spec.provider}:{self.spec.model}: {fault.kind} after {attempt} attempts: {self._redact(fault.message)}",
+                        f"{self.spec.provider}:{self.spec.model}: {fault.kind} {why}: {self._redact(fault.message)}",
                         fault.kind, attempt,
                     ) from None
-                delay = self.retry.delay_s(attempt - 1, fault.retry_after_s, self._rng)
                 log.info("%s (%s); retry %d/%d in %.2f s", fault.kind, fault.message, attempt, self.retry.max_retries, delay)
                 c.bump("retries")
                 self.sleep(delay)

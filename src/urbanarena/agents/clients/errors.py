@@ -96,3 +96,18 @@ class BudgetExceeded(ModelClientError):
         self.used = used
         self.requested = requested
         super().__init__(f"budget {limit}={cap:g} reached: used {used:g}, next request needs {requested:g}")
+
+
+class ReplyFault(ModelClientError):
+    """One attempt got a reply that cannot be used as one: a transport fault of its own kind,
+    counted and retried by the retry policy like a timeout or a 5xx.
+
+    Attributes:
+        kind: counter key: ``timeout`` (the attempt deadline passed while the reply was arriving),
+            ``reply_too_large`` (the body passed ``max_reply_bytes``), ``not_json`` (a 200 whose body is
+            not a JSON completion of the provider's API).
+    """
+
+    def __init__(self, kind: str, message: str):
+        self.kind = kind
+        super().__init__(message)

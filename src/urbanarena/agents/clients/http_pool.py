@@ -1,9 +1,9 @@
 """One HTTP connection pool per process and provider endpoint, shared by every model client.
 
 The runner builds a fresh agent, hence a fresh model client, for every episode. Building an SDK
-client with its own ``httpx.Client`` costs tens of milliseconds of CPU (an SSL context is created
+client with its own ``httpx2.Client`` (the HTTP library of the current SDKs) costs tens of milliseconds of CPU (an SSL context is created
 and the CA bundle loaded each time) and opens new connections; with hundreds of episodes in flight
-on a few cores that alone serialises a run. So the clients share one ``httpx.Client`` per
+on a few cores that alone serialises a run. So the clients share one ``httpx2.Client`` per
 ``(sdk, endpoint)`` in the process (thread-safe; the SDK passes its own per-request timeout and
 headers, API key included, on every request, so the pool holds no key).
 
@@ -45,15 +45,15 @@ def size_for(in_flight: int) -> None:
 
 
 def shared_client(sdk: str, endpoint: str, factory: Callable[..., Any]) -> Any:
-    """The process's shared ``httpx.Client`` for ``(sdk, endpoint)``, built on first use with
-    ``factory(limits=httpx.Limits(...))`` (the SDK's ``DefaultHttpxClient``)."""
-    import httpx
+    """The process's shared ``httpx2.Client`` for ``(sdk, endpoint)``, built on first use with
+    ``factory(limits=httpx2.Limits(...))`` (the SDK's ``DefaultHttpxClient``, an ``httpx2.Client``)."""
+    import httpx2
 
     key = (sdk, endpoint.rstrip("/"))
     with _LOCK:
         pool = _POOLS.get(key)
         if pool is None or pool.is_closed:
-            pool = factory(limits=httpx.Limits(max_connections=None, max_keepalive_connections=_KEEPALIVE))
+            pool = factory(limits=httpx2.Limits(max_connections=None, max_keepalive_connections=_KEEPALIVE))
             _POOLS[key] = pool
         return pool
 

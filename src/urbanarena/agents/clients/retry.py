@@ -6,8 +6,13 @@ that says "try again":
 =================  ==========================================================
 counter key        cause
 =================  ==========================================================
-``timeout``        no reply within the per-request timeout
+``timeout``        no reply within the per-request timeout, or the attempt's
+                   total deadline (``attempt_deadline_s``: connect, send and
+                   the whole reply) passed
 ``connection``     connection refused, reset or dropped before a reply
+``reply_too_large`` the reply body passed ``max_reply_bytes`` (refused while
+                   streaming; never parsed or cached)
+``not_json``       HTTP 200 whose body is not a JSON completion of the API
 ``http_429``       rate limited (``Retry-After`` / ``retry-after-ms`` honoured)
 ``http_408``       request timeout reported by the server
 ``http_409``       conflict (the providers document it as retryable)
@@ -25,6 +30,13 @@ counted as ``http_<status>`` and raised as
 
 A reply that *arrives* but is empty, truncated or a refusal is not a transport
 fault: it is returned, flagged, and the protocol decides about re-asking.
+
+Per call (one :meth:`~urbanarena.agents.clients.base.ModelClient.complete` that
+goes to the network) the attempts and the waits between them share an overall
+budget ``call_budget_s``: no retry is started that would begin after it, and
+each attempt's deadline is cut to what is left of it. A call that runs out
+raises :class:`~urbanarena.agents.clients.errors.ModelTransportError` with the
+last fault's kind.
 """
 
 from __future__ import annotations
@@ -38,7 +50,11 @@ from typing import Any, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from urbanarena.agents.clients.errors import ReplyFault
+
 RETRYABLE_STATUS = frozenset({408, 409, 429})
+#: default ``max_reply_bytes``: 1 MiB, some 250 times a 1024-token completion's JSON
+DEFAULT_MAX_REPLY_BYTES = 1 << 20
 
 
 class RetryPolicy(BaseModel):
@@ -51,6 +67,11 @@ class RetryPolicy(BaseModel):
         jitter_frac: uniform jitter fraction added to each delay (0 disables).
         honour_retry_after: wait at least the server's ``Retry-After``.
         retry_after_max_s: cap on a server-requested wait.
+        attempt_deadline_s: total time of one attempt (connect, send, whole reply); ``None`` =
+            twice the client's per-operation ``timeout_s``.
+        call_budget_s: total time of one call across its attempts and waits.
+        max_reply_bytes: largest reply body accepted (decoded bytes); the request's
+            ``max_output_tokens`` remains the way to bound generation.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -62,6 +83,13 @@ class RetryPolicy(BaseModel):
     jitter_frac: float = Field(default=0.1, ge=0.0, le=1.0)
     honour_retry_after: bool = True
     retry_after_max_s: float = Field(default=300.0, ge=0.0)
+    attempt_deadline_s: float | None = Field(default=None, gt=0.0, allow_inf_nan=False)
+    call_budget_s: float = Field(default=900.0, gt=0.0, allow_inf_nan=False)
+    max_reply_bytes: int = Field(default=DEFAULT_MAX_REPLY_BYTES, ge=1024)
+
+    def attempt_deadline_for(self, timeout_s: float) -> float:
+        """Seconds one attempt may take with per-operation timeout ``timeout_s``."""
+        return self.attempt_deadline_s if self.attempt_deadline_s is not None else 2.0 * float(timeout_s)
 
     def delay_s(self, retry_index: int, retry_after_s: float | None = None, rng: random.Random | None = None) -> float:
         """Seconds to wait before retry number ``retry_index`` (0 = first retry)."""
@@ -136,6 +164,8 @@ def classify_exception(exc: BaseException) -> Fault | None:
     Returns: a :class:`Fault`, or ``None`` for exceptions that are not
         transport or HTTP-status errors (they propagate unchanged).
     """
+    if isinstance(exc, ReplyFault):
+        return Fault(exc.kind, True, message=str(exc))
     sdks = [m for m in (sys.modules.get("openai"), sys.modules.get("anthropic")) if m is not None]
     if not sdks:
         return None

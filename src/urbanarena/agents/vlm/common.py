@@ -117,7 +117,8 @@ class ModelAgent(Agent):
         super().__init__()
         self.control = ControlMode.from_value(control)
         if client is None and not model:
-            raise ValueError(f"agent {self.name!r} needs a model spec (model=...) or a client")
+            raise ValueError(f"agent {self.name!r} needs a model: give --model SPEC (e.g. --model openai:gpt-4o or "
+                             "--model openai-compatible:http://127.0.0.1:8000/v1:NAME; docs/model-clients.md)")
         if cache not in CACHE_MODES:
             raise ValueError(f"cache mode {cache!r}: expected one of {', '.join(CACHE_MODES)}")
         if cache != "off" and cache_path is None and client is None:
