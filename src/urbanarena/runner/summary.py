@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from urbanarena.errors import StoreError
+from urbanarena.runner.config import stale_config_note
 from urbanarena.runner.metadata import read_run_json
 from urbanarena.runner.results import NO_JSON_PARSE_ERRORS
 from urbanarena.runner.store import STORE_FILE, Store
@@ -242,6 +243,7 @@ def describe_config(c: dict[str, Any]) -> str:
         f"max_steps={cfg.get('max_steps')}"
         + (f" control={(cfg.get('control') or {}).get('label')}" if cfg.get("control") else "")
         + f" ({c['episodes']} episodes)"
+        + (f" [older engine: config_version {cfg.get('config_version', 1)}]" if stale_config_note(cfg) else "")
     )
 
 
