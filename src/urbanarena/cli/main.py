@@ -467,6 +467,8 @@ def city_info(
     facts = graph_facts(c)
     facts["directory"] = str(source.directory)
     facts["source"] = c.meta.source
+    if (c.meta.extra or {}).get("dropped_islands"):  # CitySeeker components no route touches
+        facts["dropped_islands"] = c.meta.extra["dropped_islands"]
     if untakeable:
         from urbanarena.env.protocols import make_motion
 
