@@ -336,6 +336,8 @@ def summary(
             out_console.print(_mdd_text(s["mdd"]))
     if s.get("by_level"):
         out_console.print(_group_table("by level", s["by_level"], s["protocol"], keys))
+    if s.get("by_condition"):
+        out_console.print(_group_table("by condition", s["by_condition"], s["protocol"], keys))
     note = _privileged_note(run_dir, s)
     if note:
         out_console.print(note, markup=False, soft_wrap=True)

@@ -268,7 +268,9 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
     """Summary of a continuous (``urbanground``) config: the family's per-episode metrics
     (:data:`urbanarena.tasks.families.urbanground.EPISODE_KEYS`, read from the ``metrics`` JSON; ``sr``,
     ``pna``, ``spr``, ``pcr`` ... in percent), ``by_family`` (per sub-family = task category) and
-    ``by_level`` (L1 .. L5), each with cluster-bootstrap CIs over tasks."""
+    ``by_level`` (L1 .. L5) and ``by_condition`` (weather / time of day: clear, dusk, night, cloudy, rain ...,
+    as the paper's Table 1 reports; episodes recorded before the condition was stored count as clear), each
+    with cluster-bootstrap CIs over tasks."""
     from urbanarena.tasks.families.urbanground import EPISODE_KEYS, PERCENT_KEYS as UG_PERCENT
 
     flat = []
@@ -276,15 +278,18 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
         m = _json(r.get("metrics")) or {}
         d = _json(r.get("details")) or {}
         flat.append({**{k: m.get(k) for k in EPISODE_KEYS}, "task_id": r["task_id"], "seed": r["seed"],
-                     "category": r.get("category"), "difficulty": r.get("difficulty"), "level": d.get("level")})
+                     "category": r.get("category"), "difficulty": r.get("difficulty"), "level": d.get("level"),
+                     "condition": d.get("condition") or "clear"})
     s = summarize(flat, EPISODE_KEYS, UG_PERCENT, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
     kw = dict(cluster_key="task_id", n_resamples=n_resamples, seed=seed)
     fams = summarize_groups(flat, "category", EPISODE_KEYS, UG_PERCENT, **kw)
     levels = summarize_groups(flat, "level", EPISODE_KEYS, UG_PERCENT, **kw)
+    conditions = summarize_groups(flat, "condition", EPISODE_KEYS, UG_PERCENT, **kw)  # the paper's Table 1 split
     planned, stops = _planned_and_stops(run_dir, chosen["config_hash"], rows)
     return {
         "protocol": chosen["protocol"], "episodes": s["episodes"], "metrics": s["metrics"], "ci95": s["ci95"],
-        "counts": s.get("counts"), "by_family": fams, "by_level": levels, "by_category": s["by_category"],
+        "counts": s.get("counts"), "by_family": fams, "by_level": levels, "by_condition": conditions,
+        "by_category": s["by_category"],
         "by_difficulty": s["by_difficulty"], "config_hash": chosen["config_hash"], "config": chosen.get("config"),
         "agent": chosen["agent"], "family": chosen["family"], "tasks": len({r["task_id"] for r in rows}),
         "seeds": sorted({r["seed"] for r in rows}), "errors": chosen["errors"], "stop_reasons": dict(sorted(stops.items())),
