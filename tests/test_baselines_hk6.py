@@ -149,6 +149,11 @@ def test_random_baseline_matches_published_range(hk6, shared_dir):
           f"(task-bootstrap 95 % CI {100 * low:.2f}..{100 * high:.2f}; exact sampling sd {100 * sd:.3f} pts, z {z:+.2f})")
     assert low <= expectation <= high
     assert abs(z) < 3.0
+    # TC-C (issue 15, defect 7): the relation every row of CitySeeker's Table 2 shows, TC-E <= TC-C < TC-P,
+    # per episode for the first half (a goal node is a category node) and over the run for both
+    tcc = 100 * mean(rows, "tc_category")
+    assert all(r["metrics"]["tc_exact"] <= r["metrics"]["tc_category"] for r in rows)
+    assert 100 * mean(rows, "tc_exact") <= tcc < 100 * observed
     tcp = 100 * mean(rows, "tc_proximity_50m")
     spd = mean(rows, "spd_cityseeker")
     tce = 100 * mean(rows, "tc_exact")
@@ -163,6 +168,9 @@ def test_forward_baseline_is_deterministic_and_matches(hk6):
     rows = run_all(city, tasks, "forward", "cityseeker-v1")
     hits = sum(r["metrics"]["tc_proximity_50m"] for r in rows)
     assert hits == 17
+    print(f"forward: TC-E {100 * mean(rows, 'tc_exact'):.2f} %, TC-C {100 * mean(rows, 'tc_category'):.2f} %, "
+          f"TC-P@50 {100 * mean(rows, 'tc_proximity_50m'):.2f} %")
+    assert mean(rows, "tc_exact") <= mean(rows, "tc_category") < mean(rows, "tc_proximity_50m")  # Table 2's relation
     assert mean(rows, "spd_cityseeker") == pytest.approx(100.6, abs=1.0)
     assert 100 * mean(rows, "tc_exact") <= 2.0
     again = run_all(city, tasks[:20], "forward", "cityseeker-v1")
