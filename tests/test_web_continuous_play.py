@@ -100,7 +100,7 @@ def test_bad_actions_are_refused_with_a_reason_and_consume_nothing(play, study):
         "ABCD")
     assert ep["allowed"] == ["move", "sprint", "look", "open_map", "terminate"]
     bad = [
-        ({"action": "jump"}, "unknown action 'jump'"),
+        ({"action": "fly"}, "unknown action 'fly'"),
         ({"kind": "W"}, "unknown action None"),
         ({"action": "move", "dir": "up", "seconds": 1}, "dir must be forward, backward, left or right"),
         ({"action": "move", "dir": "forward", "seconds": "fast"}, "seconds must be a number"),
