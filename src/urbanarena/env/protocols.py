@@ -47,7 +47,12 @@ is sent again; ``corrective-re-ask``: a corrective message is appended),
 step is consumed as ``PARSE_ERROR``; 360CityArena's Unity client retries a
 failed reply within ``maxRetryAttempts = 3`` attempts and its Python runner
 counts no step for it), ``generation`` (temperature, max output
-tokens), ``coordinate_radius_m`` / ``map_navigation_radius_m`` (validators).
+tokens), ``coordinate_radius_m`` / ``map_navigation_radius_m`` (validators),
+``location_map`` (which tasks get the current-location map: ``except-localization``, every kind but
+localization, as 360CityArena's task loader sets ``requires_current_location``, ``python/src/cityarena/
+tasks/loaders.py`` at commit a6ec8ed; ``task-flag``, the task's ``extra.requires_current_location``),
+``image_downscale_step`` (the linear scale per step when an image is over the provider's byte limit:
+0.85, the paper's "15 % steps", A.4; without it the client's default 0.75).
 """
 
 from __future__ import annotations
@@ -117,6 +122,8 @@ PROTOCOLS: dict[str, Protocol] = {
             "generation": {"temperature": 1.0, "max_output_tokens": 8192},
             "coordinate_radius_m": 10.0,
             "map_navigation_radius_m": 20.0,
+            "location_map": "except-localization",
+            "image_downscale_step": 0.85,
         },
     ),
     "urbanarena-v1": Protocol(
@@ -140,6 +147,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "generation": {"temperature": 1.0, "max_output_tokens": 8192},
             "coordinate_radius_m": 10.0,
             "map_navigation_radius_m": 20.0,
+            "location_map": "task-flag",
         },
     ),
     "urbanground-v1": Protocol(

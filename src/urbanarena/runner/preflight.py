@@ -242,7 +242,7 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
         view = ArenaViewSettings(**(p.request.arena_view or {}))
         observer = panorama_observer_for(city, base_dir=p.city_source.directory, width=view.width,
                                          height=view.height, hfov_deg=view.hfov_deg)
-        mapper = LocationMapObserver(view.map_width, view.map_height) if fam.requires_current_location(task) else None
+        mapper = LocationMapObserver(view.map_width, view.map_height) if fam.sends_location_map(task, protocol_id) else None
         env = make_arena_env(city, protocol_id, task_kind=fam.task_kind(task), max_steps=max_steps, observer=observer,
                              map_renderer=mapper)
         control = getattr(agent, "control", None)

@@ -124,6 +124,11 @@ class ArenaReActAgent(ReAskAgent):
     def protocol_generation(self, protocol_id: str) -> dict[str, Any]:
         return dict(get_protocol(protocol_id).params.get("generation") or {})
 
+    def protocol_images(self, protocol_id: str) -> dict[str, Any]:
+        """``cityarena-v1``: images over the provider's byte limit shrink in 15 % steps (paper A.4)."""
+        step = get_protocol(protocol_id).params.get("image_downscale_step")
+        return {"downscale_step": float(step)} if step is not None else {}
+
     # ------------------------------------------------------------ episode
     def reset(self, task: Task, context: AgentContext) -> None:
         """Start an episode under ``context.protocol_id`` (``cityarena-v1`` or ``urbanarena-v1``).
