@@ -186,11 +186,14 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         ``parse_errors``), ``content_total``, ``flagged`` ({flag: n} from ``flagged_<flag>``: replies the
         client flagged ``empty``/``truncated``/``refusal``/``oversized``), ``retries`` (transport retries),
         ``gave_up`` (calls that failed after the retry limit), ``rejected`` (non-retryable statuses),
-        ``reasks`` (protocol re-asks/re-requests), ``episodes_with_faults``, ``episodes``.
+        ``reasks`` (protocol re-asks/re-requests), ``fallbacks`` ({kind: n}: steps that took the protocol's
+        fallback action instead of a parsed one, e.g. ``cityseeker-v1``'s first heading / no stop, from
+        ``agent_stats.fallbacks``; ``parse_error_steps``: arena steps consumed as ``PARSE_ERROR``),
+        ``fallback_total``, ``episodes_with_faults``, ``episodes``.
     """
     out: dict[str, Any] = {"transport": {}, "transport_total": 0, "content": {}, "content_total": 0, "flagged": {},
-                           "retries": 0, "gave_up": 0, "rejected": 0, "reasks": 0, "episodes_with_faults": 0,
-                           "episodes": 0}
+                           "retries": 0, "gave_up": 0, "rejected": 0, "reasks": 0, "fallbacks": {},
+                           "fallback_total": 0, "episodes_with_faults": 0, "episodes": 0}
     seen = False
     for r in rows:
         st = _json(r.get("agent_stats")) or {}
@@ -211,6 +214,12 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                 n_faults += int(v)
         for k in ("retries", "gave_up", "rejected", "reasks"):
             out[k] += int(st.get(k) or 0)
+        fb = dict(st.get("fallbacks") or {}) if isinstance(st.get("fallbacks"), dict) else {}
+        if st.get("parse_error_steps"):
+            fb["parse_error_steps"] = st["parse_error_steps"]
+        for k, v in fb.items():
+            if isinstance(v, (int, float)) and v:
+                out["fallbacks"][k] = out["fallbacks"].get(k, 0) + int(v)
         out["episodes_with_faults"] += int(n_faults > 0)
     if not seen:
         return None
@@ -219,19 +228,22 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     out["flagged"] = dict(sorted(out["flagged"].items()))
     out["transport_total"] = sum(out["transport"].values())
     out["content_total"] = sum(out["content"].values())
+    out["fallbacks"] = dict(sorted(out["fallbacks"].items()))
+    out["fallback_total"] = sum(out["fallbacks"].values())
     return out
 
 
 def describe_faults(faults: dict[str, Any] | None) -> str | None:
     """One line of text for :func:`fault_counts` (``None`` when there were no model calls or no faults)."""
     if not faults or not (faults["transport_total"] or faults["content_total"] or faults["gave_up"]
-                          or faults["rejected"]):
+                          or faults["rejected"] or faults.get("fallback_total")):
         return None
     def kinds(d: dict[str, int]) -> str:
         return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
     return (f"model faults: transport {faults['transport_total']} ({kinds(faults['transport'])}), "
             f"{faults['retries']} retries, {faults['gave_up']} gave up, {faults['rejected']} rejected; "
             f"content {faults['content_total']} ({kinds(faults['content'])}), {faults['reasks']} re-asks; "
+            f"fallback actions {faults.get('fallback_total', 0)} ({kinds(faults.get('fallbacks') or {})}); "
             f"{faults['episodes_with_faults']} of {faults['episodes']} episodes affected")
 
 
