@@ -189,11 +189,13 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         ``reasks`` (protocol re-asks/re-requests), ``fallbacks`` ({kind: n}: steps that took the protocol's
         fallback action instead of a parsed one, e.g. ``cityseeker-v1``'s first heading / no stop, from
         ``agent_stats.fallbacks``; ``parse_error_steps``: arena steps consumed as ``PARSE_ERROR``),
-        ``fallback_total``, ``episodes_with_faults``, ``episodes``.
+        ``fallback_total``, ``repairs`` ({repair: n}: replies accepted only by a lenient reading, e.g.
+        ``code_fence`` (the reference accepts a ``json``-tagged fence only) / ``surrounding_text`` /
+        ``trailing_comma``, which 360CityArena's reference parser refuses; from ``agent_stats.repairs``), ``episodes_with_faults``, ``episodes``.
     """
     out: dict[str, Any] = {"transport": {}, "transport_total": 0, "content": {}, "content_total": 0, "flagged": {},
                            "retries": 0, "gave_up": 0, "rejected": 0, "reasks": 0, "fallbacks": {},
-                           "fallback_total": 0, "episodes_with_faults": 0, "episodes": 0}
+                           "fallback_total": 0, "repairs": {}, "episodes_with_faults": 0, "episodes": 0}
     seen = False
     for r in rows:
         st = _json(r.get("agent_stats")) or {}
@@ -220,6 +222,9 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         for k, v in fb.items():
             if isinstance(v, (int, float)) and v:
                 out["fallbacks"][k] = out["fallbacks"].get(k, 0) + int(v)
+        for k, v in (st.get("repairs") or {}).items() if isinstance(st.get("repairs"), dict) else ():
+            if isinstance(v, (int, float)) and v:
+                out["repairs"][k] = out["repairs"].get(k, 0) + int(v)
         out["episodes_with_faults"] += int(n_faults > 0)
     if not seen:
         return None
@@ -230,6 +235,7 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     out["content_total"] = sum(out["content"].values())
     out["fallbacks"] = dict(sorted(out["fallbacks"].items()))
     out["fallback_total"] = sum(out["fallbacks"].values())
+    out["repairs"] = dict(sorted(out["repairs"].items()))
     return out
 
 
@@ -244,6 +250,7 @@ def describe_faults(faults: dict[str, Any] | None) -> str | None:
             f"{faults['retries']} retries, {faults['gave_up']} gave up, {faults['rejected']} rejected; "
             f"content {faults['content_total']} ({kinds(faults['content'])}), {faults['reasks']} re-asks; "
             f"fallback actions {faults.get('fallback_total', 0)} ({kinds(faults.get('fallbacks') or {})}); "
+            f"lenient readings {sum((faults.get('repairs') or {}).values())} ({kinds(faults.get('repairs') or {})}); "
             f"{faults['episodes_with_faults']} of {faults['episodes']} episodes affected")
 
 
