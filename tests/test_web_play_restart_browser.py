@@ -27,15 +27,8 @@ pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright not installed (pip install playwright)")
 
-from test_web_browser import _chromium, _phase_seq, _wait_change  # noqa: E402
-from urbanarena.render.scene3d.context import gl_unavailable_reason  # noqa: E402
+from test_web_browser import _chromium, _phase_seq, _wait_change, pytestmark  # noqa: E402,F401  (its skips)
 from urbanarena.runner.store import STORE_FILE, Store  # noqa: E402
-
-pytestmark = [
-    pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"3D renderer unavailable: {gl_unavailable_reason()}"),
-    pytest.mark.skipif(_chromium() is None, reason="no Chromium executable (apt-get install chromium, or set "
-                                                   "URBANARENA_CHROMIUM)"),
-]
 
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 
