@@ -65,3 +65,33 @@ def test_the_client_shrinks_in_15_percent_steps(monkeypatch):
     out = encode_image(img, "png", max_bytes=int(full * 0.5), step=0.85)
     k = next(k for k in range(1, 20) if out.width == int(400 * 0.85 ** k))
     assert k >= 2 and len(encode_image(img, "png", max_side=int(400 * 0.85 ** (k - 1))).data) > full * 0.5
+
+
+def test_reply_reading_follows_the_reference_parser():
+    from urbanarena.agents.vlm.parsing import parse_arena_reply
+
+    body = '{"thought": "t", "action": "W", "memory": "", "answer": "LARGE"}'
+    cases = {  # reply -> accepted under the reference reading (key_action_generator.extract_json_from_content)
+        body: True,
+        "```json\n" + body + "\n```": True,
+        "```JSON\n" + body + "\n```": True,
+        "```\n" + body + "\n```": False,  # an untagged fence: json.loads of the whole reply fails
+        "Sure! " + body: False,
+        body.replace('"W"', '"w"'): False,  # validate_action is case-sensitive
+        body.replace('"action"', '"Action"'): False,
+        body.replace('"W"', '"W MEDIUM"'): False,
+        '{"thought": "t", "action": "W", "memory": "", "answer": "LARGE",}': False,  # trailing comma
+    }
+    for text, ok in cases.items():
+        ref = parse_arena_reply(text, magnitude_out_of_range="default", empty_answer="accept", reading="reference")
+        lenient = parse_arena_reply(text, magnitude_out_of_range="default", empty_answer="accept")
+        assert lenient.action is not None, text
+        assert (ref.action is not None) is ok, text
+        if not ok:
+            assert ref.failure == "reference_refused" and ref.repairs == [], text
+    # the reference reads the size from "answer" only: a "magnitude" field is ignored (default size)
+    r = parse_arena_reply('{"thought": "", "action": "W", "memory": "", "magnitude": "LARGE"}',
+                          magnitude_out_of_range="default", empty_answer="accept", reading="reference")
+    assert r.action is not None and r.action.magnitude is None and "magnitude_field_ignored" in r.notes
+    assert get_protocol("cityarena-v1").params["reply_reading"] == "reference"
+    assert "reply_reading" not in get_protocol("urbanarena-v1").params

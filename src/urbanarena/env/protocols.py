@@ -51,6 +51,8 @@ tokens), ``coordinate_radius_m`` / ``map_navigation_radius_m`` (validators),
 ``location_map`` (which tasks get the current-location map: ``except-localization``, every kind but
 localization, as 360CityArena's task loader sets ``requires_current_location``, ``python/src/cityarena/
 tasks/loaders.py`` at commit a6ec8ed; ``task-flag``, the task's ``extra.requires_current_location``),
+``reply_reading`` (``reference``: only the replies 360CityArena's parser reads are accepted, the rest
+fail as ``reference_refused`` and are re-requested; absent = lenient, every repair counted),
 ``image_downscale_step`` (the linear scale per step when an image is over the provider's byte limit:
 0.85, the paper's "15 % steps", A.4; without it the client's default 0.75).
 """
@@ -124,6 +126,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "map_navigation_radius_m": 20.0,
             "location_map": "except-localization",
             "image_downscale_step": 0.85,
+            "reply_reading": "reference",
         },
     ),
     "urbanarena-v1": Protocol(

@@ -47,7 +47,8 @@ CONFIG_VERSION_CHANGES: dict[int, str] = {
     2: ("graph runs seed each agent's stream by (seed, task id) (version 1 gave every task of a run the same "
         "stream for a seed: random-agent episodes, and any agent drawing from its context rng, differ); "
         "urbanground-v1 stops at 100 actions (was 600), ends L1 active exploration after 60 s and scores SPR only "
-        "on episodes the closure tested; cityarena-v1 sends the location map to every kind but localization"),
+        "on episodes the closure tested; cityarena-v1 sends the location map to every kind but localization and "
+        "reads replies as 360CityArena's parser does"),
 }
 
 

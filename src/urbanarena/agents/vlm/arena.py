@@ -146,6 +146,7 @@ class ArenaReActAgent(ReAskAgent):
         self.max_reasks = int(params["max_reasks"])
         self.window = int(params["recent_actions_window"])
         self.rules = PARSE_RULES[self.parse_failure]
+        self.reading = str(params.get("reply_reading", "lenient"))  # cityarena-v1: the reference parser's
         self.task_text = task.instruction
         self.reference_role = reference_role(task)
         self.reference_features = reference_features(task, context.city, self.control)
@@ -222,7 +223,7 @@ class ArenaReActAgent(ReAskAgent):
             step, system, rec, lambda: self.user_message(obs, step),
             lambda reply: parse_arena_reply(reply.text, reply.flags,
                                             magnitude_out_of_range=self.rules["magnitude_out_of_range"],
-                                            empty_answer=self.rules["empty_answer"]),
+                                            empty_answer=self.rules["empty_answer"], reading=self.reading),
             lambda bad: self.templates["arena_correction"].render(error=bad.detail))
         if parsed is not None:
             action = ArenaAction(parsed.action.kind, parsed.action.magnitude, parsed.action.answer,
