@@ -17,19 +17,21 @@ id                          meaning
                             be entered); two-stop tasks scored per stage.
 ``cityarena-v1``            360CityArena's arena rules (W/S/A/D/Q/E, LEFT/
                             RIGHT/UP to the nearest arrow, ANSWER); away-from-
-                            goal on Euclidean distance over every request; an
-                            unparsable reply re-requested up to 3 times without
-                            consuming a step, then consumed as a parse error;
-                            temperature 1.0, 8,192 output tokens.
+                            goal on Euclidean distance over every request;
+                            replies read as its parser reads them, an unusable
+                            one re-requested up to 3 times without consuming a
+                            step, then consumed as a parse error; the location
+                            map for every kind but localization; temperature
+                            1.0, 8,192 output tokens.
 ``urbanarena-v1``           ours, arena-style: away-from-goal on graph path
                             distance over moves only (a detour around a block
                             is not stopped); a branch key must point within 90
                             deg of its branch; corrective re-asks up to 2, then
                             consumed as a parse error.
-``urbanground-v1``          UrbanGround's continuous actions (move/sprint/look,
-                            map mode, terminate) in simulated time; arrival
-                            within 15 m; zone/closure crossing fails
-                            (``urbanground`` family, docs/continuous.md).
+``urbanground-v1``          UrbanGround's continuous actions (move/sprint/look/
+                            jump, map mode, terminate) in simulated time; 100
+                            steps; arrival within 15 m; zone/closure crossing
+                            fails (``urbanground`` family, docs/continuous.md).
 ==========================  ==================================================
 
 Arena parameters (``cityarena-v1`` / ``urbanarena-v1``; read by
