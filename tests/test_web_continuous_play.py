@@ -71,7 +71,7 @@ def _suite_json(study):
 def test_continuous_tasks_get_the_continuous_service_and_page_and_need_a_token(play, study):
     svc = play["service"]
     assert type(svc) is ContinuousPlayService and svc.family.name == "urbanground"
-    assert svc.protocol_id == "urbanground-v1" and svc.max_steps == 600  # the family's step limit
+    assert svc.protocol_id == "urbanground-v1" and svc.max_steps == 100  # the family's step limit
     assert [t.category for t in svc.plan.practice] == ["l1_orientation"]
     c = TestClient(play["app"])
     for method, url in [("GET", "/"), ("GET", "/api/state"), ("POST", "/api/start"), ("POST", "/api/act"),
@@ -100,7 +100,7 @@ def test_bad_actions_are_refused_with_a_reason_and_consume_nothing(play, study):
         "ABCD")
     assert ep["allowed"] == ["move", "sprint", "look", "open_map", "terminate"]
     bad = [
-        ({"action": "jump"}, "unknown action 'jump'"),
+        ({"action": "fly"}, "unknown action 'fly'"),
         ({"kind": "W"}, "unknown action None"),
         ({"action": "move", "dir": "up", "seconds": 1}, "dir must be forward, backward, left or right"),
         ({"action": "move", "dir": "forward", "seconds": "fast"}, "seconds must be a number"),
@@ -187,7 +187,7 @@ def test_play_to_completion_equals_a_direct_env_run(play, study):
     assert len(row["agent_stats"]["decision_seconds"]) == len(actions)
     config = cfg[row["config_hash"]]
     assert config["agent"]["name"] == "human" and config["family"]["name"] == "urbanground"
-    assert config["protocol"]["id"] == "urbanground-v1" and config["max_steps"] == 600
+    assert config["protocol"]["id"] == "urbanground-v1" and config["max_steps"] == 100
     assert config["extra"] == {"continuous_view": {"width": 640, "height": 360, "hfov_deg": 90.0}}
 
     # the L5 walk: the oracle's row, and the closure notice shown when the env delivers it (>= 30 s)

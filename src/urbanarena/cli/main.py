@@ -388,6 +388,8 @@ def summary(
             out_console.print(_mdd_text(s["mdd"]))
     if s.get("by_level"):
         out_console.print(_group_table("by level", s["by_level"], s["protocol"], keys))
+    if s.get("by_condition"):
+        out_console.print(_group_table("by condition", s["by_condition"], s["protocol"], keys))
     note = _privileged_note(run_dir, s)
     if note:
         out_console.print(note, markup=False, soft_wrap=True)
@@ -517,6 +519,8 @@ def city_info(
     facts = graph_facts(c)
     facts["directory"] = str(source.directory)
     facts["source"] = c.meta.source
+    if (c.meta.extra or {}).get("dropped_islands"):  # CitySeeker components no route touches
+        facts["dropped_islands"] = c.meta.extra["dropped_islands"]
     if untakeable:
         from urbanarena.env.protocols import make_motion
 

@@ -59,7 +59,7 @@ def play(
                                                   help="Scored tasks per participant (default: all)."),
     consent: Optional[Path] = typer.Option(None, "--consent", help="Plain-text file with the consent text."),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol (default the family's: cityarena-v1, urbanground-v1)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default the family's: 50 arena, 600 urbanground)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default the family's: 50 arena, 100 urbanground)."),
 ) -> None:
     """Serve arena or continuous-mode tasks to human participants in the browser; store their episodes as
     human:<participant>."""

@@ -17,19 +17,21 @@ id                          meaning
                             be entered); two-stop tasks scored per stage.
 ``cityarena-v1``            360CityArena's arena rules (W/S/A/D/Q/E, LEFT/
                             RIGHT/UP to the nearest arrow, ANSWER); away-from-
-                            goal on Euclidean distance over every request; an
-                            unparsable reply re-requested up to 3 times without
-                            consuming a step, then consumed as a parse error;
-                            temperature 1.0, 8,192 output tokens.
+                            goal on Euclidean distance over every request;
+                            replies read as its parser reads them, an unusable
+                            one re-requested up to 3 times without consuming a
+                            step, then consumed as a parse error; the location
+                            map for every kind but localization; temperature
+                            1.0, 8,192 output tokens.
 ``urbanarena-v1``           ours, arena-style: away-from-goal on graph path
                             distance over moves only (a detour around a block
                             is not stopped); a branch key must point within 90
                             deg of its branch; corrective re-asks up to 2, then
                             consumed as a parse error.
-``urbanground-v1``          UrbanGround's continuous actions (move/sprint/look,
-                            map mode, terminate) in simulated time; arrival
-                            within 15 m; zone/closure crossing fails
-                            (``urbanground`` family, docs/continuous.md).
+``urbanground-v1``          UrbanGround's continuous actions (move/sprint/look/
+                            jump, map mode, terminate) in simulated time; 100
+                            steps; arrival within 15 m; zone/closure crossing
+                            fails (``urbanground`` family, docs/continuous.md).
 ==========================  ==================================================
 
 Arena parameters (``cityarena-v1`` / ``urbanarena-v1``; read by
@@ -47,7 +49,14 @@ is sent again; ``corrective-re-ask``: a corrective message is appended),
 step is consumed as ``PARSE_ERROR``; 360CityArena's Unity client retries a
 failed reply within ``maxRetryAttempts = 3`` attempts and its Python runner
 counts no step for it), ``generation`` (temperature, max output
-tokens), ``coordinate_radius_m`` / ``map_navigation_radius_m`` (validators).
+tokens), ``coordinate_radius_m`` / ``map_navigation_radius_m`` (validators),
+``location_map`` (which tasks get the current-location map: ``except-localization``, every kind but
+localization, as 360CityArena's task loader sets ``requires_current_location``, ``python/src/cityarena/
+tasks/loaders.py`` at commit a6ec8ed; ``task-flag``, the task's ``extra.requires_current_location``),
+``reply_reading`` (``reference``: only the replies 360CityArena's parser reads are accepted, the rest
+fail as ``reference_refused`` and are re-requested; absent = lenient, every repair counted),
+``image_downscale_step`` (the linear scale per step when an image is over the provider's byte limit:
+0.85, the paper's "15 % steps", A.4; without it the client's default 0.75).
 """
 
 from __future__ import annotations
@@ -117,6 +126,9 @@ PROTOCOLS: dict[str, Protocol] = {
             "generation": {"temperature": 1.0, "max_output_tokens": 8192},
             "coordinate_radius_m": 10.0,
             "map_navigation_radius_m": 20.0,
+            "location_map": "except-localization",
+            "image_downscale_step": 0.85,
+            "reply_reading": "reference",
         },
     ),
     "urbanarena-v1": Protocol(
@@ -140,6 +152,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "generation": {"temperature": 1.0, "max_output_tokens": 8192},
             "coordinate_radius_m": 10.0,
             "map_navigation_radius_m": 20.0,
+            "location_map": "task-flag",
         },
     ),
     "urbanground-v1": Protocol(

@@ -297,7 +297,7 @@ class ContinuousKind(RunKind):
                     "or exploration answer. Error: the agent raised. Unclassified: no stored metrics.")
 
     def tables(self, group: Sequence[Any], pid: str) -> list[dict[str, Any]]:
-        from urbanarena.tasks.families.urbanground import SUBFAMILIES
+        from urbanarena.tasks.families.urbanground import PAPER_CONDITIONS, SUBFAMILIES
 
         tables = [{"id": f"{pid}-family", "title": "UrbanGround metrics over all episodes (rates in %, 95 % CI; "
                    "n = episodes with a value)", "labels": [r.label for r in group],
@@ -305,7 +305,10 @@ class ContinuousKind(RunKind):
         subs = {g for r in group for g in (r.summary.get("by_family") or {})}
         subs_order = [s for s in SUBFAMILIES if s in subs] + sorted(subs - set(SUBFAMILIES))
         levels = sorted({g for r in group for g in (r.summary.get("by_level") or {})})
-        for grp, what, names in (("by_family", "per sub-family", subs_order), ("by_level", "per level", levels)):
+        conds = {g for r in group for g in (r.summary.get("by_condition") or {})}
+        conds_order = [c for c in PAPER_CONDITIONS if c in conds] + sorted(conds - set(PAPER_CONDITIONS))
+        for grp, what, names in (("by_family", "per sub-family", subs_order), ("by_level", "per level", levels),
+                                 ("by_condition", "per condition", conds_order)):
             for key in CONTINUOUS_GROUP_KEYS:
                 t = _group_table(group, pid, grp, key, f"{LABELS[key]} {what} (95 % CI; n = episodes with a value)",
                                  names, count_key=True)

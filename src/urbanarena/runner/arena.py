@@ -6,7 +6,8 @@ Per runner (one per worker process or thread) the city's camera observer
 (:class:`~urbanarena.env.observers.PanoramaObserver`, ``ArenaViewSettings``:
 640 x 360 px, 90 degree field of view, 360CityArena's capture size) and the
 current-location map (:class:`~urbanarena.env.observers.LocationMapObserver`,
-640 x 640 px, only for tasks with ``extra.requires_current_location``) are
+640 x 640 px, for the tasks the protocol's ``location_map`` rule names: ``cityarena-v1`` every kind but
+localization, ``urbanarena-v1`` tasks with ``extra.requires_current_location``) are
 built once; reference images are read once per file (RGB). The task family
 gives the reset options and the validator
 (:meth:`~urbanarena.tasks.families.cityarena.CityArenaFamily.make_validator`).
@@ -221,7 +222,7 @@ class ArenaEpisodeRunner:
         agent = EpisodeRecorder(inner, trace, arena=True, cancel=cancel)
         opts = family.env_options(task)
         opts["reference_images"] = self.reference_images(family.reference_image_paths(task, self.task_dir))
-        needs_map = family.requires_current_location(task)
+        needs_map = family.sends_location_map(task, protocol_id)
         judged = self.judge is not None and family.metric(task) == FUZZY_MATCH
         if judged:
             self.judge.begin_episode()  # type: ignore[union-attr]

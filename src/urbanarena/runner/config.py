@@ -19,6 +19,12 @@ the task and the seed:
   uses, whether any is privileged) and ``rounds`` (``--rounds``), each only when
   set (no strategy, one round), so other configs keep their hashes.
 
+``config_version`` (:data:`CONFIG_VERSION`) changes whenever the engine changes what a stored
+result means under an unchanged protocol id (:data:`CONFIG_VERSION_CHANGES` says what changed):
+every hash changes with it, so resuming an older RUN_DIR never mixes old and new episodes under
+one key; the old rows stay under their own hash (``summary --config`` picks one) and the run log
+warns (:func:`stale_config_note`).
+
 Wall-clock facts (code version, timestamps) are *not* in the hash: they go
 into ``run.json``. A row of the store is keyed by ``(task_id, seed, agent,
 config_hash)``; rerunning the same command produces the same keys and skips
@@ -34,7 +40,27 @@ from typing import Any
 
 from urbanarena.env.protocols import get_protocol
 
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2
+
+#: What each config version changed in the meaning of stored results (issue 15).
+CONFIG_VERSION_CHANGES: dict[int, str] = {
+    2: ("graph runs seed each agent's stream by (seed, task id) (version 1 gave every task of a run the same "
+        "stream for a seed: random-agent episodes, and any agent drawing from its context rng, differ); "
+        "urbanground-v1 stops at 100 actions (was 600), ends L1 active exploration after 60 s and scores SPR only "
+        "on episodes the closure tested; cityarena-v1 sends the location map to every kind but localization and "
+        "reads replies as 360CityArena's parser does"),
+}
+
+
+def stale_config_note(config: dict[str, Any]) -> str | None:
+    """A one-line note when a stored config (:meth:`EpisodeConfig.as_dict`) predates
+    :data:`CONFIG_VERSION`, naming what changed since; ``None`` when it is current."""
+    version = int(config.get("config_version", 1))
+    if version >= CONFIG_VERSION:
+        return None
+    changes = "; ".join(f"v{v}: {CONFIG_VERSION_CHANGES[v]}" for v in range(version + 1, CONFIG_VERSION + 1)
+                        if v in CONFIG_VERSION_CHANGES)
+    return f"config version {version} (current {CONFIG_VERSION}); since then {changes}"
 
 
 def canonical_json(obj: Any) -> str:

@@ -13,8 +13,10 @@ model; ``context.dynamics`` is the episode's dynamic world, ``context.closures``
 Loop: ``agent.act(observation)`` returns UrbanGround's action JSON (or a
 :class:`~urbanarena.env.continuous.ContinuousAction`); the env executes it in simulated time; the
 episode ends on ``terminate`` (``stop_reason`` ``"terminate"``), after ``max_steps`` steps
-(``"max_steps"``), when it crosses an announced closure (``"closure_violation"``, the environment's rule) or
-when the agent raises (``"error"``; the trajectory so far is scored). Closures are scored with the
+(``"max_steps"``), when it crosses an announced closure (``"closure_violation"``, the environment's rule),
+when a task's exploration window has passed in simulated time (``"time_window"``: L1 active exploration,
+60 s, :meth:`~urbanarena.tasks.families.urbanground.UrbanGroundFamily.exploration_window_s`; the question
+is then unanswered) or when the agent raises (``"error"``; the trajectory so far is scored). Closures are scored with the
 environment's record (``env.dynamics_record()``: active from the notice's delivery), pedestrians on their
 exact tracks (:meth:`~urbanarena.env.continuous.dynamics.DynamicWorld.pedestrian_tracks`). The
 answer of a question is the ``answer`` field of the terminating action.
@@ -59,6 +61,7 @@ from urbanarena.world.city import City
 AgentFactory = Callable[[], Agent]
 TERMINATE_STOP = "terminate"
 MAX_STEPS_STOP = "max_steps"
+TIME_WINDOW_STOP = "time_window"
 
 
 def dynamic_world(task: Task, city: City, network: Any = None):
@@ -170,6 +173,7 @@ class ContinuousEpisodeRunner:
                 if error is not None:
                     stop_reason = ERROR_STOP
             steps = 0
+            window_s = family.exploration_window_s(task)
             while stop_reason is None:
                 if steps >= max_steps:
                     stop_reason = MAX_STEPS_STOP
@@ -192,6 +196,8 @@ class ContinuousEpisodeRunner:
                     given = action.to_dict() if hasattr(action, "to_dict") else action
                     if isinstance(given, dict):
                         answer = given.get("answer")
+                elif window_s is not None and env.sim_time_s >= window_s:
+                    stop_reason = TIME_WINDOW_STOP
         finally:
             if recorder is not None:
                 close_agent(recorder)
@@ -220,11 +226,12 @@ class ContinuousEpisodeRunner:
             if isinstance(v, float) and not math.isfinite(v):
                 raise RuntimeError(f"scorer of family {family.name!r} returned {k}={v} for task {task.task_id!r}")
         pose = env.pose()
-        from urbanarena.tasks.families.urbanground import kind_of, level_of
+        from urbanarena.tasks.families.urbanground import condition_of, kind_of, level_of
 
         details: dict[str, Any] = {
             "level": level_of(task),
             "task_kind": kind_of(task),
+            "condition": condition_of(task),
             "answer": answer,
             "samples": [[s.t_s, s.x_m, s.y_m, s.yaw_deg, s.pitch_deg, s.step, s.checkpoint] for s in env.samples],
             "final_position": {"x_m": pose.x_m, "y_m": pose.y_m, "lat": pose.lat, "lon": pose.lon},
@@ -264,4 +271,4 @@ class ContinuousEpisodeRunner:
         return result
 
 
-__all__ = ["ContinuousEpisodeRunner", "MAX_STEPS_STOP", "TERMINATE_STOP", "dynamic_world"]
+__all__ = ["ContinuousEpisodeRunner", "MAX_STEPS_STOP", "TERMINATE_STOP", "TIME_WINDOW_STOP", "dynamic_world"]

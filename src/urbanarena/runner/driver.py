@@ -63,7 +63,7 @@ from urbanarena.env.observers import observation_source, require_renderer
 from urbanarena.env.protocols import get_protocol, make_motion
 from urbanarena.errors import ProtocolError, StoreError, TaskFormatError, UrbanArenaError
 from urbanarena.runner.arena import ArenaViewSettings
-from urbanarena.runner.config import EpisodeConfig, canonical_json
+from urbanarena.runner.config import EpisodeConfig, canonical_json, stale_config_note
 from urbanarena.runner.episode import ERROR_STOP, RunStopped, utc_now
 from urbanarena.runner.judge import JudgeSettings, check_judge
 from urbanarena.runner.logs import RunLog
@@ -788,6 +788,11 @@ def execute(p: PreparedRun, events: RunEvents | None = None) -> RunOutcome:
         now = utc_now()
         for h, cfg in p.configs.items():
             store.add_config(h, cfg.as_dict(), now)
+        for c in store.configs():  # episodes of an older engine keep their own hash, never resumed into
+            note = stale_config_note(c.get("config") or {})
+            if note and c["config_hash"] not in p.configs:
+                log.warning("%s: %d stored episodes of config %s are not resumed: %s", run_dir, c["episodes"],
+                            c["config_hash"][:12], note)
         done = store.done_keys()
         agent = p.request.agent
         pending: list[Job] = []

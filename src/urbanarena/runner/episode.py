@@ -3,7 +3,8 @@
 An episode is fully determined by (task, seed, episode config): a fresh agent
 is built for every episode (so no state leaks between episodes, and results
 do not depend on which worker ran what, or in which order), the agent gets
-``AgentContext(seed=seed)`` and the env is reset with ``seed``.
+``AgentContext(seed=seed, task_id=task.task_id)`` (its stream is seeded by
+``(seed, crc32(task_id))``, so tasks never share one) and the env is reset with ``seed``.
 
 Rounds and strategies (``--rounds`` / ``--strategy``): the runner's ``rounds`` and
 ``strategies`` make :meth:`EpisodeRunner.run` run the job's rounds in sequence with one job
@@ -306,12 +307,13 @@ class EpisodeRunner:
                     agent = self.agent_factory()
                     if round_ is None:
                         context = AgentContext(city=self.city, motion=env_base.motion, seed=seed,
-                                               protocol_id=protocol_id)
+                                               protocol_id=protocol_id, task_id=task.task_id)
                     else:
                         from urbanarena.agents.strategies.memory import StrategyContext
 
                         context = StrategyContext(city=self.city, motion=env_base.motion, seed=seed,
-                                                  protocol_id=protocol_id, round=round_, memory=memory)
+                                                  protocol_id=protocol_id, task_id=task.task_id,
+                                                  round=round_, memory=memory)
                     agent.reset(task, context)
 
                 _, error, dt = call_agent(start, task.task_id, seed)

@@ -242,7 +242,7 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
         view = ArenaViewSettings(**(p.request.arena_view or {}))
         observer = panorama_observer_for(city, base_dir=p.city_source.directory, width=view.width,
                                          height=view.height, hfov_deg=view.hfov_deg)
-        mapper = LocationMapObserver(view.map_width, view.map_height) if fam.requires_current_location(task) else None
+        mapper = LocationMapObserver(view.map_width, view.map_height) if fam.sends_location_map(task, protocol_id) else None
         env = make_arena_env(city, protocol_id, task_kind=fam.task_kind(task), max_steps=max_steps, observer=observer,
                              map_renderer=mapper)
         control = getattr(agent, "control", None)
@@ -270,7 +270,7 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
         motion = make_motion(protocol_id, city, fam.action_style)  # type: ignore[arg-type]
         env = GraphNavEnv(city, motion)
         obs, _ = env.reset(seed=seed, options=fam.env_options(task))
-    agent.reset(task, AgentContext(city=city, motion=motion, seed=seed, protocol_id=protocol_id))  # type: ignore[arg-type]
+    agent.reset(task, AgentContext(city=city, motion=motion, seed=seed, protocol_id=protocol_id, task_id=task.task_id))  # type: ignore[arg-type]
     agent.act(obs)
     return list(probe.requests), agent
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from urbanarena.errors import StoreError
+from urbanarena.runner.config import stale_config_note
 from urbanarena.runner.metadata import read_run_json
 from urbanarena.runner.results import NO_JSON_PARSE_ERRORS
 from urbanarena.runner.store import STORE_FILE, Store
@@ -185,11 +186,16 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         ``parse_errors``), ``content_total``, ``flagged`` ({flag: n} from ``flagged_<flag>``: replies the
         client flagged ``empty``/``truncated``/``refusal``/``oversized``), ``retries`` (transport retries),
         ``gave_up`` (calls that failed after the retry limit), ``rejected`` (non-retryable statuses),
-        ``reasks`` (protocol re-asks/re-requests), ``episodes_with_faults``, ``episodes``.
+        ``reasks`` (protocol re-asks/re-requests), ``fallbacks`` ({kind: n}: steps that took the protocol's
+        fallback action instead of a parsed one, e.g. ``cityseeker-v1``'s first heading / no stop, from
+        ``agent_stats.fallbacks``; ``parse_error_steps``: arena steps consumed as ``PARSE_ERROR``),
+        ``fallback_total``, ``repairs`` ({repair: n}: replies accepted only by a lenient reading, e.g.
+        ``code_fence`` (the reference accepts a ``json``-tagged fence only) / ``surrounding_text`` /
+        ``trailing_comma``, which 360CityArena's reference parser refuses; from ``agent_stats.repairs``), ``episodes_with_faults``, ``episodes``.
     """
     out: dict[str, Any] = {"transport": {}, "transport_total": 0, "content": {}, "content_total": 0, "flagged": {},
-                           "retries": 0, "gave_up": 0, "rejected": 0, "reasks": 0, "episodes_with_faults": 0,
-                           "episodes": 0}
+                           "retries": 0, "gave_up": 0, "rejected": 0, "reasks": 0, "fallbacks": {},
+                           "fallback_total": 0, "repairs": {}, "episodes_with_faults": 0, "episodes": 0}
     seen = False
     for r in rows:
         st = _json(r.get("agent_stats")) or {}
@@ -210,6 +216,15 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
                 n_faults += int(v)
         for k in ("retries", "gave_up", "rejected", "reasks"):
             out[k] += int(st.get(k) or 0)
+        fb = dict(st.get("fallbacks") or {}) if isinstance(st.get("fallbacks"), dict) else {}
+        if st.get("parse_error_steps"):
+            fb["parse_error_steps"] = st["parse_error_steps"]
+        for k, v in fb.items():
+            if isinstance(v, (int, float)) and v:
+                out["fallbacks"][k] = out["fallbacks"].get(k, 0) + int(v)
+        for k, v in (st.get("repairs") or {}).items() if isinstance(st.get("repairs"), dict) else ():
+            if isinstance(v, (int, float)) and v:
+                out["repairs"][k] = out["repairs"].get(k, 0) + int(v)
         out["episodes_with_faults"] += int(n_faults > 0)
     if not seen:
         return None
@@ -218,19 +233,24 @@ def fault_counts(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     out["flagged"] = dict(sorted(out["flagged"].items()))
     out["transport_total"] = sum(out["transport"].values())
     out["content_total"] = sum(out["content"].values())
+    out["fallbacks"] = dict(sorted(out["fallbacks"].items()))
+    out["fallback_total"] = sum(out["fallbacks"].values())
+    out["repairs"] = dict(sorted(out["repairs"].items()))
     return out
 
 
 def describe_faults(faults: dict[str, Any] | None) -> str | None:
     """One line of text for :func:`fault_counts` (``None`` when there were no model calls or no faults)."""
     if not faults or not (faults["transport_total"] or faults["content_total"] or faults["gave_up"]
-                          or faults["rejected"]):
+                          or faults["rejected"] or faults.get("fallback_total")):
         return None
     def kinds(d: dict[str, int]) -> str:
         return ", ".join(f"{k} {v}" for k, v in d.items()) or "none"
     return (f"model faults: transport {faults['transport_total']} ({kinds(faults['transport'])}), "
             f"{faults['retries']} retries, {faults['gave_up']} gave up, {faults['rejected']} rejected; "
             f"content {faults['content_total']} ({kinds(faults['content'])}), {faults['reasks']} re-asks; "
+            f"fallback actions {faults.get('fallback_total', 0)} ({kinds(faults.get('fallbacks') or {})}); "
+            f"lenient readings {sum((faults.get('repairs') or {}).values())} ({kinds(faults.get('repairs') or {})}); "
             f"{faults['episodes_with_faults']} of {faults['episodes']} episodes affected")
 
 
@@ -242,6 +262,7 @@ def describe_config(c: dict[str, Any]) -> str:
         f"max_steps={cfg.get('max_steps')}"
         + (f" control={(cfg.get('control') or {}).get('label')}" if cfg.get("control") else "")
         + f" ({c['episodes']} episodes)"
+        + (f" [older engine: config_version {cfg.get('config_version', 1)}]" if stale_config_note(cfg) else "")
     )
 
 
@@ -287,7 +308,9 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
     """Summary of a continuous (``urbanground``) config: the family's per-episode metrics
     (:data:`urbanarena.tasks.families.urbanground.EPISODE_KEYS`, read from the ``metrics`` JSON; ``sr``,
     ``pna``, ``spr``, ``pcr`` ... in percent), ``by_family`` (per sub-family = task category) and
-    ``by_level`` (L1 .. L5), each with cluster-bootstrap CIs over tasks."""
+    ``by_level`` (L1 .. L5) and ``by_condition`` (weather / time of day: clear, dusk, night, cloudy, rain ...,
+    as the paper's Table 1 reports; episodes recorded before the condition was stored count as clear), each
+    with cluster-bootstrap CIs over tasks."""
     from urbanarena.tasks.families.urbanground import EPISODE_KEYS, PERCENT_KEYS as UG_PERCENT
 
     flat = []
@@ -295,15 +318,18 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
         m = _json(r.get("metrics")) or {}
         d = _json(r.get("details")) or {}
         flat.append({**{k: m.get(k) for k in EPISODE_KEYS}, "task_id": r["task_id"], "seed": r["seed"],
-                     "category": r.get("category"), "difficulty": r.get("difficulty"), "level": d.get("level")})
+                     "category": r.get("category"), "difficulty": r.get("difficulty"), "level": d.get("level"),
+                     "condition": d.get("condition") or "clear"})
     s = summarize(flat, EPISODE_KEYS, UG_PERCENT, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
     kw = dict(cluster_key="task_id", n_resamples=n_resamples, seed=seed)
     fams = summarize_groups(flat, "category", EPISODE_KEYS, UG_PERCENT, **kw)
     levels = summarize_groups(flat, "level", EPISODE_KEYS, UG_PERCENT, **kw)
+    conditions = summarize_groups(flat, "condition", EPISODE_KEYS, UG_PERCENT, **kw)  # the paper's Table 1 split
     planned, stops = _planned_and_stops(run_dir, chosen["config_hash"], rows)
     return {
         "protocol": chosen["protocol"], "episodes": s["episodes"], "metrics": s["metrics"], "ci95": s["ci95"],
-        "counts": s.get("counts"), "by_family": fams, "by_level": levels, "by_category": s["by_category"],
+        "counts": s.get("counts"), "by_family": fams, "by_level": levels, "by_condition": conditions,
+        "by_category": s["by_category"],
         "by_difficulty": s["by_difficulty"], "config_hash": chosen["config_hash"], "config": chosen.get("config"),
         "agent": chosen["agent"], "family": chosen["family"], "tasks": len({r["task_id"] for r in rows}),
         "seeds": sorted({r["seed"] for r in rows}), "errors": chosen["errors"], "error_reasons": error_reasons(rows),

@@ -105,8 +105,8 @@ def parse_continuous_action(data: Any, mode: str | None = None) -> dict[str, Any
         raise ValueError('an action is a JSON object such as {"action": "move", "dir": "forward", "seconds": 0.5}')
     name = data.get("action")
     if not isinstance(name, str):
-        raise ValueError(f"unknown action {name!r} (one of move, sprint, look, open_map, map_select, map_pan, "
-                         "map_zoom, close_map, terminate)")
+        raise ValueError(f"unknown action {name!r} (one of move, sprint, look, jump, open_map, map_select, map_pan, "
+                         "map_zoom, map_orbit, close_map, terminate)")
     if name.strip().lower() == ActionKind.PARSE_ERROR.value:
         raise ValueError("unknown action 'parse_error' (the model layer's, not a player's)")
     try:

@@ -26,7 +26,7 @@ consent are read from ``RUN_DIR/study/``.
 What the participant is sent (:meth:`PlayService.state`): the phase
 (``consent``, ``ready``, ``episode``, ``done``) and, during an episode, the
 observation exactly as the agent gets it — the camera view, the
-current-location map (tasks with ``requires_current_location``), the
+current-location map (the tasks the protocol's ``location_map`` rule names), the
 reference images (PNG data URLs, lossless), the task text, the branch arrows,
 the recent actions, the step count and step limit — plus the time left. Task
 ids, goals and scores of scored tasks are not sent; a practice task's result

@@ -13,7 +13,7 @@ participant, agent name ``human:<participant>``) with a
 :class:`~urbanarena.web.human_continuous.ContinuousHumanAgent`: the same
 :class:`~urbanarena.env.continuous.ContinuousEnv` (simulated time), first-person
 observer (640 x 360, 90 degrees: the runner's for agents that look at images), map
-mode, step limit (the family's 600, or ``--max-steps``), scorer
+mode, step limit (the family's 100, or ``--max-steps``), scorer
 (``UrbanGroundFamily.score_trajectory``) and store row as an agent's episode. Each key
 press is one UrbanGround action.
 

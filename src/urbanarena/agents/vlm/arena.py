@@ -124,6 +124,11 @@ class ArenaReActAgent(ReAskAgent):
     def protocol_generation(self, protocol_id: str) -> dict[str, Any]:
         return dict(get_protocol(protocol_id).params.get("generation") or {})
 
+    def protocol_images(self, protocol_id: str) -> dict[str, Any]:
+        """``cityarena-v1``: images over the provider's byte limit shrink in 15 % steps (paper A.4)."""
+        step = get_protocol(protocol_id).params.get("image_downscale_step")
+        return {"downscale_step": float(step)} if step is not None else {}
+
     # ------------------------------------------------------------ episode
     def reset(self, task: Task, context: AgentContext) -> None:
         """Start an episode under ``context.protocol_id`` (``cityarena-v1`` or ``urbanarena-v1``).
@@ -141,6 +146,7 @@ class ArenaReActAgent(ReAskAgent):
         self.max_reasks = int(params["max_reasks"])
         self.window = int(params["recent_actions_window"])
         self.rules = PARSE_RULES[self.parse_failure]
+        self.reading = str(params.get("reply_reading", "lenient"))  # cityarena-v1: the reference parser's
         self.task_text = task.instruction
         self.reference_role = reference_role(task)
         self.reference_features = reference_features(task, context.city, self.control)
@@ -217,7 +223,7 @@ class ArenaReActAgent(ReAskAgent):
             step, system, rec, lambda: self.user_message(obs, step),
             lambda reply: parse_arena_reply(reply.text, reply.flags,
                                             magnitude_out_of_range=self.rules["magnitude_out_of_range"],
-                                            empty_answer=self.rules["empty_answer"]),
+                                            empty_answer=self.rules["empty_answer"], reading=self.reading),
             lambda bad: self.templates["arena_correction"].render(error=bad.detail))
         if parsed is not None:
             action = ArenaAction(parsed.action.kind, parsed.action.magnitude, parsed.action.answer,

@@ -19,12 +19,13 @@ Task -> reset options (:func:`arena_reset_options`): ``start.node`` and
 ``start.heading_deg``; the final goal's ``node`` and/or ``position``;
 ``instruction`` as the task text; ``task.extra["task_kind"]`` names the kind
 (e.g. ``"map_navigation"``) that selects AWAY_FROM_GOAL and the
-coordinate radius. Validation (:func:`default_validator`) by
-``task.answer_metric``: ``exact_match`` and ``mean_relative_accuracy`` score
-the answer (ANSWER episodes only), ``coordinate_match`` the final position
-against the goal (every episode, 360CityArena's location tasks);
-``fuzzy_match`` needs a judge, so pass ``validator=`` for it (none: no
-validation, ``validation_available`` false).
+coordinate radius. Validation: the task layer decides how a task is scored,
+so without ``validator=`` the loop uses the ``cityarena`` family's
+:meth:`~urbanarena.tasks.families.cityarena.CityArenaFamily.make_validator`
+(metric from ``answer_metric`` or the kind's default, aliases accepted, the
+protocol's radii) — the validator the runner passes; ``fuzzy_match`` without a
+judge then records only the offline string match (``validation_available``
+false).
 """
 
 from __future__ import annotations
@@ -41,17 +42,7 @@ from urbanarena.env.arena_env import ArenaEnv, MapRenderer, Observer
 from urbanarena.env.motion.trajectory import MotionConfig
 from urbanarena.env.stop_rules import make_arena_env
 from urbanarena.tasks.schema import Task
-from urbanarena.tasks.validators import (
-    COORDINATE_MATCH,
-    EXACT_MATCH,
-    MRA,
-    ValidationResult,
-    coordinate_match,
-    coordinate_radius_m,
-    exact_match,
-    mra_match,
-    score_episode,
-)
+from urbanarena.tasks.validators import ValidationResult, score_episode
 from urbanarena.world.city import City
 
 Validator = Callable[[str, "str | None", "tuple[float, float]"], "ValidationResult | None"]
@@ -68,22 +59,6 @@ def arena_reset_options(task: Task, city: City) -> dict[str, Any]:
     from urbanarena.tasks.families.cityarena import CityArenaFamily
 
     return CityArenaFamily().env_options(task)
-
-
-def default_validator(task: Task, env: ArenaEnv, task_kind: str | None) -> Validator | None:
-    """The validator of ``task.answer_metric`` (module docstring), or ``None``."""
-    metric = task.answer_metric
-    if metric == EXACT_MATCH:
-        return lambda status, answer, xy: exact_match(answer or "", str(task.answer)) if status == "ANSWER" else None
-    if metric == MRA:
-        return lambda status, answer, xy: mra_match(answer or "", task.answer) if status == "ANSWER" else None
-    if metric == COORDINATE_MATCH:
-        if env.goal_xy is None:
-            raise ValueError(f"task {task.task_id!r}: coordinate_match needs a goal node or position")
-        goal = env.goal_xy
-        radius = task.success_radius_m if task.success_radius_m is not None else coordinate_radius_m(task_kind)
-        return lambda status, answer, xy: coordinate_match(xy, goal, radius)
-    return None
 
 
 def _error_text(exc: BaseException) -> str:
@@ -120,7 +95,7 @@ def run_arena_episode(
         observer, map_renderer, motion: passed to :func:`make_arena_env`.
         reset_options: replace the options built from the task.
         validator: ``(status, answer, final_xy_m) -> ValidationResult | None``
-            (default: :func:`default_validator`).
+            (default: the ``cityarena`` family's ``make_validator``; module docstring).
         observation_wrapper: ``env -> env`` applied around the protocol's env (e.g. the
             ``--oracle-perception`` wrapper); default: the one of the agent's control mode
             (``agent.control.env_wrapper``, :mod:`urbanarena.agents.controls`) when it has one,
@@ -183,7 +158,12 @@ def run_arena_episode(
             record(info)
         if terminated or truncated:
             stop_reason = info.get("stop_reason") or ("ANSWER" if terminated else "STEP_LIMIT")
-    validate = validator if validator is not None else default_validator(task, base, task_kind)
+    if validator is not None:
+        validate = validator
+    else:
+        from urbanarena.tasks.families.cityarena import CityArenaFamily
+
+        validate = CityArenaFamily.make_validator(task, city, protocol_id)
     pose = base.pose()
     final_xy = (pose.x_m, pose.y_m)
     result = validate(stop_reason, base.answer, final_xy) if validate is not None else None
@@ -228,4 +208,4 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-__all__ = ["RUN_LEVEL_ERRORS", "arena_reset_options", "default_validator", "run_arena_episode"]
+__all__ = ["RUN_LEVEL_ERRORS", "arena_reset_options", "run_arena_episode"]

@@ -126,7 +126,8 @@ class ModelAgent(Agent):
         self.model_spec = parse_model_spec(model) if model else client.spec  # type: ignore[union-attr]
         self.generation_overrides = dict(generation or {})
         GenerationSettings(**self.generation_overrides)  # validate early (raises pydantic ValidationError)
-        self.image_settings = ImageSettings(**dict(images or {}))
+        self.image_overrides = dict(images or {})
+        self.image_settings = ImageSettings(**self.image_overrides)
         self.templates: dict[str, PromptTemplate] = load_templates(self.template_names, prompt_templates)
         self.cache_mode = cache
         self.cache_path = cache_path
@@ -189,11 +190,16 @@ class ModelAgent(Agent):
         """Generation preset of a protocol (subclasses override)."""
         return {}
 
+    def protocol_images(self, protocol_id: str) -> dict[str, Any]:
+        """Image-setting preset of a protocol (subclasses override; the user's ``images`` win)."""
+        return {}
+
     def _ensure_client(self, protocol_id: str) -> ModelClient:
         if self._injected is not None:
             return self._injected
         gen = GenerationSettings(**{**self.protocol_generation(protocol_id), **self.generation_overrides})
-        key = json.dumps(gen.model_dump(mode="json"), sort_keys=True)
+        self.image_settings = ImageSettings(**{**self.protocol_images(protocol_id), **self.image_overrides})
+        key = json.dumps([gen.model_dump(mode="json"), self.image_settings.model_dump(mode="json")], sort_keys=True)
         if self.client is not None and self._client_key == key:
             return self.client
         self.close()

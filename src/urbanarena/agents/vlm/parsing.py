@@ -47,6 +47,11 @@ Failure types:
                            requires is absent or has the wrong type
 ``observation_count``      (``cityseeker-v1``) ``observation`` does not have one
                            entry per image, as its reference requires
+``reference_refused``      (arena, ``reading="reference"``: ``cityarena-v1``) a
+                           reply only a lenient reading accepts (prose around
+                           the object, a fence not tagged ``json``, trailing
+                           commas, key or action case, a size inside the
+                           action token); 360CityArena's parser refuses it
 =========================  ====================================================
 """
 
@@ -63,7 +68,7 @@ from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude
 FAILURE_TYPES = (
     "oversized", "empty", "refusal", "truncated", "no_json", "json_invalid", "missing_action", "unknown_action",
     "magnitude_out_of_range", "empty_answer", "bad_stop_value", "choice_out_of_range", "missing_fields",
-    "observation_count",
+    "observation_count", "reference_refused",
 )
 
 #: arena action tokens a model may send (PARSE_ERROR is ours, never the model's)
@@ -271,8 +276,15 @@ def _magnitude(value: Any) -> tuple[Magnitude | None, bool]:
     return MAGNITUDE_WORDS.get(value.strip().rstrip(".").upper()), value.strip().rstrip(".").upper() in MAGNITUDE_WORDS
 
 
+#: repairs 360CityArena's reference reading also makes (``key_action_generator.extract_json_from_content`` and
+#: ``validate_action`` at a6ec8ed: the whole reply, or the inside of a ``json``-tagged fence, through ``json.loads``;
+#: keys and action tokens exact; the answer passed as given)
+REFERENCE_REPAIRS = frozenset({"code_fence", "answer_not_string"})
+_JSON_FENCE = re.compile(r"```json\s*(.*?)```", re.IGNORECASE | re.DOTALL)
+
+
 def parse_arena_reply(text: str | None, flags: Iterable[str] = (), *, magnitude_out_of_range: str = "error",
-                      empty_answer: str = "error") -> ArenaReply:
+                      empty_answer: str = "error", reading: str = "lenient") -> ArenaReply:
     """Parse a 360CityArena-style reply ``{"thought", "action", "memory", "answer"}``.
 
     Rules:
@@ -299,7 +311,34 @@ def parse_arena_reply(text: str | None, flags: Iterable[str] = (), *, magnitude_
         text, flags: the reply text and its client flags.
         magnitude_out_of_range: ``"default"`` or ``"error"``.
         empty_answer: ``"accept"`` or ``"error"``.
+        reading: ``"lenient"`` (every reading above, each repair listed) or ``"reference"``
+            (360CityArena's: a reply that needed any repair outside :data:`REFERENCE_REPAIRS` fails with
+            ``reference_refused``, a fence only counts when tagged ``json``, and a ``magnitude`` field is
+            ignored, as its runner reads the size from ``answer`` only).
     """
+    out = _parse_arena(text, flags, magnitude_out_of_range, empty_answer)
+    if reading != "reference" or out.action is None:
+        return out
+    refused = [r for r in out.repairs if r not in REFERENCE_REPAIRS and r != "magnitude_field"]
+    if "code_fence" in out.repairs and not _JSON_FENCE.search(text or ""):
+        refused.append("untagged_fence")
+    if refused:
+        out.action, out.failure = None, "reference_refused"
+        if {"surrounding_text", "trailing_comma", "untagged_fence"} & set(refused):
+            out.json_object = False  # the reference's json.loads found no object: its memory stays
+        out.detail = ("reply the reference parser refuses (" + ", ".join(refused) + "); send only the JSON object "
+                      'with lower-case keys and one action token such as "W"')
+        out.repairs = []  # nothing was accepted: the failure type counts it
+        return out
+    if "magnitude_field" in out.repairs:  # the reference reads the size from "answer" only: default size
+        out.repairs.remove("magnitude_field")
+        out.notes.append("magnitude_field_ignored")
+        out.action = ArenaAction(out.action.kind)
+    return out
+
+
+def _parse_arena(text: str | None, flags: Iterable[str], magnitude_out_of_range: str,
+                 empty_answer: str) -> ArenaReply:
     ex = extract_json_object(text, flags)
     out = memory_reply(ArenaReply, ex, ("thought", "memory", "answer"))
     if ex.obj is None:

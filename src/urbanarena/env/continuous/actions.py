@@ -11,18 +11,28 @@ action          fields                                   range (clamped)
 ==============  =======================================  ==========================
 ``move``        ``dir`` forward|backward|left|right,     ``seconds`` 0.05 .. 2.0
 ``sprint``      ``seconds`` (default 0.5), optional      (simulated seconds);
-                ``yaw_rate``, ``pitch_rate`` (deg/s)     rates -180 .. 180 deg/s
+                ``yaw_rate``, ``pitch_rate`` (deg/s),    rates -180 .. 180 deg/s;
+                ``jump`` (boolean), ``jump_at`` (s)      ``jump_at`` 0 .. ``seconds``
 ``look``        ``yaw``, ``pitch`` (relative turn,       yaw -180 .. 180,
                 degrees; positive yaw turns right,       pitch -90 .. 90
                 positive pitch looks up; default 0)
+``jump``        none (first-person mode only)
 ``open_map``    none (first-person mode only)
 ``map_select``  ``x``, ``y`` normalised image            0 .. 1 (default 0.5)
                 coordinates, ``y = 0`` at the top
 ``map_pan``     ``east``, ``north`` metres               -2000 .. 2000 (default 0)
 ``map_zoom``    ``factor`` (< 1 closer, > 1 farther)     0.25 .. 4 (default 1)
+``map_orbit``   ``yaw``, ``pitch`` degrees               yaw -180 .. 180, pitch -90 .. 90
 ``close_map``   none (map mode only)
 ``terminate``   none (either mode; ends the episode)
 ==============  =======================================  ==========================
+
+The schema is the UrbanGround paper's (appendix B, action-space prompt). ``jump``, the
+``jump``/``jump_at`` fields of a move and ``map_orbit`` are accepted and recorded; their effect
+in our environment is ours (the paper gives none): our ground is flat and nothing is low enough to
+jump over, so a jump takes ``jump_seconds`` of simulated time in place and a move's jump changes
+nothing; our map is a north-up 2D raster, so ``map_orbit`` takes a map action's time and leaves
+the map as it is (:mod:`urbanarena.env.continuous.env`).
 
 Out-of-range numbers are clamped to the range and every clamp is recorded
 (:class:`Clamp`: field, value given, value used), as is every field that was
@@ -58,10 +68,12 @@ class ActionKind(str, Enum):
     MOVE = "move"
     SPRINT = "sprint"
     LOOK = "look"
+    JUMP = "jump"
     OPEN_MAP = "open_map"
     MAP_SELECT = "map_select"
     MAP_PAN = "map_pan"
     MAP_ZOOM = "map_zoom"
+    MAP_ORBIT = "map_orbit"
     CLOSE_MAP = "close_map"
     TERMINATE = "terminate"
     PARSE_ERROR = "parse_error"
@@ -80,22 +92,24 @@ class Direction(str, Enum):
         return {"forward": 0.0, "right": 90.0, "backward": 180.0, "left": -90.0}[self.value]
 
 
-#: actions allowed in first-person mode / in map mode (UrbanGround's FIRST_PERSON_ACTIONS / MAP_ACTIONS
-#: without jump and map_orbit, which have no meaning on a flat 2D map and ground plane)
-FIRST_PERSON_KINDS = frozenset({ActionKind.MOVE, ActionKind.SPRINT, ActionKind.LOOK, ActionKind.OPEN_MAP,
-                                ActionKind.TERMINATE})
-MAP_KINDS = frozenset({ActionKind.MAP_SELECT, ActionKind.MAP_PAN, ActionKind.MAP_ZOOM, ActionKind.CLOSE_MAP,
-                       ActionKind.TERMINATE})
+#: actions allowed in first-person mode / in map mode (the paper's action schema, appendix B)
+FIRST_PERSON_KINDS = frozenset({ActionKind.MOVE, ActionKind.SPRINT, ActionKind.LOOK, ActionKind.JUMP,
+                                ActionKind.OPEN_MAP, ActionKind.TERMINATE})
+MAP_KINDS = frozenset({ActionKind.MAP_SELECT, ActionKind.MAP_PAN, ActionKind.MAP_ZOOM, ActionKind.MAP_ORBIT,
+                       ActionKind.CLOSE_MAP, ActionKind.TERMINATE})
 MOTION_KINDS = frozenset({ActionKind.MOVE, ActionKind.SPRINT})
 
 #: (low, high) of every numeric field, per action kind
 LIMITS: dict[ActionKind, dict[str, tuple[float, float]]] = {
-    ActionKind.MOVE: {"seconds": (0.05, 2.0), "yaw_rate": (-180.0, 180.0), "pitch_rate": (-180.0, 180.0)},
-    ActionKind.SPRINT: {"seconds": (0.05, 2.0), "yaw_rate": (-180.0, 180.0), "pitch_rate": (-180.0, 180.0)},
+    ActionKind.MOVE: {"seconds": (0.05, 2.0), "yaw_rate": (-180.0, 180.0), "pitch_rate": (-180.0, 180.0),
+                      "jump_at": (0.0, 2.0)},
+    ActionKind.SPRINT: {"seconds": (0.05, 2.0), "yaw_rate": (-180.0, 180.0), "pitch_rate": (-180.0, 180.0),
+                        "jump_at": (0.0, 2.0)},
     ActionKind.LOOK: {"yaw": (-180.0, 180.0), "pitch": (-90.0, 90.0)},
     ActionKind.MAP_SELECT: {"x": (0.0, 1.0), "y": (0.0, 1.0)},
     ActionKind.MAP_PAN: {"east": (-2000.0, 2000.0), "north": (-2000.0, 2000.0)},
     ActionKind.MAP_ZOOM: {"factor": (0.25, 4.0)},
+    ActionKind.MAP_ORBIT: {"yaw": (-180.0, 180.0), "pitch": (-90.0, 90.0)},
 }
 #: defaults of missing fields (UrbanGround's client uses the same); optional rates default to 0 without a record
 DEFAULTS: dict[ActionKind, dict[str, float]] = {
@@ -105,8 +119,9 @@ DEFAULTS: dict[ActionKind, dict[str, float]] = {
     ActionKind.MAP_SELECT: {"x": 0.5, "y": 0.5},
     ActionKind.MAP_PAN: {"east": 0.0, "north": 0.0},
     ActionKind.MAP_ZOOM: {"factor": 1.0},
+    ActionKind.MAP_ORBIT: {"yaw": 0.0, "pitch": 0.0},
 }
-_OPTIONAL = frozenset({"yaw_rate", "pitch_rate"})
+_OPTIONAL = frozenset({"yaw_rate", "pitch_rate", "jump_at"})
 
 
 @dataclass(frozen=True)
@@ -221,6 +236,10 @@ class ContinuousAction:
             if not math.isfinite(f):
                 raise ActionFormatError(f"{kind.value}: {fname} must be finite, got {v!r}")
             values[fname] = f
+        if kind in MOTION_KINDS and d.get("jump") is not None:  # optional boolean of a move (appendix B)
+            if not isinstance(d["jump"], bool):
+                raise ActionFormatError(f"{kind.value}: jump must be true or false, got {d['jump']!r}")
+            values["jump"] = 1.0 if d["jump"] else 0.0
         memory = d.get("memory")
         return cls(kind, direction, values, tuple(defaulted), str(memory) if memory is not None else None,
                    str(d.get("error")) if kind == ActionKind.PARSE_ERROR and d.get("error") is not None else None)
@@ -231,6 +250,8 @@ class ContinuousAction:
         if self.dir is not None:
             out["dir"] = self.dir.value
         out.update(self.values)
+        if "jump" in out:
+            out["jump"] = bool(out["jump"])
         if self.error is not None:
             out["error"] = self.error
         return out
@@ -240,9 +261,11 @@ class ContinuousAction:
         k = self.kind.value
         if self.kind in MOTION_KINDS:
             s = f"{k} {self.dir.value} {self.get('seconds'):.2f}s"
-            for r in ("yaw_rate", "pitch_rate"):
+            for r in ("yaw_rate", "pitch_rate", "jump_at"):
                 if r in self.values:
                     s += f" {r}={self.values[r]:g}"
+            if self.values.get("jump"):
+                s += " jump"
             return s
         fields = LIMITS.get(self.kind)
         if fields:
@@ -266,6 +289,9 @@ def clamp_action(action: ContinuousAction) -> tuple[ContinuousAction, list[Clamp
             raise ActionFormatError(f"{action.kind.value}: {name} must be finite, got {v!r}")
         if name in limits:
             lo, hi = limits[name]
+            if name == "jump_at":  # within the move: [0, seconds] (appendix B), seconds as clamped
+                s_lo, s_hi = limits["seconds"]
+                hi = min(max(float(action.values.get("seconds", DEFAULTS[action.kind]["seconds"])), s_lo), s_hi)
             used = min(max(v, lo), hi)
             if used != v:
                 clamps.append(Clamp(name, v, used))

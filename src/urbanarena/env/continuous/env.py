@@ -10,8 +10,9 @@ furniture block motion, building passages and covered ways do not
 (:mod:`.walk_network`), never as a constraint.
 
 Simulated time. Every duration is simulated: a move/sprint lasts its
-``seconds``; a look ``look_seconds`` (0.5 s); each map action (open_map,
-map_select, map_pan, map_zoom, close_map) ``map_action_seconds`` (1.0 s);
+``seconds``; a look ``look_seconds`` (0.5 s); a jump ``jump_seconds`` (0.5 s, in place);
+each map action (open_map, map_select, map_pan, map_zoom, map_orbit, close_map)
+``map_action_seconds`` (1.0 s);
 terminate, invalid and parse-error steps 0 s; every step (model request) adds
 ``step_overhead_s`` (0 s by default) while the agent stands still. Speeds are
 metres per simulated second (walk 1.4 m/s, a typical adult walking speed;
@@ -21,8 +22,8 @@ times whatever the model's latency. These durations and speeds are our
 definitions (UrbanGround runs in real time; its released client only bounds a
 move to 0.05-2 s); they are fields of :class:`ContinuousConfig`.
 
-Modes: ``first_person`` (move, sprint, look, open_map, terminate) and ``map``
-(map_select, map_pan, map_zoom, close_map, terminate). An action of the other
+Modes: ``first_person`` (move, sprint, look, jump, open_map, terminate) and ``map``
+(map_select, map_pan, map_zoom, map_orbit, close_map, terminate). An action of the other
 mode, an unreadable action (:class:`~urbanarena.env.continuous.actions.ActionFormatError`)
 or ``parse_error`` executes nothing but consumes the step; it is counted and
 recorded in ``info``. Out-of-range values are clamped and every clamp is recorded
@@ -103,7 +104,7 @@ class ContinuousConfig:
 
     Attributes:
         walk_speed_mps, sprint_speed_mps: metres per simulated second.
-        look_seconds, map_action_seconds, step_overhead_s: simulated durations.
+        look_seconds, jump_seconds, map_action_seconds, step_overhead_s: simulated durations (ours).
         substep_s: longest straight piece of a turning move (:mod:`.kinematics`).
         collision_mode: ``"slide"`` or ``"stop"`` (:mod:`.collision`).
         agent_radius_m, passage_half_width_m: agent disc and passage corridor (:mod:`.collision`).
@@ -118,6 +119,7 @@ class ContinuousConfig:
     walk_speed_mps: float = 1.4
     sprint_speed_mps: float = 3.0
     look_seconds: float = 0.5
+    jump_seconds: float = 0.5
     map_action_seconds: float = 1.0
     step_overhead_s: float = 0.0
     substep_s: float = 0.1
@@ -139,7 +141,8 @@ class ContinuousConfig:
     def __post_init__(self):
         if self.collision_mode not in ("slide", "stop"):
             raise ValueError(f"collision_mode must be 'slide' or 'stop', got {self.collision_mode!r}")
-        for name in ("walk_speed_mps", "sprint_speed_mps", "look_seconds", "map_action_seconds", "step_overhead_s"):
+        for name in ("walk_speed_mps", "sprint_speed_mps", "look_seconds", "jump_seconds", "map_action_seconds",
+                     "step_overhead_s"):
             if not getattr(self, name) >= 0:
                 raise ValueError(f"{name} must be >= 0")
         if not self.substep_s > 0:
@@ -384,6 +387,9 @@ class ContinuousEnv(gym.Env):
                     self._pose = (x0, y0, wrap_deg(yaw0 + parsed.get("yaw")), pitch)
                     duration = c.look_seconds
                     self.last_result = f"{parsed.label()}: yaw {self._pose[2]:.1f} pitch {pitch:.1f}"
+                elif kind == ActionKind.JUMP:  # ours: flat ground, nothing to jump onto (actions module)
+                    duration = c.jump_seconds
+                    self.last_result = "jumped in place"
                 elif kind == ActionKind.TERMINATE:
                     stop_reason = "terminate"
                     self.last_result = "terminated"
@@ -467,6 +473,8 @@ class ContinuousEnv(gym.Env):
             if want != used:
                 clamps.append(Clamp("map_half_m", want, used))
             self.last_result = f"map shows {2 * used:g} m from top to bottom"
+        elif k == ActionKind.MAP_ORBIT:  # ours: the map is a north-up 2D raster; orbiting changes nothing
+            self.last_result = "the map is a flat north-up map: orbiting leaves it unchanged"
         elif k == ActionKind.MAP_SELECT:
             sx, sy = mv.select(a.get("x"), a.get("y"))
             lat, lon = self.city.frame.to_latlon(sx, sy)

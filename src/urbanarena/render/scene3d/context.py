@@ -5,7 +5,8 @@ context must not cross ``fork()``: worker processes create their own (the
 cache is keyed by process id). An EGL context is current in one thread at a
 time: every use goes through :func:`current`, which holds a process-wide lock
 and makes the context current in the calling thread, so renderers can be used
-from any thread (one at a time).
+from any thread (one at a time); :func:`gl_context` releases a new context from
+the thread that created it, or no other thread could bind it.
 
 Requirements: the ``moderngl`` package (MIT) and the EGL/Mesa libraries —
 on Debian ``libegl1 libegl-mesa0 libgl1 libgl1-mesa-dri`` (``libEGL.so.1``,
@@ -86,6 +87,12 @@ def gl_context():
         if ctx.version_code < 330:
             _fail[pid] = f"OpenGL 3.3 needed, context offers {ctx.version_code}"
             raise RendererUnavailableError(_fail[pid])
+        # A new EGL context is current in the creating thread, and EGL lets a context be current in one
+        # thread only: another thread's make-current then fails silently and its first GL call ("cannot
+        # create program") fails. Release it here so :func:`current` can bind it in any thread (issue 15:
+        # ``urbanarena play`` created it in the main thread and built the renderer in an episode thread).
+        ctx.__enter__()
+        ctx.__exit__(None, None, None)
         _ctx[pid] = ctx
         return ctx
 

@@ -173,6 +173,17 @@ class CityArenaFamily(TaskFamily):
         return v
 
     @classmethod
+    def sends_location_map(cls, task: Task, protocol_id: str) -> bool:
+        """Whether the agent gets the current-location map under ``protocol_id`` (its ``location_map``
+        parameter, :mod:`urbanarena.env.protocols`): ``except-localization`` (``cityarena-v1``: every kind but
+        localization, as 360CityArena's task loader sets ``requires_current_location``) or ``task-flag``
+        (the task's ``extra.requires_current_location``)."""
+        rule = get_protocol(protocol_id).params.get("location_map", "task-flag")
+        if rule == "except-localization":
+            return cls.task_kind(task) != "localization"
+        return cls.requires_current_location(task)
+
+    @classmethod
     def check_task(cls, task: Task, base_dir: str | Path | None = None) -> None:
         """Check a task's arena fields (see the module docstring).
 

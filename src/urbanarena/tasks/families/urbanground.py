@@ -33,7 +33,9 @@ Scoring (:meth:`UrbanGroundFamily.score_trajectory`; formulas in
   ``choice``: the answer is correct; ``schedule``: every stop reached in order by its deadline;
   ``multi_stop``: every stop reached (any order). Any zone/closure violation forces 0.
 * ``pna`` (every kind): fraction of action time within 3 m of the pedestrian lines.
-* ``spr``: per closure episode 1 when no active closure was crossed (its mean is SPR);
+* ``spr``: per closure episode tested by its closure (a notice arrived, so a closure was active, before the
+  episode ended) 1 when no active closure was crossed, 0 when one was (its mean is SPR);
+  ``None`` for an episode that ended before any notice (not in SPR's denominator);
   ``zone_respected`` the same for restricted zones.
 * ``pcr``: per pedestrian episode 1 when the agent touched a pedestrian (mean = PCR);
   ``pedestrian_collisions`` the count.
@@ -78,6 +80,8 @@ SUBFAMILIES: dict[str, tuple[str, str]] = {
     "l5_pedestrians": ("L5", "navigation"),
 }
 KINDS = ("choice", "navigation", "search", "schedule", "multi_stop")
+#: L1 active exploration: evidence gathered "within a 60-second window" (paper, task design, level 1)
+EXPLORATION_WINDOW_S = 60.0
 LETTERS = ("A", "B", "C", "D")
 
 #: per-episode metric keys of the scorer
@@ -96,11 +100,14 @@ ACTION_SCHEMA_TEXT = """\
 Reply with ONE JSON object, the next action:
   {"action": "move", "dir": "forward|backward|left|right", "seconds": 0.05-2.0}   walk 1.4 m/s
   {"action": "sprint", "dir": "forward|backward|left|right", "seconds": 0.05-2.0} run 3.0 m/s
-     (move/sprint may add "yaw_rate" / "pitch_rate" in deg/s, -180..180, to turn while walking)
+     (move/sprint may add "yaw_rate" / "pitch_rate" in deg/s, -180..180, to turn while walking,
+      and "jump": true with "jump_at": seconds into the move)
   {"action": "look", "yaw": -180..180, "pitch": -90..90}   turn the camera (positive yaw = right, pitch = up)
+  {"action": "jump"}                                       jump in place
   {"action": "open_map"}                                   switch to the north-up map
   in map mode: {"action": "map_select", "x": 0-1, "y": 0-1}, {"action": "map_pan", "east": m, "north": m},
-               {"action": "map_zoom", "factor": 0.25-4}, {"action": "close_map"}
+               {"action": "map_zoom", "factor": 0.25-4}, {"action": "map_orbit", "yaw": deg, "pitch": deg},
+               {"action": "close_map"}
   {"action": "terminate"}    end the episode where you stand (questions: {"action": "terminate", "answer": "B"})
 Optional "memory": text kept for you between steps. Time is simulated: only your actions take time.
 Buildings and street furniture block you; you succeed by stopping within 15 m of the goal."""
@@ -109,6 +116,18 @@ Buildings and street furniture block you; you succeed by stopping within 15 m of
 def level_of(task: Task) -> str:
     """Ladder level of a task (``extra.level``, else from its category)."""
     return str(task.extra.get("level") or SUBFAMILIES.get(task.category or "", ("?", ""))[0])
+
+
+#: the conditions UrbanGround reports results by (paper, Table 1), as our condition names
+PAPER_CONDITIONS: tuple[str, ...] = ("clear", "dusk", "night", "cloudy", "rain")
+
+
+def condition_of(task: Task) -> str:
+    """Weather / time-of-day condition of a task (``extra.dynamics.condition``; ``"clear"`` without one):
+    summaries and reports group results by it, as the paper's Table 1 does."""
+    dyn = task.extra.get("dynamics") if isinstance(task.extra, dict) else None
+    cond = dyn.get("condition") if isinstance(dyn, dict) else None
+    return str(cond) if cond else "clear"
 
 
 def kind_of(task: Task) -> str:
@@ -155,7 +174,9 @@ class UrbanGroundFamily(TaskFamily):
     name = "urbanground"
     action_style = "continuous"
     default_protocol = PROTOCOL_ID
-    default_max_steps = 600
+    #: UrbanGround's loop ends when the agent answers, signals completion "or reaches the 100-step limit"
+    #: (paper, Experimental Setup, agent protocol)
+    default_max_steps = 100
     version = 1
 
     def __init__(self):
@@ -295,6 +316,17 @@ class UrbanGroundFamily(TaskFamily):
             opts["map_markers"] = [dict(m) for m in markers]
         return opts
 
+    @staticmethod
+    def exploration_window_s(task: Task) -> float | None:
+        """Simulated seconds the agent may explore before the episode ends unanswered: ``extra.exploration_window_s``
+        when set, else 60 for L1 active exploration (paper, task design: "within a 60-second window"), else
+        ``None`` (no window). What happens when it closes is ours (the paper does not say): the episode ends
+        with stop reason ``time_window`` and no answer."""
+        v = task.extra.get("exploration_window_s")
+        if v is not None:
+            return float(v)
+        return EXPLORATION_WINDOW_S if task.category == "l1_active_exploration" else None
+
     def network(self, city: City) -> WalkNetwork:
         """The city's :class:`WalkNetwork` (cached per city content hash)."""
         key = city.content_hash
@@ -345,7 +377,12 @@ class UrbanGroundFamily(TaskFamily):
         if zones:
             out["zone_respected"] = 0.0 if zone_viol else 1.0
         if closures:
-            out["spr"] = 0.0 if clos_viol else 1.0
+            # SPR (paper, Table 4: "the fraction of road-closure episodes that respect the closure"): only an
+            # episode still running when a closure became active (its notice arrived) was tested by it; one
+            # that ended before every notice is not counted (None), neither as respecting nor as violating
+            end_s = float(traj.t_s[-1])
+            tested = any(math.isfinite(c.active_from_s) and c.active_from_s <= end_s for c in closures)
+            out["spr"] = (0.0 if clos_viol else 1.0) if tested else None
             out["closure_violations"] = float(len(clos_viol))
         if pedestrians is not None:
             n = ug.pedestrian_collisions(traj, pedestrians)
@@ -396,6 +433,6 @@ class UrbanGroundFamily(TaskFamily):
         return out
 
 
-__all__ = ["ACTION_SCHEMA_TEXT", "ARRIVAL_RADIUS_M", "EPISODE_KEYS", "KINDS", "LETTERS", "PERCENT_KEYS",
+__all__ = ["ACTION_SCHEMA_TEXT", "ARRIVAL_RADIUS_M", "PAPER_CONDITIONS", "condition_of", "EPISODE_KEYS", "KINDS", "LETTERS", "PERCENT_KEYS",
            "PROTOCOL_ID", "SUBFAMILIES", "UrbanGroundFamily", "goal_points_xy", "kind_of", "latlon_to_xy",
            "level_of", "parse_answer", "zones_xy"]

@@ -44,8 +44,13 @@ are fixed at those coordinates (hard anchors, their unknowns eliminated), and
 the remaining positions solve the sparse over-determined system with
 ``scipy.sparse.linalg.lsqr`` (x and y separately: they share the matrix).
 The per-edge residual ``|P_end - P_start - v|`` converted to metres (RMS and
-max) goes into ``city.meta.extra["reconstruction"]``. A node in a connected
-component without any anchor cannot be positioned: that is an error.
+max) goes into ``city.meta.extra["reconstruction"]``. A weakly connected
+component that no question route touches holds no anchor, cannot be positioned
+and cannot be reached by any task (real release cities hold such small
+islands): it is dropped with a warning and counted in
+``city.meta.extra["dropped_islands"]`` (``components``, ``nodes``, ``edges``,
+``examples``), shown by ``urbanarena city info``. Every node in a component of
+a route is kept.
 
 The import report (``city.meta.extra``) holds the graph facts
 (:func:`urbanarena.world.facts.graph_facts`), the reconstruction residual,
@@ -65,6 +70,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import logging
 import math
 import zlib
 from pathlib import Path
@@ -82,6 +88,7 @@ from urbanarena.world.facts import graph_facts
 from urbanarena.world.geo import lonlat_to_mercator, mercator_to_lonlat, wrap_deg
 
 KIND = "cityseeker"
+log = logging.getLogger(__name__)
 
 #: walkable/panorama headings may lie this far outside [0, 360) (degrees)
 HEADING_TOLERANCE_DEG = 15.0
@@ -456,6 +463,40 @@ def _read_info_csv(path: Path) -> dict[str, dict[str, Any]]:
 
 
 # ------------------------------------------------------------ reconstruction
+def _drop_islands(nodes: dict[str, dict[str, Any]], starts: list[str], ends: list[str], az: np.ndarray,
+                  dist: np.ndarray, anchors: dict[str, Any], conn_path: Path):
+    """Drop the weakly connected components that hold no anchored node (no question route touches
+    them: no task can reach them and their positions cannot be reconstructed).
+
+    Returns ``(nodes, starts, ends, az, dist, report)`` with the kept nodes/edges in file order and
+    ``report`` = ``{"components", "nodes", "edges", "examples"}`` (``None`` when nothing was dropped);
+    logs one warning naming the file and the count.
+    """
+    names = list(nodes)
+    ids = {n: i for i, n in enumerate(names)}
+    s_idx = np.fromiter((ids[x] for x in starts), dtype=np.int64, count=len(starts))
+    t_idx = np.fromiter((ids[x] for x in ends), dtype=np.int64, count=len(ends))
+    adj = sp.coo_matrix((np.ones(len(s_idx)), (s_idx, t_idx)), shape=(len(names), len(names)))
+    ncomp, labels = connected_components(adj, directed=True, connection="weak")
+    anchored = np.zeros(ncomp, dtype=bool)
+    anchored[labels[[ids[k] for k in anchors]]] = True
+    if anchored.all():
+        return nodes, starts, ends, az, dist, None
+    keep_node = anchored[labels]
+    keep_edge = keep_node[s_idx]  # both ends of an edge lie in one component
+    dropped = np.flatnonzero(~anchored)
+    examples = [names[int(np.flatnonzero(labels == c)[0])] for c in dropped[:5]]
+    report = {"components": int(len(dropped)), "nodes": int((~keep_node).sum()), "edges": int((~keep_edge).sum()),
+              "examples": examples}
+    log.warning("%s: dropped %d component(s) no question route touches (%d node(s), %d edge(s); e.g. the one "
+                "holding %s): no task can reach them and they cannot be positioned", conn_path,
+                report["components"], report["nodes"], report["edges"], examples[0])
+    kept = [n for n, k in zip(names, keep_node.tolist()) if k]
+    ke = keep_edge.tolist()
+    return ({n: nodes[n] for n in kept}, [x for x, k in zip(starts, ke) if k], [x for x, k in zip(ends, ke) if k],
+            az[keep_edge], dist[keep_edge], report)
+
+
 def _reconstruct(ids: dict[str, int], s_idx: np.ndarray, t_idx: np.ndarray, az_deg: np.ndarray, dist: np.ndarray,
                  anchors: dict[str, tuple[float, float, str]], conn_path: Path, q_path: Path | None):
     """Least-squares node positions in Web Mercator from edge vectors and hard anchors.
@@ -597,8 +638,8 @@ def import_city(path: str | Path) -> City:
         CityFormatError: a malformed file (message names the file and the
             record: ``edge <i>``, ``line <n>``, ``question <i> (question_idx <q>)``),
             a question naming an unknown node or a route step that is not an
-            edge, a node without edges in the info CSV, or nodes that cannot be
-            positioned.
+            edge, a node without edges in the info CSV, or no coordinates at all
+            (neither an info CSV nor route coordinates).
     """
     d = _city_dir(path)
     conn_path = _connections_file(d)
@@ -643,6 +684,9 @@ def import_city(path: str | Path) -> City:
                     anchor_spread_m = max(anchor_spread_m, math.hypot(dlat, dlon))
 
     info_path = _info_csv(d)
+    islands = None
+    if info_path is None and anchors:  # components no route touches cannot be positioned: drop them
+        nodes, starts, ends, az, dist, islands = _drop_islands(nodes, starts, ends, az, dist, anchors, conn_path)
     ids = {n: i for i, n in enumerate(nodes)}
     s_idx = np.fromiter((ids[s] for s in starts), dtype=np.int64, count=len(starts))
     t_idx = np.fromiter((ids[t] for t in ends), dtype=np.int64, count=len(ends))
@@ -717,6 +761,8 @@ def import_city(path: str | Path) -> City:
     )
     city = City(g, meta)
     city.meta.extra = _report(city, questions, recon, q_cities)
+    if islands is not None:
+        city.meta.extra["dropped_islands"] = islands
     return city
 
 
