@@ -106,7 +106,7 @@ vec3 sky_colour(vec3 d, bool clouds) {
     if (clouds && d.z > 0.01) {
         vec2 p = d.xy / (d.z + 0.06) * 1.5;   // plane 1.5 km up, km
         float f = fbm3(p * 1.7, 11u) + 0.35 * vnoise(p * 9.0, 17u) - 0.17;
-        float cov = smoothstep(0.62 - 0.45 * cloud_cover, 0.9 - 0.3 * cloud_cover, f);
+        float cov = smoothstep(0.66 - 0.45 * cloud_cover, 0.74 - 0.35 * cloud_cover, f);
         float shade = 0.72 + 0.28 * smoothstep(0.3, 0.9, fbm3(p * 3.1 + 5.0, 23u));
         vec3 cloud = mix(vec3(0.93, 0.94, 0.96), vec3(0.68, 0.71, 0.77), overcast) * shade;
         cloud += sun_rgb * 0.08 * pow(sd, 4.0);
@@ -247,6 +247,8 @@ void main() {
         albedo = mix(albedo, skyr * 0.9, clamp(0.45 + fresnel(view, n, 0.08), 0.0, 1.0) * (1.0 - joint));
     }
     albedo *= 0.72 + 0.28 * smoothstep(0.0, 1.2, z);        // rising damp and contact occlusion
+    float pipe = min(abs(u - 0.35), abs(u - L + 0.35));        // drainpipes at the wall ends
+    if (L > 6.0 && pipe < 0.06 && v_glass < 0.5) albedo = vec3(0.32, 0.33, 0.34) * (0.7 + 0.6 * (1.0 - pipe / 0.06));
     float win_w = v_win.x, win_s = v_win.y, win_h = v_win.z, fw = v_win.w;
     int kind = 0;
     float idx = 0.0;
@@ -304,16 +306,21 @@ void main() {
         float ky = d.y > 0.0 ? (3.0 - wp.y) / d.y : (d.y < 0.0 ? -(wp.y + 0.45) / d.y : 1e9);
         float kk = min(kb, min(kx, ky));
         vec2 p = wp + d.xy * kk;
-        vec3 warm = mix(vec3(0.85, 0.8, 0.7), vec3(0.7, 0.75, 0.8), hf(h, 0u));
-        float shelf = step(0.75, fract(p.y * 2.2));
-        float goods = h21(vec2(p.x * 5.0, floor(p.y * 2.2)), h);
-        vec3 back = mix(warm * 0.6, mix(vec3(0.7, 0.2, 0.15), vec3(0.2, 0.35, 0.65), goods), 0.6 * (1.0 - shelf));
-        vec3 side = warm * (0.45 + 0.1 * step(0.5, fract(p.y * 2.2)));
-        vec3 flo = d.y < 0.0 ? vec3(0.3, 0.26, 0.22) * (0.8 + 0.2 * step(0.5, fract(p.x * 2.0))) : warm * 0.85;
+        vec3 warm = mix(vec3(0.5, 0.45, 0.38), vec3(0.4, 0.42, 0.46), hf(h, 0u));
+        float shelf = step(0.8, fract(p.y * 1.6));
+        float goods = h21(vec2(p.x * 4.0, floor(p.y * 1.6)), h);
+        vec3 item = goods < 0.33 ? vec3(0.65, 0.3, 0.25) : (goods < 0.66 ? vec3(0.3, 0.38, 0.6) : vec3(0.85, 0.8, 0.68));
+        item = mix(item, warm, 0.35 + 0.4 * h21(vec2(p.x * 11.0, p.y * 7.0), h));
+        vec3 back = mix(item * (0.6 + 0.4 * step(0.3, fract(p.x * 4.0))), vec3(0.8), shelf);
+        float sdep = wp.y + d.y * kk;
+        float sgoods = h21(vec2((d.z * kk) * 3.0, floor(sdep * 1.6)), h + 1u);
+        vec3 side = mix(warm * 0.7, mix(warm, vec3(0.6, 0.35, 0.3), sgoods) * 0.8, step(0.35, fract(sdep * 1.6)));
+        vec3 flo = d.y < 0.0 ? vec3(0.2, 0.17, 0.14) : vec3(0.95, 0.93, 0.85) * step(0.5, fract(p.x * 0.8));
         vec3 room = kk == kb ? back : (kk == kx ? side : flo);
-        col = mix(room, skyr, clamp(fresnel(view, n, 0.06) + 0.1, 0.0, 0.8));
+        col = mix(room, skyr, clamp(0.6 * fresnel(view, n, 0.04) + 0.05, 0.0, 0.7));
     }
     vec3 c = col * (1.0 - 0.2 * wet) * (light_at(n) + lamp_light(v_world, n));
+    if (kind == 6) c = col * (0.9 * ambient + 0.35);              // a shop is lit from inside
     if (kind == 5) c = max(c, albedo * 0.9);    // mirrored sky is not lit by the sun again
     if (kind == 1 || kind == 6) {
         float lit = (fi == 0u && shop > 0.5) ? shop_lit : window_lit;
@@ -358,17 +365,24 @@ void main() {
         float wear = fbm3(p * 0.35, 7u);
         a = vec3(0.29, 0.295, 0.305) * (0.82 + 0.32 * wear) * (1.0 - 0.18 * patches) * (1.0 + 0.22 * grain * fine);
         a *= 1.0 - 0.25 * smoothstep(0.72, 0.78, vnoise(p * 0.6 + 3.0, 8u));   // tar seams and oil
+        float cn = vnoise(p * 0.45, 18u) - 0.5;                                   // cracks: noise contours
+        a *= 1.0 - 0.4 * fine * (1.0 - smoothstep(0.0, fwidth(cn), abs(cn)));
     } else if (is(a, vec3(168.0, 165.0, 158.0))) {            // paving slabs
         vec2 q = p / 0.5;
         float tone = h21(q, 9u);
-        a = vec3(0.63, 0.62, 0.59) * (0.86 + 0.2 * tone) * (0.9 + 0.16 * fbm3(p * 0.5, 10u));
-        float joint = max(gridline(p.x, 0.5, 0.008), gridline(p.y, 0.5, 0.008));
-        a = mix(a, a * 0.55, joint);
+        a = vec3(0.63, 0.62, 0.59) * (0.8 + 0.32 * tone) * (0.9 + 0.16 * fbm3(p * 0.5, 10u));
+        float joint = max(gridline(p.x, 0.5, 0.01), gridline(p.y, 0.5, 0.01));
+        a = mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);
     } else if (is(a, vec3(132.0, 128.0, 118.0))) {            // unpaved: grass or gravel
         float m = fbm3(p * 0.06, 11u);
         float g = h21(p * 20.0, 12u) - 0.5;
-        vec3 grass = mix(vec3(0.25, 0.36, 0.15), vec3(0.36, 0.42, 0.2), vnoise(p * 0.8, 13u)) * (1.0 + 0.3 * g * fine);
-        vec3 gravel = vec3(0.5, 0.48, 0.44) * (0.85 + 0.25 * vnoise(p * 1.7, 14u)) * (1.0 + 0.3 * g * fine);
+        vec3 grass = mix(vec3(0.25, 0.36, 0.15), vec3(0.36, 0.42, 0.2), vnoise(p * 0.8, 13u)) * (1.0 + 0.6 * g * fine);
+        // granite setts 0.3 x 0.2 m in offset rows, dark joints
+        float srow = floor(p.y / 0.2);
+        float su = p.x / 0.3 + 0.5 * mod(srow, 2.0);
+        vec3 gravel = vec3(0.5, 0.48, 0.45) * (0.75 + 0.4 * h21(vec2(floor(su), srow), 14u)) * (1.0 + 0.3 * g * fine);
+        float sj = max(gridline(p.y, 0.2, 0.012), gridline(su * 0.3, 0.3, 0.012));
+        gravel = mix(gravel, vec3(0.2, 0.19, 0.18), sj * 0.85);
         a = mix(gravel, grass, smoothstep(0.45, 0.6, m));
     } else if (is(a, vec3(236.0, 236.0, 230.0))) {            // road paint, worn
         float w = fbm3(p * 1.3, 15u);
