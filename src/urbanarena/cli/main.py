@@ -317,7 +317,8 @@ def summary(
         return
     head = (
         f"{run_dir} — agent {s['agent']} · protocol {s['protocol']} · family {s['family']} · "
-        f"config {s['config_hash'][:12]} · {s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
+        f"config {s['config_hash'][:12]} · render style {s.get('render_style', 'flat')} · "
+        f"{s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
     )
     out_console.print(_metric_table(head, s))
     preferred = ("tc_exact", "tc_proximity_50m", "tc", "spl", "ndtw", "sed", "goal_dist_m")

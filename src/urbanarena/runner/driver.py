@@ -207,6 +207,9 @@ class RunRequest:
             parts += ["--strategy", self.strategy]
         if self.rounds != 1:
             parts += ["--rounds", str(self.rounds)]
+        style = (self.arena_view or {}).get("render_style")
+        if style is not None:
+            parts += ["--render-style", str(style)]
         if self.trace:
             parts.append("--trace")
         if self.backend != "auto":

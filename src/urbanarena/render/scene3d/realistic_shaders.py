@@ -311,13 +311,12 @@ void main() {
         float goods = h21(vec2(p.x * 4.0, floor(p.y * 1.6)), h);
         vec3 item = goods < 0.33 ? vec3(0.65, 0.3, 0.25) : (goods < 0.66 ? vec3(0.3, 0.38, 0.6) : vec3(0.85, 0.8, 0.68));
         item = mix(item, warm, 0.35 + 0.4 * h21(vec2(p.x * 11.0, p.y * 7.0), h));
-        vec3 back = mix(item * (0.6 + 0.4 * step(0.3, fract(p.x * 4.0))), vec3(0.8), shelf);
-        float sdep = wp.y + d.y * kk;
-        float sgoods = h21(vec2((d.z * kk) * 3.0, floor(sdep * 1.6)), h + 1u);
-        vec3 side = mix(warm * 0.7, mix(warm, vec3(0.6, 0.35, 0.3), sgoods) * 0.8, step(0.35, fract(sdep * 1.6)));
+        vec3 back = mix(item * (0.6 + 0.4 * step(0.3, fract(p.x * 4.0))), vec3(0.35, 0.27, 0.2), shelf);
+        vec3 side = warm * 0.6;
         vec3 flo = d.y < 0.0 ? vec3(0.2, 0.17, 0.14) : vec3(0.95, 0.93, 0.85) * step(0.5, fract(p.x * 0.8));
         vec3 room = kk == kb ? back : (kk == kx ? side : flo);
-        col = mix(room, skyr, clamp(0.6 * fresnel(view, n, 0.04) + 0.05, 0.0, 0.7));
+        room *= 0.75;
+        col = mix(room, skyr * 0.85, clamp(0.6 * fresnel(view, n, 0.04) + 0.08, 0.0, 0.7));
     }
     vec3 c = col * (1.0 - 0.2 * wet) * (light_at(n) + lamp_light(v_world, n));
     if (kind == 6) c = col * (0.9 * ambient + 0.35);              // a shop is lit from inside
@@ -325,7 +324,10 @@ void main() {
     if (kind == 1 || kind == 6) {
         float lit = (fi == 0u && shop > 0.5) ? shop_lit : window_lit;
         uint h2 = rhash(uvec3(uint(idx) + 7919u, fi + 104729u, seed ^ 2654435769u));
-        if (float(h2 & 1023u) / 1024.0 < lit) c = max(c, window_glow * (0.7 + 0.3 * hf(h2, 10u)));
+        if (float(h2 & 1023u) / 1024.0 < lit) {
+            vec3 glow = window_glow * (0.7 + 0.3 * hf(h2, 10u));
+            c = kind == 6 ? max(c, col * glow * 2.2) : max(c, glow * (0.6 + 0.5 * col));  // lit rooms keep their content
+        }
     }
     c = tonemap(c);
     f_colour = vec4(clamp(mix(horizon, c, fog_at(v_world)), 0.0, 1.0), 1.0);
@@ -383,7 +385,7 @@ void main() {
         vec3 gravel = vec3(0.5, 0.48, 0.45) * (0.75 + 0.4 * h21(vec2(floor(su), srow), 14u)) * (1.0 + 0.3 * g * fine);
         float sj = max(gridline(p.y, 0.2, 0.012), gridline(su * 0.3, 0.3, 0.012));
         gravel = mix(gravel, vec3(0.2, 0.19, 0.18), sj * 0.85);
-        a = mix(gravel, grass, smoothstep(0.45, 0.6, m));
+        a = mix(gravel, grass, smoothstep(0.58, 0.66, m));
     } else if (is(a, vec3(236.0, 236.0, 230.0))) {            // road paint, worn
         float w = fbm3(p * 1.3, 15u);
         a = mix(vec3(0.86, 0.86, 0.82), vec3(0.35, 0.36, 0.37), smoothstep(0.55, 0.8, w));
@@ -496,6 +498,10 @@ def program_sources(name: str, max_lamps: int) -> tuple[str, str]:
     fs = fs.replace("LIGHT_FS_HERE", shaders.LIGHT_FS)
     return shaders.variant(vs, True, max_lamps), shaders.variant(fs, True, max_lamps)
 
+
+#: bumped when the realistic style's geometry (.realistic) changes pixels; shader changes are hashed
+#: (renderer.realistic_identity)
+REALISTIC_VERSION = "realistic-1"
 
 #: exposure of the tone mapper and cloud cover of the sky by weather (ours; overcast skies draw the CIE
 #: overcast gradient instead, see .conditions)

@@ -300,7 +300,18 @@ def render_identity(scene: Scene, settings: RenderSettings, width: int | None = 
         "opencv": cv2.__version__,
         "poses_hash": poses,
         "attribution": scene.attribution,
+        **({"realistic": realistic_identity()} if settings.is_realistic else {}),
     }
+
+
+def realistic_identity() -> str:
+    """Version of the realistic style's code: :data:`.realistic_shaders.REALISTIC_VERSION` plus the SHA-256 (12 hex)
+    of its GLSL sources, so a shader change never reuses cached realistic panoramas."""
+    from urbanarena.render.scene3d import realistic_shaders as RS
+
+    src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
+                  for n in ("facade", "ground", "sky", "foliage", "shade"))
+    return f"{RS.REALISTIC_VERSION}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
 def _check_view_args(pitch_deg: float, hfov_deg: float, width: int, height: int) -> None:
