@@ -139,12 +139,14 @@ def frozen_suites(extra_dirs: Sequence[Path] = ()) -> list[FrozenSuite]:
 
 def frozen_for_city(city: City, render_style: str | None = None) -> FrozenSuite:
     """The frozen suite built on exactly this city (matching content hash) for ``render_style`` (default
-    :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`).
+    :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`); when the
+    city has suites in other styles only, the first of them (its tasks are the style's too: a freeze in
+    another style draws other images of the same tasks; :func:`materialize` checks the images in the
+    suite's own style and records it).
 
     Raises:
         FrozenSuiteError: none matches; when a suite exists for a city of the same name with another hash
-            the message says so (a differing build: other library versions or import settings); when suites
-            exist for this city in other styles only, the message names them.
+            the message says so (a differing build: other library versions or import settings).
     """
     from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style
 
@@ -155,11 +157,7 @@ def frozen_for_city(city: City, render_style: str | None = None) -> FrozenSuite:
             return fs
     other = [fs for fs in suites if fs.city_hash == city.content_hash]
     if other:
-        raise FrozenSuiteError(
-            f"no frozen suite of city {city.name!r} for render style {style!r}; it has "
-            + ", ".join(f"{fs.name} ({fs.render_style})" for fs in other)
-            + f": pass --render-style {other[0].render_style}, or freeze one with `urbanarena tasks freeze "
-              f"--city {city.name} --render-style {style}`")
+        return other[0]
     same = [fs for fs in suites if fs.manifest["city"].get("name") == city.name]
     if same:
         fs = same[0]
@@ -408,7 +406,7 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         "suite": entry["suite_name"], "frozen_suite": fs.name, "size": size, "task_file": "match",
         "task_file_sha256": entry["task_file_sha256"], "assets_checked": len(entry["assets"]),
         "assets_differ": differ, "panoramas_checked": 0, "panoramas_differ": [],
-        "reference_renderer": fs.manifest.get("renderer"), "renderer": None,
+        "reference_renderer": fs.manifest.get("renderer"), "renderer": None, "render_style": fs.render_style,
     }
     if check_panoramas and fs.manifest.get("panorama_fingerprint"):
         from urbanarena.render.scene3d.context import gl_unavailable_reason

@@ -160,10 +160,10 @@ class RenderSettings:
 
     def identity_dict(self) -> dict:
         """The fields that determine pixels: all of them, except the condition fields while they hold their
-        defaults (so the clear day's cache keys are those from before conditions existed; any other
-        condition changes the dict, hence the key)."""
+        defaults (any other condition changes the dict, hence the key). The ``style`` field is always there:
+        adding it changed every cache key once (the flat style's pixels did not change)."""
         d = asdict(self)
-        for name, default in (("weather", "clear"), ("time_of_day", "day"), ("rain_seed", 0), ("style", "flat")):
+        for name, default in (("weather", "clear"), ("time_of_day", "day"), ("rain_seed", 0)):
             if d[name] == default:
                 del d[name]
         return d

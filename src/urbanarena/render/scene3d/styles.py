@@ -1,8 +1,8 @@
 """Render styles: how realistic the 3D city looks (issue 14; ``--render-style`` on every command that renders).
 
 * ``flat`` -- the renderer's original look (untextured walls with one window grid, flat ground and sky).
-  Its pixels, cache keys and the ``helsinki-arena7-v1`` frozen suite's hashes are exactly those from before
-  styles existed (:meth:`~.renderer.RenderSettings.identity_dict` omits the style when it is ``flat``).
+  Its pixels and the ``helsinki-arena7-v1`` frozen suite's image hashes are exactly those from before styles
+  existed (cache keys changed once: :meth:`~.renderer.RenderSettings.identity_dict` names the style).
 * ``realistic`` -- procedural materials, windows with depth, shopfronts, awnings, cornices, kerbs, road
   markings, textured ground, alpha-tested tree crowns, baked ground shadows and contact occlusion, clouds,
   atmospheric perspective, exposure and tone mapping (:mod:`.realistic_shaders`, :mod:`.realistic`).
@@ -11,7 +11,9 @@
 
 :class:`~.renderer.RenderSettings` itself defaults to ``flat`` (the library-level default, so code and tests
 that build a renderer by hand keep their pixels); the product-level default is :data:`DEFAULT_RENDER_STYLE`,
-applied by :func:`settings_for_style`.
+applied by :func:`settings_for_style`: the commands, the runner, the observers
+(:func:`urbanarena.env.observers.rendered_store_for`, :class:`urbanarena.env.continuous.SceneViewObserver`) and
+``urbanarena city build --prerender`` render realistic unless told ``flat``.
 """
 
 from __future__ import annotations
