@@ -28,8 +28,8 @@ class SceneViewObserver:
     Args:
         city: an annotated city (OSM import).
         width, height: view size, pixels; hfov_deg: horizontal field of view; eye_height_m: camera height.
-        settings: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` or ``None`` (defaults, in the default
-            render style :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`).
+        settings: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` or ``None`` (defaults: ``flat``
+            style; the runner passes the run's style, :mod:`urbanarena.render.scene3d.styles`).
         condition: weather / time of day (``night``, ``fog``, ``rain+dusk``; see
             :mod:`urbanarena.render.scene3d.conditions`) applied to ``settings`` (default: theirs).
         attribution: stamp the city's attribution on each view.
@@ -44,9 +44,6 @@ class SceneViewObserver:
         self.city = city
         self.width, self.height = int(width), int(height)
         self.hfov_deg, self.eye_height_m = float(hfov_deg), float(eye_height_m)
-        from urbanarena.render.scene3d.styles import settings_for_style
-
-        settings = settings_for_style(None, settings)  # None: the default render style (realistic)
         if condition is not None:
             from dataclasses import replace
 

@@ -11,9 +11,10 @@
 
 :class:`~.renderer.RenderSettings` itself defaults to ``flat`` (the library-level default, so code and tests
 that build a renderer by hand keep their pixels); the product-level default is :data:`DEFAULT_RENDER_STYLE`,
-applied by :func:`settings_for_style`: the commands, the runner, the observers
-(:func:`urbanarena.env.observers.rendered_store_for`, :class:`urbanarena.env.continuous.SceneViewObserver`) and
-``urbanarena city build --prerender`` render realistic unless told ``flat``.
+applied by :func:`settings_for_style`: the commands (``--render-style``), the runner
+(:class:`~urbanarena.runner.arena.ArenaViewSettings`), the play service and ``urbanarena city build --prerender``
+render realistic unless told ``flat``; the library-level observers (``rendered_store_for``,
+``panorama_observer_for``, ``SceneViewObserver``) draw what their ``settings`` say (default ``flat``).
 """
 
 from __future__ import annotations
