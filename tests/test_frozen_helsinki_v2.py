@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from generate_util import helsinki_pbf_path
+from test_frozen_helsinki import home  # noqa: F401  (the default city built once into a temporary home)
 from urbanarena.cli.main import app
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.tasks.frozen import PACKAGE_DIR, frozen_for_city, load_frozen
@@ -52,23 +52,6 @@ def test_v2_is_the_realistic_twin_of_v1():
             assert b["assets"][k2]["pixel_sha256"] != a["assets"][k]["pixel_sha256"]
     assert set(v1.manifest["panorama_fingerprint"]) == set(v2.manifest["panorama_fingerprint"])
     assert not set(v1.manifest["panorama_fingerprint"].values()) & set(v2.manifest["panorama_fingerprint"].values())
-
-
-@pytest.fixture(scope="module")
-def home(request, tmp_path_factory):
-    from urbanarena.world.default_city import HELSINKI_CORE_BBOX
-    from urbanarena.world.importers.osm import import_city
-    from urbanarena.world.resolve import save_named
-
-    pbf = helsinki_pbf_path(request, tmp_path_factory)
-    h = tmp_path_factory.mktemp("helsinki_home_v2")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("URBANARENA_HOME", str(h))
-    try:
-        save_named(import_city(pbf, bbox=HELSINKI_CORE_BBOX, name="helsinki"), "helsinki")
-    finally:
-        mp.undo()
-    return h
 
 
 @pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
