@@ -14,7 +14,10 @@ Steps, all through the public commands:
    scores (:func:`urbanarena.tasks.metrics.paired.paired_bootstrap`: one-sided p for ocr > random,
    two-sided p, 95 % CI of the difference); time per episode.
 
-Options: ``--per-family`` (25, the mini size), ``--seed`` (0), ``--seeds`` (episodes per task, 1),
+Options: ``--suite-size mini|standard|full`` (take the frozen suite's landmark_language tasks instead of
+generating them; issue 14 measures ``--suite-size mini`` = ``helsinki-arena7-v2-mini``), ``--render-style``
+(realistic, the default, or flat; passed to both runs), ``--per-family`` (25, the mini size), ``--seed`` (0),
+``--seeds`` (episodes per task, 1),
 ``--workers`` (2), ``--out DIR`` (keep the runs; default a temporary folder), ``--check`` (exit 1
 unless the acceptance holds), ``--calibrate`` (instead: the sign-ranging calibration of the ocr
 agent — rapidocr box heights and sign-centre elevations against the true distances of 30 signs of
@@ -75,21 +78,39 @@ def family_line(name: str, summary: dict[str, Any]) -> str:
     return f"  {name:<7} landmark_language  {mean:5.1f}  95% CI {ci_txt}  ({summary['episodes']} episodes)"
 
 
+def frozen_landmark_language(city: str, size: str, render_style: str, path: Path) -> Path:
+    """The ``landmark_language`` tasks of the city's frozen suite ``size`` for ``render_style`` as a task file."""
+    import gzip
+
+    from urbanarena.tasks.frozen import frozen_for_city
+    from urbanarena.world.resolve import resolve_city
+
+    fs = frozen_for_city(resolve_city(city), render_style)
+    d = json.loads(gzip.decompress((fs.directory / fs.manifest["sizes"][size]["file"]).read_bytes()))
+    d["tasks"] = [t for t in d["tasks"] if (t.get("extra") or {}).get("task_kind") == "landmark_language"]
+    path.write_text(json.dumps(d), encoding="utf-8")
+    print(f"{len(d['tasks'])} landmark_language tasks of {fs.name}-{size} ({fs.render_style})")
+    return path
+
+
 def compare(city: str, per_family: int, seed: int, seeds: int, workers: int, out: Path,
-            limit: int | None = None) -> dict[str, Any]:
-    """Generate the suite, run both agents, print and return the comparison."""
+            limit: int | None = None, suite_size: str | None = None, render_style: str = "realistic",
+            ) -> dict[str, Any]:
+    """Generate the suite (or take the frozen suite's), run both agents, print and return the comparison."""
     from urbanarena.tasks.metrics.paired import pair_scores, paired_bootstrap, per_task_scores
 
     out.mkdir(parents=True, exist_ok=True)
     suite = out / "landmark_language.json"
-    if not suite.exists():
+    if suite_size:
+        frozen_landmark_language(city, suite_size, render_style, suite)
+    elif not suite.exists():
         cli("tasks", "generate", "--city", city, "--families", "landmark_language", "--per-family", per_family,
             "--seed", seed, "--out", suite)
     runs: dict[str, dict[str, Any]] = {}
     for agent in ("random", "ocr"):
         run_dir = out / f"run-{agent}"
         args = ["run", "--city", city, "--tasks", suite, "--agent", agent, "--seeds", seeds, "--workers", workers,
-                "--out", run_dir]
+                "--out", run_dir, "--render-style", render_style]
         if limit:
             args += ["--limit", limit]
         t0 = time.perf_counter()
@@ -192,16 +213,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--calibrate", action="store_true")
+    ap.add_argument("--suite-size", choices=("mini", "standard", "full"), default=None,
+                    help="take the landmark_language tasks of the city's frozen suite of this size instead")
+    ap.add_argument("--render-style", choices=("realistic", "flat"), default="realistic")
     a = ap.parse_args(argv)
     city = ensure_city()
     if a.calibrate:
         calibrate(city)
         return 0
     if a.out is not None:
-        res = compare(city, a.per_family, a.seed, a.seeds, a.workers, a.out, a.limit)
+        res = compare(city, a.per_family, a.seed, a.seeds, a.workers, a.out, a.limit, a.suite_size, a.render_style)
     else:
         with tempfile.TemporaryDirectory() as tmp:
-            res = compare(city, a.per_family, a.seed, a.seeds, a.workers, Path(tmp), a.limit)
+            res = compare(city, a.per_family, a.seed, a.seeds, a.workers, Path(tmp), a.limit, a.suite_size,
+                          a.render_style)
     return 0 if (res["ok"] or not a.check) else 1
 
 

@@ -122,8 +122,10 @@ def test_prerender_writes_one_png_per_pose_node():
     p2 = json.loads(r2.stdout)["panoramas"]
     assert (p2["rendered"], p2["cached"], p2["directory"]) == (0, 4, p["directory"])
     from urbanarena.env.observers import panorama_observer_for
+    from urbanarena.render.scene3d.styles import settings_for_style
 
-    obs = panorama_observer_for(resolve_city("tiny"))
+    # city build renders in the commands' default style (realistic); the runner asks for the same
+    obs = panorama_observer_for(resolve_city("tiny"), render_settings=settings_for_style())
     assert obs.store.dir == folder and obs.store.missing() == []
 
 

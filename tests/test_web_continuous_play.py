@@ -158,7 +158,11 @@ def test_play_to_completion_equals_a_direct_env_run(play, study):
     # the L2 walk: every image shown equals the direct env's, rendered by a second observer
     task = study["tasks"]["l2_short_range"]
     actions, shown, _ = played[task.task_id]
-    env, obs = direct_run(city, task, actions, observer=SceneViewObserver(city, width=640, height=360))
+    from urbanarena.render.scene3d.styles import settings_for_style
+
+    # play renders in the commands' default style (realistic)
+    env, obs = direct_run(city, task, actions, observer=SceneViewObserver(city, width=640, height=360,
+                                                                          settings=settings_for_style()))
     assert len(shown) == len(obs) - 1 == len(actions)  # the last observation ends the episode (not shown)
     for k, (p, o) in enumerate(zip(shown, obs)):
         assert p["step"] == k and p["mode"] == o["mode"]
@@ -188,7 +192,8 @@ def test_play_to_completion_equals_a_direct_env_run(play, study):
     config = cfg[row["config_hash"]]
     assert config["agent"]["name"] == "human" and config["family"]["name"] == "urbanground"
     assert config["protocol"]["id"] == "urbanground-v1" and config["max_steps"] == 100
-    assert config["extra"] == {"continuous_view": {"width": 640, "height": 360, "hfov_deg": 90.0}}
+    assert config["extra"] == {"continuous_view": {"width": 640, "height": 360, "hfov_deg": 90.0},
+                               "render_style": "realistic"}
 
     # the L5 walk: the oracle's row, and the closure notice shown when the env delivers it (>= 30 s)
     task = study["tasks"]["l5_road_closure"]

@@ -1,7 +1,9 @@
 """``urbanarena bench all [--json] [--quick]`` and ``urbanarena bench NAME``: speed and memory figures.
 
 NAME is one of ``cut``, ``env``, ``graph``, ``graph1m``, ``render``, ``sweep``
-(:mod:`urbanarena.bench` lists what each measures); ``all`` runs them in one
+(:mod:`urbanarena.bench` lists what each measures), or ``realism`` (not part of ``all``: image statistics of
+rendered views in each render style beside real photos, :mod:`urbanarena.bench.realism`; ``--photo FILE``
+repeatable, ``--nodes N``, ``--speed`` adds frames/s, panoramas/s and bake figures); ``all`` runs them in one
 process, one after another. Without ``--json`` it prints a table of the
 top-level figures with their goals, then the ratios; with ``--json`` one JSON
 object (:func:`urbanarena.bench.run`). ``--out FILE`` also writes the JSON to
@@ -16,6 +18,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -76,8 +79,25 @@ def render_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _realism(photos, nodes: int, speed: bool, shared, json_out: bool, out) -> None:
+    from urbanarena.bench.realism import format_report, measure
+    from urbanarena.errors import UrbanArenaError
+
+    if nodes < 1:
+        raise fail(ValueError(f"--nodes must be at least 1, got {nodes}"))
+    try:
+        result = measure(nodes=nodes, photos=photos or None, speed=speed, shared=shared,
+                         progress=None if json_out else (lambda s: typer.echo(s, err=True)))
+    except (UrbanArenaError, ValueError, OSError) as e:
+        raise fail(e) from None
+    text = json.dumps(result, indent=2, default=str)
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+    sys.stdout.write(text + "\n" if json_out else format_report(result) + "\n")
+
+
 def bench(
-    name: str = typer.Argument("all", help="all, cut, env, graph, graph1m, render or sweep."),
+    name: str = typer.Argument("all", help="all, cut, env, graph, graph1m, render, sweep, or realism (not in all)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     quick: bool = typer.Option(False, "--quick", help="Small inputs through the same code (seconds; goals not judged)."),
     out: Path | None = typer.Option(None, "--out", help="Also write the JSON result to this file."),
@@ -86,9 +106,18 @@ def bench(
     metadrive_python: str | None = typer.Option(None, "--metadrive-python",
                                                 help="A Python interpreter with metadrive-simulator installed "
                                                      "(default: $URBANARENA_METADRIVE_PYTHON, else this one)."),
+    photo: Optional[list[Path]] = typer.Option(None, "--photo", help="realism: an equirectangular photo to compare "
+                                               "(repeatable; default the shared panoramas/ folder)."),
+    nodes: int = typer.Option(6, "--nodes", help="realism: pose nodes of the default city (4 views each)."),
+    speed: bool = typer.Option(False, "--speed", help="realism: also frames/s, panoramas/s and bake figures per "
+                                                      "style, clear noon and night."),
 ) -> None:
     """Measure speed and memory (perspective cut, env step, sweep, graphs, rendering) and print figures and ratios."""
     from urbanarena import bench as B
+
+    if name == "realism":
+        _realism(photo, nodes, speed, shared, json_out, out)
+        return
 
     names = B.NAMES if name == "all" else (name,)
     if name != "all" and name not in B.PROVIDES:

@@ -23,7 +23,7 @@ from typing import Optional
 
 import typer
 
-from urbanarena.cli.common import fail
+from urbanarena.cli.common import checked_style, fail, render_style_option
 from rich.console import Console
 from rich.table import Table
 
@@ -43,6 +43,7 @@ def demo(
     workers: int = typer.Option(1, "--workers", help="Worker processes per run."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks (a quick look)."),
     city: str = typer.Option("helsinki", "--city", help="City (default: the built-in Helsinki core)."),
+    render_style: str = render_style_option(),
 ) -> None:
     """Build the default city if missing, run its default suite with the baseline agents, print the per-family
     table and write a report."""
@@ -74,7 +75,7 @@ def demo(
         for agent in names:  # every agent checked (prepare writes nothing) before the first one runs
             run_dir = out / agent.replace(":", "_").replace("/", "_")
             req = RunRequest(city=city, tasks=tasks, agent=agent, out=run_dir, workers=workers, limit=limit,
-                             command=list(sys.argv))
+                             command=list(sys.argv), arena_view={"render_style": checked_style(render_style)})
             plans.append((agent, run_dir, prepare(req)))
         for agent, run_dir, prepared in plans:
             check = prepared.task_set.suite_check or check

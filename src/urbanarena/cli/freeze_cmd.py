@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from urbanarena.cli.common import fail
+from urbanarena.cli.common import checked_style, fail, render_style_option
 
 from urbanarena.errors import UrbanArenaError
 
@@ -26,21 +26,24 @@ def freeze_cmd(
     sizes: str = typer.Option("mini,standard,full", "--sizes", help="Comma-separated sizes: mini, standard, full."),
     seed: int = typer.Option(0, "--seed", help="Generator seed."),
     split: Optional[str] = typer.Option("test", "--split", help="Split area the city must be ('' for none)."),
-    name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v2 for the realistic "
+                                                             "style, -v1 for flat)."),
+    render_style: str = render_style_option(),
 ) -> None:
     """Generate and freeze a city's arena suite (task files + hashes) so every machine runs the same tasks."""
     from urbanarena.agents.arena_oracle import ArenaOracleSolver
-    from urbanarena.tasks.frozen import freeze, user_dir
+    from urbanarena.tasks.frozen import SUITE_VERSION_OF_STYLE, freeze, user_dir
     from urbanarena.tasks.generators import suite_name
     from urbanarena.world.resolve import resolve_city
 
     try:
         c = resolve_city(city)
         size_list = tuple(s.strip() for s in sizes.split(",") if s.strip())
-        folder = out or user_dir() / (name or suite_name(c.name))
+        style = checked_style(render_style)
+        folder = out or user_dir() / (name or suite_name(c.name, version=SUITE_VERSION_OF_STYLE[style]))
         fs = freeze(c, folder, suite=name, seed=seed, sizes=size_list, split=split or None,
                     solver=ArenaOracleSolver(c), build=f"urbanarena city build {c.name}",
-                    log=lambda s: typer.echo(s, err=True))
+                    log=lambda s: typer.echo(s, err=True), render_style=style)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
     for size in fs.sizes():

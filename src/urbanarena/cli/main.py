@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 import typer
 
-from urbanarena.cli.common import fail
+from urbanarena.cli.common import checked_style, fail, render_style_option
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -180,6 +180,7 @@ def run(
     rounds: int = typer.Option(
         1, "--rounds", help="Graph tasks: run each (task, seed) job N times in sequence with a memory scoped to the "
                             "job (R1/R2 retrieve from earlier rounds); the row is the last round."),
+    render_style: str = render_style_option(),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
@@ -202,6 +203,7 @@ def run(
                                             ("oracle_perception", oracle_perception)) if on},
             strategy=strategy, rounds=rounds, concurrency=concurrency, ray_address=ray_address,
             requests_per_min=requests_per_min, tokens_per_min=tokens_per_min,
+            arena_view={"render_style": checked_style(render_style)},
         )
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:
@@ -362,7 +364,8 @@ def summary(
         return
     head = (
         f"{run_dir} — agent {s['agent']} · protocol {s['protocol']} · family {s['family']} · "
-        f"config {s['config_hash'][:12]} · {s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
+        f"config {s['config_hash'][:12]} · render style {s.get('render_style', 'flat')} · "
+        f"{s['episodes']} episodes ({s['tasks']} tasks, {len(s['seeds'])} seeds)"
     )
     from urbanarena.runner.summary import describe_errors
 

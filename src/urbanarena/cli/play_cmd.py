@@ -29,7 +29,7 @@ from typing import List, Optional
 
 import typer
 
-from urbanarena.cli.common import fail
+from urbanarena.cli.common import checked_style, fail, render_style_option
 from urbanarena.errors import UrbanArenaError
 
 DEFAULT_PORT = 8765
@@ -60,6 +60,7 @@ def play(
     consent: Optional[Path] = typer.Option(None, "--consent", help="Plain-text file with the consent text."),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol (default the family's: cityarena-v1, urbanground-v1)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default the family's: 50 arena, 100 urbanground)."),
+    render_style: str = render_style_option(),
 ) -> None:
     """Serve arena or continuous-mode tasks to human participants in the browser; store their episodes as
     human:<participant>."""
@@ -87,7 +88,8 @@ def play(
         consent_text = consent.read_text(encoding="utf-8") if consent is not None else None
         service = open_play(city, tasks, reg, out, practice=practice, practice_count=practice_count,
                             time_limit_s=time_limit or None, per_participant=per_participant,
-                            consent_text=consent_text, protocol=protocol, max_steps=max_steps, command=list(sys.argv))
+                            consent_text=consent_text, protocol=protocol, max_steps=max_steps, command=list(sys.argv),
+                            render_style=checked_style(render_style))
     except (UrbanArenaError, OSError, ValueError) as e:
         raise fail(e) from None
     app = create_play_app(service)

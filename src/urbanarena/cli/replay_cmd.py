@@ -24,7 +24,7 @@ from typing import Optional
 
 import typer
 
-from urbanarena.cli.common import fail
+from urbanarena.cli.common import checked_style, fail, render_style_option
 from urbanarena.errors import UrbanArenaError
 
 DEFAULT_PORT = 8766
@@ -36,6 +36,8 @@ def replay(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (non-loopback needs --public)."),
     port: int = typer.Option(DEFAULT_PORT, "--port", help="Port to bind."),
     public: bool = typer.Option(False, "--public", help="Allow a non-loopback --host (token auth guards it)."),
+    render_style: Optional[str] = typer.Option(
+        None, "--render-style", help="Render style: realistic or flat (default: the one the run used)."),
 ) -> None:
     """Browse any stored arena episode step by step: views, trajectory map, thought, memory, answer, score."""
     try:
@@ -52,7 +54,7 @@ def replay(
         check_bind(host, public)
         if not 0 < port < 65536:
             raise UrbanArenaError(f"--port must be in 1..65535 (got {port})")
-        rr = RunReplay(run_dir, city)
+        rr = RunReplay(run_dir, city, checked_style(render_style) if render_style else None)
         tokens, issued = ParticipantTokens.issue(["viewer"])
     except (UrbanArenaError, OSError) as e:
         raise fail(e) from None
@@ -70,12 +72,15 @@ def video(
     out: Path = typer.Option(..., "--out", help="Video file: .mp4 (needs the 'video' extra) or .gif."),
     fps: float = typer.Option(2.0, "--fps", help="Frames (states) per second."),
     city: Optional[str] = typer.Option(None, "--city", help="CITY (default: the one in run.json)."),
+    render_style: Optional[str] = typer.Option(
+        None, "--render-style", help="Render style: realistic or flat (default: the one the run used)."),
 ) -> None:
     """Write one stored arena episode as a video: one frame per state (steps + 1), map inset, captions."""
     from urbanarena.report.video import video_of_run
 
     try:
-        info = video_of_run(run_dir, episode, out, fps=fps, city=city)
+        info = video_of_run(run_dir, episode, out, fps=fps, city=city,
+                            render_style=checked_style(render_style) if render_style else None)
     except (UrbanArenaError, OSError) as e:
         raise fail(e) from None
     typer.echo(f"{info.path}: {info.frames} frames, {info.width}x{info.height}, {info.fps:g} fps ({info.codec})")

@@ -179,7 +179,9 @@ def rendered_store_for(city: City, width: int | None = None, *, root: str | Path
     at panorama ``width`` (default :data:`~urbanarena.render.scene3d.renderer.DEFAULT_PANO_WIDTH`)
     under ``root`` (default ``<urbanarena home>/panoramas``): one per (city object, width, root, render
     settings: ``settings`` a :class:`~urbanarena.render.scene3d.renderer.RenderSettings`, e.g.
-    ``RenderSettings.for_condition("night")``, default the clear day), at most :data:`MAX_RENDERED_STORES`
+    ``RenderSettings.for_condition("night")``, default ``RenderSettings()``: the clear day, ``flat`` style; the
+    runner and the commands pass the run's style, :mod:`urbanarena.render.scene3d.styles`), at most
+    :data:`MAX_RENDERED_STORES`
     (oldest dropped).
 
     Raises:
@@ -188,7 +190,6 @@ def rendered_store_for(city: City, width: int | None = None, *, root: str | Path
     """
     from urbanarena.render.scene3d.cache import RenderedPanoramaStore
     from urbanarena.render.scene3d.renderer import DEFAULT_PANO_WIDTH
-
     width = int(width or DEFAULT_PANO_WIDTH)
     key = (id(city), city.content_hash, width, str(Path(root).absolute()) if root is not None else None,
            int(budget_bytes), None if settings is None else settings.key())

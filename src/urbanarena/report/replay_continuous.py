@@ -103,7 +103,9 @@ class ContinuousEpisodeReplay(EpisodeReplay):
     """
 
     def __init__(self, row: dict[str, Any], city: City, *, task: Task | None = None,
-                 view_size: tuple[int, int] = (640, 360), hfov_deg: float = 90.0, trace_dir: Path | None = None):
+                 view_size: tuple[int, int] = (640, 360), hfov_deg: float = 90.0, trace_dir: Path | None = None,
+                 render_style: str = "flat"):
+        self.render_style = render_style
         details = row.get("details") or {}
         samples = details.get("samples") if isinstance(details, dict) else None
         if not isinstance(samples, list) or not samples:
@@ -270,9 +272,11 @@ class ContinuousEpisodeReplay(EpisodeReplay):
         with self._lock:
             if self._observer is None:
                 from urbanarena.env.continuous import SceneViewObserver
+                from urbanarena.render.scene3d.styles import settings_for_style
 
                 self._observer = SceneViewObserver(self.city, width=self.view_size[0], height=self.view_size[1],
-                                                   hfov_deg=self.hfov_deg, condition=self.condition)
+                                                   hfov_deg=self.hfov_deg, condition=self.condition,
+                                                   settings=settings_for_style(self.render_style))
             return self._observer
 
     def first_person_view(self, k: int) -> np.ndarray:

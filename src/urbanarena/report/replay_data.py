@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import json
 import threading
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ import numpy as np
 from urbanarena.env.arena_env import ArenaEnv, ArenaPose
 from urbanarena.env.motion.trajectory import TrajState
 from urbanarena.env.observers import panorama_observer_for
+from urbanarena.render.scene3d.styles import settings_for_style
 from urbanarena.env.stop_rules import arena_config_for
 from urbanarena.errors import StoreError, UrbanArenaError
 from urbanarena.render.encode import decode_image
@@ -253,7 +255,8 @@ class EpisodeReplay:
                 v = self.view_settings
                 self._observer = panorama_observer_for(self.city, base_dir=self.city_dir, width=v.width,
                                                        height=v.height, hfov_deg=v.hfov_deg,
-                                                       renderer=ViewRenderer(max_grids=16))
+                                                       renderer=ViewRenderer(max_grids=16),
+                                                       render_settings=settings_for_style(v.render_style))
                 self._observer_built = True
             if self._observer is None:
                 raise UrbanArenaError(f"city {self.city.name!r} is graph-only: there is no view to replay")
@@ -329,7 +332,10 @@ class RunReplay:
         StoreError: no store, no episodes, or the run's city cannot be loaded.
     """
 
-    def __init__(self, run_dir: str | Path, city: str | None = None):
+    def __init__(self, run_dir: str | Path, city: str | None = None, render_style: str | None = None):
+        from urbanarena.render.scene3d.styles import check_style
+
+        self.render_style = check_style(render_style) if render_style is not None else None  # None: the run's
         self.run_dir = Path(run_dir)
         if not self.run_dir.is_dir():
             raise StoreError(f"{self.run_dir}: no such RUN_DIR")
@@ -419,9 +425,13 @@ class RunReplay:
                 cv = (cfg.get("extra") or {}).get("continuous_view") or {}
                 ep = ContinuousEpisodeReplay(row, self.city, task=task, trace_dir=trace,
                                              view_size=(int(cv.get("width", 640)), int(cv.get("height", 360))),
-                                             hfov_deg=float(cv.get("hfov_deg", 90.0)))
+                                             hfov_deg=float(cv.get("hfov_deg", 90.0)),
+                                             render_style=self.render_style or str((cfg.get("extra") or {}).get(
+                                                 "render_style", "flat")))
             else:
-                view = ArenaViewSettings(**((cfg.get("extra") or {}).get("arena_view") or {}))
+                view = ArenaViewSettings.from_stored((cfg.get("extra") or {}).get("arena_view"))
+                if self.render_style is not None:
+                    view = dataclasses.replace(view, render_style=self.render_style)
                 ep = EpisodeReplay(row, self.city, view=view, task=task, task_dir=task_dir, city_dir=self.city_dir,
                                    trace_dir=trace)
             self._episodes[eid] = ep

@@ -248,14 +248,15 @@ def write_episode_video(ep: EpisodeReplay, out: str | Path, *, fps: float = 2.0,
 
 
 def video_of_run(run_dir: str | Path, episode: str | int, out: str | Path, *, fps: float = 2.0,
-                 city: str | None = None, inset_px: int | None = None) -> VideoInfo:
+                 city: str | None = None, inset_px: int | None = None, render_style: str | None = None) -> VideoInfo:
     """:func:`write_episode_video` of episode ``episode`` (row id or unique task id) of ``run_dir``.
 
     Raises:
         StoreError: no store, no such episode, a graph episode, the run's city not loadable.
         VideoError, RendererUnavailableError, OSError: see :func:`write_episode_video`.
     """
-    return write_episode_video(RunReplay(run_dir, city).episode(episode), out, fps=fps, inset_px=inset_px)
+    return write_episode_video(RunReplay(run_dir, city, render_style).episode(episode), out, fps=fps,
+                               inset_px=inset_px)
 
 
 __all__ = ["CAPTION_PX", "VideoError", "VideoInfo", "compose_frame", "iter_frames", "video_of_run",

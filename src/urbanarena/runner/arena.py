@@ -59,6 +59,7 @@ import numpy as np
 from urbanarena.agents.base import Agent, AgentContext
 from urbanarena.agents.vlm.arena_loop import run_arena_episode
 from urbanarena.env.observers import LocationMapObserver, panorama_observer_for
+from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style, settings_for_style
 from urbanarena.render.encode import decode_image
 from urbanarena.render.views import ViewRenderer
 from urbanarena.runner.episode import RUN_LEVEL_ERRORS, close_agent, jsonable, row_identity, run_stopped, utc_now
@@ -81,6 +82,9 @@ class ArenaViewSettings:
     Attributes:
         width, height, hfov_deg: camera view, pixels and degrees (360CityArena: 640 x 360).
         map_width, map_height: current-location map, pixels (360CityArena: 640 x 640).
+        render_style: how rendered cities look (``realistic`` or ``flat``;
+            :mod:`urbanarena.render.scene3d.styles`); left out of :meth:`as_dict` when ``flat``, so flat runs
+            keep the config hashes they had before styles existed. Cities with real imagery ignore it.
     """
 
     width: int = 640
@@ -88,9 +92,22 @@ class ArenaViewSettings:
     hfov_deg: float = 90.0
     map_width: int = 640
     map_height: int = 640
+    render_style: str = DEFAULT_RENDER_STYLE
+
+    def __post_init__(self) -> None:
+        check_style(self.render_style)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        if d["render_style"] == "flat":
+            del d["render_style"]
+        return d
+
+    @classmethod
+    def from_stored(cls, d: dict[str, Any] | None) -> "ArenaViewSettings":
+        """The settings of a stored config's ``extra.arena_view`` (:meth:`as_dict`: an absent
+        ``render_style`` means ``flat``)."""
+        return cls(**{"render_style": "flat", **(d or {})})
 
 
 def agent_uses_images(agent: Any) -> bool:
@@ -181,7 +198,8 @@ class ArenaEpisodeRunner:
         if not self._observer_built:
             self._observer = panorama_observer_for(self.city, base_dir=self.city_dir, width=self.view.width,
                                                    height=self.view.height, hfov_deg=self.view.hfov_deg,
-                                                   renderer=ViewRenderer(max_grids=16))
+                                                   renderer=ViewRenderer(max_grids=16),
+                                                   render_settings=settings_for_style(self.view.render_style))
             self._observer_built = True
         return self._observer
 

@@ -87,7 +87,11 @@ class ContinuousEpisodeRunner:
     """
 
     def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str, *,
-                 config: ContinuousConfig | None = None, view_size: tuple[int, int] = (640, 360)):
+                 config: ContinuousConfig | None = None, view_size: tuple[int, int] = (640, 360),
+                 render_style: str | None = None):
+        from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style
+
+        self.render_style = check_style(render_style or DEFAULT_RENDER_STYLE)
         self.city = city
         self.agent_factory = agent_factory
         self.agent_name = agent_name
@@ -110,9 +114,11 @@ class ContinuousEpisodeRunner:
         ``dynamics.condition``; ``None`` = clear day), built on first use and kept per condition."""
         if condition not in self._observer:
             from urbanarena.env.continuous import SceneViewObserver
+            from urbanarena.render.scene3d.styles import settings_for_style
 
             self._observer[condition] = SceneViewObserver(self.city, width=self.view_size[0],
-                                                          height=self.view_size[1], condition=condition)
+                                                          height=self.view_size[1], condition=condition,
+                                                          settings=settings_for_style(self.render_style))
         return self._observer[condition]
 
     def nearest_node(self, x_m: float, y_m: float) -> str | None:

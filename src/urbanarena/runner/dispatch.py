@@ -91,7 +91,8 @@ class EpisodeDispatcher:
         if self._continuous is None:
             from urbanarena.runner.continuous_episode import ContinuousEpisodeRunner
 
-            self._continuous = ContinuousEpisodeRunner(self.city, self.agent_factory, self.agent_name)
+            self._continuous = ContinuousEpisodeRunner(self.city, self.agent_factory, self.agent_name,
+                                                       render_style=self.arena_view.render_style)
         return self._continuous
 
     def run(self, task: Task, seed: int, protocol_id: str, max_steps: int, config_hash: str = "") -> dict[str, Any]:

@@ -207,6 +207,9 @@ class RunRequest:
             parts += ["--strategy", self.strategy]
         if self.rounds != 1:
             parts += ["--rounds", str(self.rounds)]
+        style = (self.arena_view or {}).get("render_style")
+        if style is not None:
+            parts += ["--render-style", str(style)]
         if self.trace:
             parts.append("--trace")
         if self.backend != "auto":
@@ -520,7 +523,7 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     judge = _prepare_judge(req, params if model_agent else {}, model_under_test, check_keys)
     arena_view = ArenaViewSettings(**(req.arena_view or {}))
     city, source = resolve_city_source(req.city)
-    task_set = resolve_task_set(req.tasks, city, source.directory)
+    task_set = resolve_task_set(req.tasks, city, source.directory, render_style=arena_view.render_style)
     tasks = task_set.tasks[: req.limit] if req.limit else list(task_set.tasks)
     from urbanarena.agents.registry import resolve_alias
 
@@ -582,7 +585,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             family_version=getattr(fam, "version", None),
             city_hash=city.content_hash,
             extra=({"arena_view": arena_view.as_dict(), **({"judge": judge.config()} if judge is not None else {})}
-                   if arena else {}),
+                   if arena else ({"render_style": arena_view.render_style}
+                                  if fam.action_style == "continuous" and arena_view.render_style != "flat" else {})),
             control=None if control.is_normal else control.as_dict(),
             strategies=None if arena else strategy_cfg,
             rounds=1 if arena else int(req.rounds),

@@ -335,8 +335,16 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
         "seeds": sorted({r["seed"] for r in rows}), "errors": chosen["errors"], "error_reasons": error_reasons(rows),
         "stop_reasons": dict(sorted(stops.items())),
         "planned": planned, "complete": None if planned is None else s["episodes"] >= planned,
-        "metric_keys": list(EPISODE_KEYS),
+        "metric_keys": list(EPISODE_KEYS), "render_style": render_style_of(chosen.get("config")),
     }
+
+
+def render_style_of(config: dict | None) -> str:
+    """The render style an episode config's views were drawn in (``extra.arena_view.render_style`` for arena
+    tasks, ``extra.render_style`` for continuous ones; absent = ``flat``, the only style before issue 14).
+    Cities with real imagery ignore the style."""
+    extra = (config or {}).get("extra") or {}
+    return str((extra.get("arena_view") or {}).get("render_style") or extra.get("render_style") or "flat")
 
 
 def summarize_run(
@@ -409,6 +417,7 @@ def summarize_run(
         "planned": planned,
         "complete": None if planned is None else s["episodes"] >= planned,
         "metric_keys": list(keys),
+        "render_style": render_style_of(chosen.get("config")),
         "faults": fault_counts(rows),
         **({"missing_scores": missing, "fuzzy": fuzzy, "by_family": fams,
             "mdd": mdd_summary(len({r["task_id"] for r in rows}), fams)} if arena else {}),

@@ -52,6 +52,8 @@ from urbanarena.world.city import City
 FORMAT = "urbanarena-frozen-suite"
 FORMAT_VERSION = 1
 from urbanarena.tasks.generators.suite import SUITE_SIZES as SIZES  # noqa: E402  (mini 25, standard 100, full 300)
+#: suite version of each render style: v1 was frozen on the flat renderer, v2 on the realistic one (issue 14)
+SUITE_VERSION_OF_STYLE = {"flat": 1, "realistic": 2}
 #: pose nodes whose panoramas fingerprint the renderer
 FINGERPRINT_NODES = 8
 #: where the frozen suites shipped with urbanarena live
@@ -75,6 +77,12 @@ class FrozenSuite:
     @property
     def name(self) -> str:
         return str(self.manifest["suite"])
+
+    @property
+    def render_style(self) -> str:
+        """The render style its images and fingerprints were drawn in (``flat`` for suites frozen before
+        styles existed, e.g. ``helsinki-arena7-v1``)."""
+        return str(self.manifest.get("render_style", "flat"))
 
     @property
     def city_hash(self) -> str:
@@ -129,17 +137,27 @@ def frozen_suites(extra_dirs: Sequence[Path] = ()) -> list[FrozenSuite]:
     return out
 
 
-def frozen_for_city(city: City) -> FrozenSuite:
-    """The frozen suite built on exactly this city (matching content hash).
+def frozen_for_city(city: City, render_style: str | None = None) -> FrozenSuite:
+    """The frozen suite built on exactly this city (matching content hash) for ``render_style`` (default
+    :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`); when the
+    city has suites in other styles only, the first of them (its tasks are the style's too: a freeze in
+    another style draws other images of the same tasks; :func:`materialize` checks the images in the
+    suite's own style and records it).
 
     Raises:
         FrozenSuiteError: none matches; when a suite exists for a city of the same name with another hash
             the message says so (a differing build: other library versions or import settings).
     """
+    from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style
+
+    style = check_style(render_style or DEFAULT_RENDER_STYLE)
     suites = frozen_suites()
     for fs in suites:
-        if fs.city_hash == city.content_hash:
+        if fs.city_hash == city.content_hash and fs.render_style == style:
             return fs
+    other = [fs for fs in suites if fs.city_hash == city.content_hash]
+    if other:
+        return other[0]
     same = [fs for fs in suites if fs.manifest["city"].get("name") == city.name]
     if same:
         fs = same[0]
@@ -172,10 +190,12 @@ def fingerprint_nodes(city: City, n: int = FINGERPRINT_NODES) -> list[str]:
     return [nodes[i] for i in dict.fromkeys(idx.tolist())]
 
 
-def _panorama_hashes(city: City, nodes: Sequence[str]) -> tuple[dict[str, str], dict[str, Any]]:
+def _panorama_hashes(city: City, nodes: Sequence[str], render_style: str = "flat",
+                     ) -> tuple[dict[str, str], dict[str, Any]]:
     from urbanarena.render.scene3d.cache import RenderedPanoramaStore
+    from urbanarena.render.scene3d.renderer import RenderSettings
 
-    store = RenderedPanoramaStore(city)
+    store = RenderedPanoramaStore(city, settings=RenderSettings(style=render_style))
     hashes = {n: store.pixel_hash(n) for n in nodes}
     return hashes, renderer_identity(store)
 
@@ -186,25 +206,29 @@ def renderer_identity(store) -> dict[str, Any]:
     return json.loads(json.dumps(ident, default=str))
 
 
-def default_reference_renderer(city: City) -> ReferenceRenderer | None:
-    """The 3D renderer's landmark reference photos for ``city`` (``None`` when it cannot render)."""
+def default_reference_renderer(city: City, render_style: str = "flat") -> ReferenceRenderer | None:
+    """The 3D renderer's landmark reference photos for ``city`` in ``render_style`` (``None`` when it
+    cannot render)."""
     from urbanarena.render.scene3d.context import gl_unavailable_reason
 
     if gl_unavailable_reason() is not None:
         return None
-    from urbanarena.render.scene3d.reference import render_reference
+    from urbanarena.render.scene3d.reference import reference_renderer_of
 
-    return render_reference
+    return lambda c, view: reference_renderer_of(c, render_style).render(view)
 
 
 def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: int = 0,
            sizes: Sequence[str] = tuple(SIZES), split: str | None = "test", solver=None,
            reference_renderer: ReferenceRenderer | None = None, build: str | None = None,
-           log: Callable[[str], None] = lambda s: None) -> FrozenSuite:
+           log: Callable[[str], None] = lambda s: None, render_style: str = "flat") -> FrozenSuite:
     """Generate and freeze a suite of ``city`` at each of ``sizes`` into ``out_dir``.
 
     Args:
-        suite: suite name (default ``<city>-arena7-v1``).
+        suite: suite name (default ``<city>-arena7-v1`` for the ``flat`` style, ``-v2`` for ``realistic``).
+        render_style: style of the landmark photos and fingerprint panoramas (recorded as the manifest's
+            ``render_style`` when not ``flat``). Task generation (incl. the visibility check of counting
+            tasks) does not depend on it, so both styles' suites hold the same tasks.
         solver: the oracle the generator verifies navigation tasks with (required).
         reference_renderer: landmark photo renderer (default :func:`default_reference_renderer`); when
             the renderer works, counting tasks also keep only objects visible from their range
@@ -220,8 +244,11 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         raise UrbanArenaError(f"unknown suite size(s) {bad or sizes}; known: {', '.join(SIZES)}")
     if solver is None:
         raise UrbanArenaError("freezing a suite needs the oracle solver to verify its tasks")
-    suite = suite or suite_name(city.name)
-    ref = reference_renderer if reference_renderer is not None else default_reference_renderer(city)
+    from urbanarena.render.scene3d.styles import check_style
+
+    check_style(render_style)
+    suite = suite or suite_name(city.name, version=SUITE_VERSION_OF_STYLE[render_style])
+    ref = reference_renderer if reference_renderer is not None else default_reference_renderer(city, render_style)
     visibility = None
     if ref is not None:  # the renderer works here: count only objects a view can show
         from urbanarena.render.scene3d.visibility import CountVisibility
@@ -238,6 +265,8 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
                  "licence": city.meta.licence, "attribution": city.meta.attribution},
         "sizes": {},
     }
+    if render_style != "flat":
+        manifest["render_style"] = render_style
     for size in sizes:
         name = f"{suite}-{size}"
         log(f"generating {name} ({SIZES[size]} per family)")
@@ -268,7 +297,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         }
     nodes = fingerprint_nodes(city)
     log(f"rendering {len(nodes)} fingerprint panoramas")
-    hashes, ident = _panorama_hashes(city, nodes)
+    hashes, ident = _panorama_hashes(city, nodes, render_style)
     manifest["renderer"] = ident
     manifest["panorama_fingerprint"] = hashes
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
@@ -346,7 +375,8 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
                 return out, check
         except (OSError, json.JSONDecodeError):
             pass
-    ref = reference_renderer if reference_renderer is not None else default_reference_renderer(city)
+    ref = (reference_renderer if reference_renderer is not None
+           else default_reference_renderer(city, fs.render_style))
     needs_ref = any(a["kind"] == "reference_view" for a in entry["assets"].values())
     if needs_ref and ref is None:
         from urbanarena.render.scene3d.context import gl_unavailable_reason
@@ -376,7 +406,7 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         "suite": entry["suite_name"], "frozen_suite": fs.name, "size": size, "task_file": "match",
         "task_file_sha256": entry["task_file_sha256"], "assets_checked": len(entry["assets"]),
         "assets_differ": differ, "panoramas_checked": 0, "panoramas_differ": [],
-        "reference_renderer": fs.manifest.get("renderer"), "renderer": None,
+        "reference_renderer": fs.manifest.get("renderer"), "renderer": None, "render_style": fs.render_style,
     }
     if check_panoramas and fs.manifest.get("panorama_fingerprint"):
         from urbanarena.render.scene3d.context import gl_unavailable_reason
@@ -384,7 +414,7 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         why = gl_unavailable_reason()
         if why is None:
             want = fs.manifest["panorama_fingerprint"]
-            got, ident = _panorama_hashes(city, list(want))
+            got, ident = _panorama_hashes(city, list(want), fs.render_style)
             check["panoramas_checked"] = len(want)
             check["panoramas_differ"] = [n for n in want if got.get(n) != want[n]]
             check["renderer"] = ident

@@ -59,10 +59,10 @@ class TaskSet:
 FROZEN_SPECS = ("mini", "standard", "full")
 
 
-def _frozen_task_set(spec: str, size: str, city: City) -> TaskSet:
+def _frozen_task_set(spec: str, size: str, city: City, render_style: str | None = None) -> TaskSet:
     from urbanarena.tasks.frozen import frozen_for_city, materialize
 
-    path, check = materialize(frozen_for_city(city), size, city)
+    path, check = materialize(frozen_for_city(city, render_style), size, city)
     ts = resolve_task_set(str(path), city)
     return TaskSet(spec, ts.tasks, ts.source_hash, ts.source_files, check)
 
@@ -121,13 +121,17 @@ def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
             raise TaskFormatError(path, rec, "graph navigation needs a start node")  # continuous: a position will do
 
 
-def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None) -> TaskSet:
+def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
+                     render_style: str | None = None) -> TaskSet:
     """Resolve a TASKS argument against ``city``.
 
     Args:
         spec: ``KIND:PATH``, a task-file path, ``default``, ``mini``, ``standard`` or ``full``.
         city: the city the tasks run in.
         city_dir: the saved city's directory (for a relative ``default_tasks``).
+        render_style: the render style of the run (``realistic``/``flat``, default
+            :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`): a frozen suite size resolves to
+            the city's suite frozen for that style (``helsinki-arena7-v2`` realistic, ``-v1`` flat).
     Raises:
         TaskFormatError: unreadable/malformed task source, a task file for
             another city (content hash mismatch), unknown family, or a
@@ -137,11 +141,11 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None) 
     """
     spec = str(spec)
     if spec in FROZEN_SPECS:
-        return _frozen_task_set(spec, spec, city)
+        return _frozen_task_set(spec, spec, city, render_style)
     if spec == "default":
         default = (city.meta.extra or {}).get("default_tasks")
         if not default:
-            return _frozen_task_set(spec, "mini", city)
+            return _frozen_task_set(spec, "mini", city, render_style)
         default = str(default)
         if default == "default":
             raise UrbanArenaError(f"city {city.name!r}: default_tasks must not be 'default'")

@@ -466,7 +466,8 @@ class PlayService:
 def open_play(city: str, tasks: str, tokens: ParticipantTokens, run_dir: str | Path, *,
               practice: str | None = None, practice_count: int = 1, time_limit_s: float | None = 600.0,
               per_participant: int | None = None, consent_text: str | None = None, protocol: str | None = None,
-              max_steps: int | None = None, command: list[str] | None = None) -> PlayService:
+              max_steps: int | None = None, command: list[str] | None = None,
+              render_style: str | None = None) -> PlayService:
     """Resolve ``city`` and ``tasks`` (CITY and TASKS arguments, as ``urbanarena run``), build the
     :class:`StudyPlan` and return the :class:`PlayService` (see the ``play`` command for the arguments).
 
@@ -479,8 +480,9 @@ def open_play(city: str, tasks: str, tokens: ParticipantTokens, run_dir: str | P
     from urbanarena.world.resolve import resolve_city_source
 
     c, source = resolve_city_source(city)
-    ts = resolve_task_set(tasks, c, source.directory)
-    prac_set = resolve_task_set(practice, c, source.directory) if practice else None
+    view = ArenaViewSettings(**({"render_style": render_style} if render_style else {}))
+    ts = resolve_task_set(tasks, c, source.directory, render_style=view.render_style)
+    prac_set = resolve_task_set(practice, c, source.directory, render_style=view.render_style) if practice else None
     scored, prac = split_practice(ts.tasks, prac_set.tasks if prac_set else None, practice_count)
     plan = StudyPlan(scored, prac, time_limit_s, per_participant, consent_text or DEFAULT_CONSENT)
     task_dir = ts.source_files[0].absolute().parent if ts.source_files else None
@@ -488,7 +490,7 @@ def open_play(city: str, tasks: str, tokens: ParticipantTokens, run_dir: str | P
     cls = play_service_class(plan.tasks + plan.practice)
     return cls(c, ts, plan, tokens, run_dir, city_dir=source.directory, protocol=protocol,
                max_steps=max_steps, task_dir=task_dir, practice_dir=practice_dir, city_spec=city,
-               command=command)
+               command=command, view=view)
 
 
 def play_service_class(tasks: list[Task]) -> type[PlayService]:

@@ -105,14 +105,17 @@ class ContinuousPlayService(PlayService):
             pass
 
     def _config_extra(self) -> dict[str, Any]:
-        return {"continuous_view": {"width": VIEW_WIDTH, "height": VIEW_HEIGHT, "hfov_deg": VIEW_HFOV_DEG}}
+        extra = {"continuous_view": {"width": VIEW_WIDTH, "height": VIEW_HEIGHT, "hfov_deg": VIEW_HFOV_DEG}}
+        if self.view.render_style != "flat":
+            extra["render_style"] = self.view.render_style
+        return extra
 
     def _make_agent(self, channel: EpisodeChannel) -> Any:
         return ContinuousHumanAgent(channel, self.plan.time_limit_s)
 
     def _make_runner(self, pid: str) -> Any:
         return ContinuousEpisodeRunner(self.city, lambda: None, f"{HUMAN_PREFIX}{pid}",  # type: ignore[arg-type,return-value]
-                                       view_size=(VIEW_WIDTH, VIEW_HEIGHT))
+                                       view_size=(VIEW_WIDTH, VIEW_HEIGHT), render_style=self.view.render_style)
 
     def _run_episode(self, runner: Any, task: Task, practice: bool) -> dict[str, Any]:
         row = runner.run(task, SEED, self.protocol_id, self.max_steps, "" if practice else self.config_hash)

@@ -12,6 +12,7 @@
 * :mod:`.cache` — :class:`RenderedPanoramaStore` (panoramas on disk, drop-in for
   :class:`urbanarena.render.panorama_store.PanoramaStore`) and :func:`prerender`;
 * :mod:`.context` — the shared GL context and :func:`gl_unavailable_reason`.
+* :mod:`.styles` — render styles (``flat``, ``realistic``: :mod:`.realistic_shaders`, :mod:`.realistic`);
 * :mod:`.conditions`, :mod:`.weather` — weather and time of day (``RenderSettings.for_condition``);
   :mod:`.legibility` — OCR legibility of signs per condition.
 

@@ -6,7 +6,8 @@ Layout: one folder per render identity::
     <root>/<scene name>-<key[:16]>/<node>.png        RGB panorama of a node (lossless PNG)
 
 (``<scene name>-<condition>-<key[:16]>`` for a weather or time of day other than the clear day,
-e.g. ``helsinki-rain_night-...``; the key differs too, see below.)
+e.g. ``helsinki-rain_night-...``, and ``<scene name>-realistic-...`` for the realistic render style
+(:mod:`.styles`); the key differs too, see below: the style is part of the settings.)
 
 ``key`` is the SHA-256 of :func:`~urbanarena.render.scene3d.renderer.render_identity`: renderer version, scene
 content hash, :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (including the weather,
@@ -144,7 +145,8 @@ class RenderedPanoramaStore:
         safe_name = re.sub(r"[^A-Za-z0-9_.-]", "_", self.scene.name)[:40] or "scene"
         self.dir = Path(root) if root is not None else default_root()
         cond = "" if self.settings.is_clear_day else re.sub(r"[^A-Za-z0-9_.-]", "_", self.settings.condition) + "-"
-        self.dir = self.dir / f"{safe_name}-{cond}{self.key[:16]}"
+        style = "realistic-" if self.settings.is_realistic else ""
+        self.dir = self.dir / f"{safe_name}-{style}{cond}{self.key[:16]}"
         self.cache: LRUByteCache[np.ndarray] = LRUByteCache(budget_bytes)
         self._renderer: SceneRenderer | None = None
         self.rendered = 0

@@ -292,8 +292,12 @@ def _flat(tris2d: np.ndarray, z: float) -> np.ndarray:
 
 
 # ------------------------------------------------------------------ ground
-def ground_mesh(scene: Scene) -> MeshData:
-    """Ground plane, sidewalks/footways, carriageways, crosswalk stripes (back-to-front order, ``z = 0``)."""
+def ground_mesh(scene: Scene, disjoint: bool = False) -> MeshData:
+    """Ground plane, sidewalks/footways, carriageways, crosswalk stripes (back-to-front order, ``z = 0``).
+
+    ``disjoint`` (the realistic style): each layer minus the ones drawn over it, so every ground pixel is
+    shaded once (the ground plane and the walking surfaces lose what the carriageways cover; the stripes
+    still overlap the carriageways)."""
     mb = MeshBuilder()
     up = np.array([0.0, 0.0, 1.0])
     if scene.ground_extent is not None:
@@ -307,7 +311,8 @@ def ground_mesh(scene: Scene) -> MeshData:
         if len(t):
             mb.add(t, _rgb(rgb), normals=np.broadcast_to(up, t.shape))
 
-    add_layer(sbox(x0, y0, x1, y1), GROUND_RGB)
+    if not disjoint:
+        add_layer(sbox(x0, y0, x1, y1), GROUND_RGB)
     carriage = [LineString(r.centreline).buffer(r.width_m / 2, quad_segs=4) for r in scene.roads if r.kind == "road"]
     walk = [LineString(r.centreline).buffer(r.width_m / 2 + r.sidewalk_m, quad_segs=4)
             for r in scene.roads if r.kind == "road" and r.sidewalk_m > 0]
@@ -316,7 +321,16 @@ def ground_mesh(scene: Scene) -> MeshData:
         poly = Polygon(a.polygon, a.holes)
         walk.append(poly if poly.is_valid else shapely.make_valid(poly))
     road_union = shapely.union_all(carriage) if carriage else None
-    if walk:
+    if disjoint:
+        walk_union = shapely.union_all(walk) if walk else None
+        base = sbox(x0, y0, x1, y1)
+        for g in (walk_union, road_union):
+            if g is not None:
+                base = base.difference(g)
+        add_layer(base, GROUND_RGB)
+        if walk_union is not None:
+            add_layer(walk_union if road_union is None else walk_union.difference(road_union), SIDEWALK_RGB)
+    elif walk:
         add_layer(shapely.union_all(walk), SIDEWALK_RGB)
     if road_union is not None:
         add_layer(road_union, ROAD_RGB)
@@ -398,13 +412,20 @@ DISPLAY_RGB = (235, 240, 245)
 LAMP_HEAD_OUT_M, LAMP_LIGHT_Z_M = 1.15, 4.85
 
 
-def object_mesh(mb: MeshBuilder, o: StreetObject, heading: float) -> None:
-    """Append the mesh of one street object (see the module docstring)."""
+def object_mesh(mb: MeshBuilder, o: StreetObject, heading: float, foliage: MeshBuilder | None = None) -> None:
+    """Append the mesh of one street object (see the module docstring); with ``foliage`` (the realistic
+    style), tree crowns go there as leaf clusters (:func:`.realistic.tree_crowns`) instead."""
     x, y, k = o.x_m, o.y_m, o.kind
     if k == "tree":
         s = 0.8 + 0.4 * stable_unit(o.id, "tree-size")
         greens = ((70, 120, 55), (58, 105, 48), (88, 132, 60))
         cylinder(mb, x, y, 0.0, 0.16 * s, 2.4 * s, TRUNK_RGB, segments=5)
+        if foliage is not None:
+            from urbanarena.render.scene3d.realistic import tree_crowns
+
+            foliage.feature = mb.feature
+            tree_crowns(foliage, x, y, s, greens[stable_index(o.id, 3, "tree-col")], o.id)
+            return
         ellipsoid(mb, x, y, 2.4 * s + 1.5 * s, 1.9 * s, 2.0 * s, greens[stable_index(o.id, 3, "tree-col")],
                   segments=9, rings=5)
     elif k == "street_lamp":
@@ -574,15 +595,36 @@ class SceneMeshes:
     atlas: SignAtlas
     placements: list[SignPlacement]
     features: tuple[tuple[str, str], ...] = ()
+    foliage: MeshData | None = None   # realistic style: alpha-tested tree crowns
+    shade: MeshData | None = None     # realistic style: baked ground shade (vertex colour = factor)
+    bake: dict | None = None          # realistic style: {"bake_s", "triangles"} of the shade
 
     @property
     def n_triangles(self) -> int:
         return (self.ground.n_triangles + self.facades.n_triangles + self.solids.n_triangles
-                + self.objects.n_triangles + sum(m.n_triangles for m in self.signs))
+                + self.objects.n_triangles + sum(m.n_triangles for m in self.signs)
+                + sum(m.n_triangles for m in (self.foliage, self.shade) if m is not None))
 
 
-def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m: float = 128.0) -> SceneMeshes:
-    """Build every mesh of ``scene`` (deterministic: same scene, same arrays)."""
+def concat_meshes(a: MeshData, b: MeshData) -> MeshData:
+    """``a`` then ``b`` (fields both have; ``b`` empty gives ``a``)."""
+    if b.n_triangles == 0:
+        return a
+
+    def cat(x, y):
+        return None if x is None or y is None else np.concatenate([x, y])
+
+    return MeshData(np.concatenate([a.positions, b.positions]), np.concatenate([a.normals, b.normals]),
+                    np.concatenate([a.colours, b.colours]), cat(a.facade, b.facade), cat(a.shop, b.shop),
+                    cat(a.uv, b.uv), cat(a.feature, b.feature))
+
+
+def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m: float = 128.0,
+                       style: str = "flat", light=None) -> SceneMeshes:
+    """Build every mesh of ``scene`` (deterministic: same scene, same arrays).
+
+    ``style="realistic"`` adds :mod:`.realistic`'s geometry (cornices, awnings, kerbs, markings, leaf
+    clusters) and, with ``light`` (:class:`~.conditions.Lighting` of the condition), the baked shade."""
     layout = layout or SignLayout(scene)
     placements = layout.place()
     shop = {s.building_id for s in placements if s.building_id is not None}
@@ -592,13 +634,32 @@ def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m:
         index[kind][fid] = k
     facades, roofs = building_meshes(scene, shop, index["building"])
     objects = MeshBuilder()
+    real = style == "realistic"
+    foliage = MeshBuilder() if real else None
     for o in scene.objects:
         objects.feature = index["object"][o.id]
-        object_mesh(objects, o, _facing(layout, o))
+        object_mesh(objects, o, _facing(layout, o), foliage)
     objects.feature = 0
     atlas = build_sign_atlas(placements, px_per_m=px_per_m)
     signs = sign_meshes(placements, atlas, objects, feature_index=index["poi"])
-    return SceneMeshes(ground_mesh(scene), facades, roofs, objects.build(), signs, atlas, placements, features)
+    ground = ground_mesh(scene, disjoint=real)
+    shade = bake = None
+    if real:
+        from urbanarena.render.scene3d import realistic as R
+
+        R.cornices_and_awnings(objects, scene, placements, shop, index["building"])
+        R.kerb_faces(objects, scene)
+        extra = MeshBuilder()
+        up = np.array([0.0, 0.0, 1.0])
+        for geom, rgb in R.street_layers(scene):
+            t = _flat(triangulate(geom), 0.0)
+            if len(t):
+                extra.add(t, _rgb(rgb), normals=np.broadcast_to(up, t.shape))
+        ground = concat_meshes(ground, extra.build())
+        if light is not None:
+            shade, bake = R.shade_mesh(scene, light)
+    return SceneMeshes(ground, facades, roofs, objects.build(), signs, atlas, placements, features,
+                       foliage=foliage.build() if foliage is not None else None, shade=shade, bake=bake)
 
 
 #: Kinds of feature the ID pass tells apart (:attr:`SceneMeshes.features`).

@@ -100,7 +100,13 @@ class ReferenceRenderer:
             r = self._renderers.get(settings)
             if r is None:
                 meshes = next((x.meshes for s, x in self._renderers.items()
-                               if s.sign_px_per_m == settings.sign_px_per_m), None)
+                               if s.sign_px_per_m == settings.sign_px_per_m and s.style == settings.style), None)
+                if meshes is not None and settings.is_realistic:  # the baked shade follows the sun
+                    from urbanarena.render.scene3d.conditions import lighting
+                    from urbanarena.render.scene3d.realistic import shade_mesh
+
+                    shade, bake = shade_mesh(self.scene, lighting(settings))
+                    meshes = replace(meshes, shade=shade, bake=bake)
                 r = SceneRenderer(self.scene, settings, meshes=meshes)
                 self._renderers[settings] = r
             return r
@@ -140,20 +146,20 @@ _CACHE_LOCK = threading.Lock()
 MAX_CACHED_SCENES = 2
 
 
-def reference_renderer_of(city: City) -> ReferenceRenderer:
-    """The process-wide :class:`ReferenceRenderer` of ``city``'s scene (at most :data:`MAX_CACHED_SCENES`
-    kept, least recently used dropped).
+def reference_renderer_of(city: City, render_style: str = "flat") -> ReferenceRenderer:
+    """The process-wide :class:`ReferenceRenderer` of ``city``'s scene in ``render_style`` (at most
+    :data:`MAX_CACHED_SCENES` kept, least recently used dropped).
 
     Raises:
-        ValueError: the city has no annotations (nothing to render).
+        ValueError: the city has no annotations (nothing to render); an unknown style.
     """
-    key = (id(city), city.content_hash)
+    key = (id(city), city.content_hash, render_style)
     with _CACHE_LOCK:
         r = _CACHE.get(key)
         if r is not None and getattr(r, "_city", None) is city:
             _CACHE.move_to_end(key)
             return r
-    r = ReferenceRenderer(scene_from_city(city))
+    r = ReferenceRenderer(scene_from_city(city), RenderSettings(style=render_style))
     r._city = city  # type: ignore[attr-defined]  # keeps id(city) valid while cached
     with _CACHE_LOCK:
         _CACHE[key] = r

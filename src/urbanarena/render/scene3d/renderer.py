@@ -89,7 +89,8 @@ class RenderSettings:
             are not drawn (a 0.5 m object 200 m away spans under 1 px of a 2048 px panorama).
         weather: ``clear``, ``cloudy``, ``rain`` or ``fog``; time_of_day: ``day``, ``dusk`` or ``night``
             (:mod:`.conditions`: what each changes, on top of the settings above, which describe the clear
-            day). rain_seed: seed of the rain streaks. :meth:`for_condition` builds settings from a name
+            day). rain_seed: seed of the rain streaks. style: ``flat`` (the original look; this class's
+            default) or ``realistic`` (:mod:`.styles`; the commands' default). :meth:`for_condition` builds settings from a name
             (``night``, ``rain+dusk``); :attr:`condition` names them. The clear day (the default) draws
             with the original shaders: exactly the pixels and cache keys of the renderer before conditions.
     Raises:
@@ -114,9 +115,13 @@ class RenderSettings:
     weather: str = "clear"
     time_of_day: str = "day"
     rain_seed: int = 0
+    style: str = "flat"
 
     def __post_init__(self) -> None:
         from urbanarena.render.scene3d.conditions import TIMES_OF_DAY, WEATHERS
+        from urbanarena.render.scene3d.styles import check_style
+
+        check_style(self.style)
 
         if self.weather not in WEATHERS:
             raise ValueError(f"weather must be one of {', '.join(WEATHERS)}, got {self.weather!r}")
@@ -144,14 +149,19 @@ class RenderSettings:
         return condition_name(self.weather, self.time_of_day)
 
     @property
+    def is_realistic(self) -> bool:
+        """True for the ``realistic`` style (:mod:`.styles`)."""
+        return self.style == "realistic"
+
+    @property
     def is_clear_day(self) -> bool:
         """True for the default condition (drawn with the original shaders)."""
         return self.weather == "clear" and self.time_of_day == "day"
 
     def identity_dict(self) -> dict:
         """The fields that determine pixels: all of them, except the condition fields while they hold their
-        defaults (so the clear day's cache keys are those from before conditions existed; any other
-        condition changes the dict, hence the key)."""
+        defaults (any other condition changes the dict, hence the key). The ``style`` field is always there:
+        adding it changed every cache key once (the flat style's pixels did not change)."""
         d = asdict(self)
         for name, default in (("weather", "clear"), ("time_of_day", "day"), ("rain_seed", 0)):
             if d[name] == default:
@@ -290,7 +300,18 @@ def render_identity(scene: Scene, settings: RenderSettings, width: int | None = 
         "opencv": cv2.__version__,
         "poses_hash": poses,
         "attribution": scene.attribution,
+        **({"realistic": realistic_identity()} if settings.is_realistic else {}),
     }
+
+
+def realistic_identity() -> str:
+    """Version of the realistic style's code: :data:`.realistic_shaders.REALISTIC_VERSION` plus the SHA-256 (12 hex)
+    of its GLSL sources, so a shader change never reuses cached realistic panoramas."""
+    from urbanarena.render.scene3d import realistic_shaders as RS
+
+    src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
+                  for n in ("facade", "ground", "sky", "foliage", "shade"))
+    return f"{RS.REALISTIC_VERSION}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
 def _check_view_args(pitch_deg: float, hfov_deg: float, width: int, height: int) -> None:
@@ -320,7 +341,15 @@ class SceneRenderer:
         self._mgl = moderngl
         self.scene = scene
         self.settings = settings or RenderSettings()
-        self.meshes = meshes or build_scene_meshes(scene, px_per_m=self.settings.sign_px_per_m)
+        if meshes is None:
+            light = None
+            if self.settings.is_realistic:
+                from urbanarena.render.scene3d.conditions import lighting
+
+                light = lighting(self.settings)
+            meshes = build_scene_meshes(scene, px_per_m=self.settings.sign_px_per_m, style=self.settings.style,
+                                        light=light)
+        self.meshes = meshes
         self._lock = threading.RLock()
         self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
         self._resources: list = []
@@ -336,17 +365,32 @@ class SceneRenderer:
 
     def _build_gl(self) -> None:
         ctx = self.ctx
-        wx = not self.settings.is_clear_day  # weather / time-of-day shader variant (.conditions)
+        real = self.settings.is_realistic
+        # weather / time-of-day shader variant (.conditions); the realistic style always uses it (.styles)
+        wx = not self.settings.is_clear_day or real
 
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx), fragment_shader=shaders.variant(fs, wx)))
 
+        def real_program(name):
+            from urbanarena.render.scene3d.conditions import MAX_LAMPS
+            from urbanarena.render.scene3d.realistic_shaders import program_sources
+
+            vs, fs = program_sources(name, MAX_LAMPS)
+            return self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
+
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
-        self.prog_ground = program(shaders.GROUND_VS, shaders.GROUND_FS)
-        self.prog_facade = program(shaders.FACADE_VS, shaders.FACADE_FS)
         self.prog_sign = program(shaders.SIGN_VS, shaders.SIGN_FS)
-        self.prog_sky = program(shaders.SKY_VS, shaders.SKY_FS)
-        self._lit_programs = (self.prog_plain, self.prog_ground, self.prog_facade, self.prog_sign)
+        self.prog_foliage = self.prog_shade = None
+        if real:
+            self.prog_ground, self.prog_facade, self.prog_sky = (real_program(n) for n in ("ground", "facade", "sky"))
+            self.prog_foliage, self.prog_shade = real_program("foliage"), real_program("shade")
+        else:
+            self.prog_ground = program(shaders.GROUND_VS, shaders.GROUND_FS)
+            self.prog_facade = program(shaders.FACADE_VS, shaders.FACADE_FS)
+            self.prog_sky = program(shaders.SKY_VS, shaders.SKY_FS)
+        self._lit_programs = tuple(p for p in (self.prog_plain, self.prog_ground, self.prog_facade, self.prog_sign,
+                                               self.prog_foliage, self.prog_shade) if p is not None)
         m = self.meshes
 
         def vao(prog, mesh, fields, names, tiled=True):
@@ -373,6 +417,13 @@ class SceneRenderer:
                                ("in_pos", "in_normal", "in_colour"))
         self.vao_facades = vao(self.prog_facade, m.facades, ("positions", "normals", "colours", "facade", "shop"),
                                ("in_pos", "in_normal", "in_colour", "in_facade", "in_shop"))
+        self.vao_foliage = self.vao_shade = None
+        if real and m.foliage is not None:
+            self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours"),
+                                   ("in_pos", "in_normal", "in_colour"))
+        if real and m.shade is not None:
+            self.vao_shade = vao(self.prog_shade, m.shade, ("positions", "normals", "colours"),
+                                 ("in_pos", "in_normal", "in_colour"), tiled=False)
         self.sign_vaos = []
         for page, mesh in zip(m.atlas.pages, m.signs):
             if mesh.n_triangles == 0:
@@ -404,7 +455,14 @@ class SceneRenderer:
                                   (self.prog_sky, "zenith", tuple(c / 255.0 for c in s.zenith_rgb))):
             if name in prog:
                 prog[name].value = value
-        self.weather = None if s.is_clear_day else WeatherPass(self)
+        self.weather = None if (s.is_clear_day and not real) else WeatherPass(self)
+        if real:
+            from urbanarena.render.scene3d.realistic_shaders import style_uniforms
+
+            for prog in (*self._lit_programs, self.prog_sky):
+                for name, value in style_uniforms(s, self.weather.lighting).items():
+                    if name in prog:
+                        prog[name].value = value
 
     def _fbo(self, width: int, height: int):
         key = (width, height)
@@ -461,6 +519,8 @@ class SceneRenderer:
                 tiled.render(planes)
         if self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
+        if self.vao_foliage is not None:
+            self.vao_foliage.render(planes, eye, s.object_distance_m)
         for tex, tiled in self.sign_vaos:
             tex.use(0)
             tiled.render(planes)
@@ -479,6 +539,11 @@ class SceneRenderer:
             ctx.depth_func = "<"
             ms.depth_mask = False
             self.vao_ground.render(mgl.TRIANGLES)
+            if self.vao_shade is not None:  # baked ground shade multiplies the ground (realistic.py)
+                ctx.enable(mgl.BLEND)
+                ctx.blend_func = mgl.ZERO, mgl.SRC_COLOR
+                self.vao_shade.render(mgl.TRIANGLES)
+                ctx.disable(mgl.BLEND)
             ms.depth_mask = True
         if self.weather is not None:  # 4. rain streaks (conditions.py)
             self.weather.draw_rain(basis, hfov_deg, width, height, P)
@@ -488,7 +553,7 @@ class SceneRenderer:
             src = resolve
         data = src.read(viewport=(0, 0, width, height), components=3, alignment=1)
         img = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)
-        if self.weather is not None:  # camera noise of the condition's light level (weather.py)
+        if self.weather is not None and not s.is_clear_day:  # camera noise of the condition's light (weather.py)
             return self.weather.sensor_noise(np.ascontiguousarray(img[::-1]))
         return np.ascontiguousarray(img[::-1])
 
@@ -509,7 +574,7 @@ class SceneRenderer:
                                                                      (fbuf, "1f", "in_feature")])))
 
         return (prog, id_vao(self.vao_facades), id_vao(self.vao_solids), id_vao(self.vao_objects),
-                [id_vao(t) for _, t in self.sign_vaos])
+                [id_vao(t) for _, t in self.sign_vaos], id_vao(getattr(self, "vao_foliage", None)))
 
     def _id_fbo(self, width: int, height: int):
         key = ("id", width, height)
@@ -540,7 +605,7 @@ class SceneRenderer:
         s = self.settings
         if self._id_pass is None:
             self._id_pass = self._build_id_pass()
-        prog, facades, solids, objects, signs = self._id_pass
+        prog, facades, solids, objects, signs, foliage = self._id_pass
         fb = self._id_fbo(width, height)
         fb.use()
         ctx.viewport = (0, 0, width, height)
@@ -555,8 +620,9 @@ class SceneRenderer:
         for tiled in (facades, solids):
             if tiled is not None:
                 tiled.render(planes)
-        if objects is not None:
-            objects.render(planes, eye, s.object_distance_m)
+        for tiled in (objects, foliage):
+            if tiled is not None:
+                tiled.render(planes, eye, s.object_distance_m)
         for tiled in signs:
             if tiled is not None:
                 tiled.render(planes)

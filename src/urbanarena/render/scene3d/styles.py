@@ -1,0 +1,55 @@
+"""Render styles: how realistic the 3D city looks (issue 14; ``--render-style`` on every command that renders).
+
+* ``flat`` -- the renderer's original look (untextured walls with one window grid, flat ground and sky).
+  Its pixels and the ``helsinki-arena7-v1`` frozen suite's image hashes are exactly those from before styles
+  existed (cache keys changed once: :meth:`~.renderer.RenderSettings.identity_dict` names the style).
+* ``realistic`` -- procedural materials, windows with depth, shopfronts, awnings, cornices, kerbs, road
+  markings, textured ground, alpha-tested tree crowns, baked ground shadows and contact occlusion, clouds,
+  atmospheric perspective, exposure and tone mapping (:mod:`.realistic_shaders`, :mod:`.realistic`).
+  The default of the commands and of the observers (:data:`DEFAULT_RENDER_STYLE`); frozen suite
+  ``helsinki-arena7-v2``.
+
+:class:`~.renderer.RenderSettings` itself defaults to ``flat`` (the library-level default, so code and tests
+that build a renderer by hand keep their pixels); the product-level default is :data:`DEFAULT_RENDER_STYLE`,
+applied by :func:`settings_for_style`: the commands (``--render-style``), the runner
+(:class:`~urbanarena.runner.arena.ArenaViewSettings`), the play service and ``urbanarena city build --prerender``
+render realistic unless told ``flat``; the library-level observers (``rendered_store_for``,
+``panorama_observer_for``, ``SceneViewObserver``) draw what their ``settings`` say (default ``flat``).
+"""
+
+from __future__ import annotations
+
+RENDER_STYLES = ("realistic", "flat")
+DEFAULT_RENDER_STYLE = "realistic"
+
+
+def check_style(style: str) -> str:
+    """``style`` when it is a known style.
+
+    Raises:
+        ValueError: unknown style (the message lists the known ones).
+    """
+    if style not in RENDER_STYLES:
+        raise ValueError(f"render style must be one of {', '.join(RENDER_STYLES)}, got {style!r}")
+    return style
+
+
+def settings_for_style(style: str | None = None, settings=None):
+    """``settings`` (default :class:`~.renderer.RenderSettings` ()) with ``style`` (default
+    :data:`DEFAULT_RENDER_STYLE`) when ``style`` is given or ``settings`` is ``None``.
+
+    Raises:
+        ValueError: unknown style.
+    """
+    from dataclasses import replace
+
+    from urbanarena.render.scene3d.renderer import RenderSettings
+
+    if settings is None:
+        return RenderSettings(style=check_style(style or DEFAULT_RENDER_STYLE))
+    if style is None:
+        return settings
+    return replace(settings, style=check_style(style))
+
+
+__all__ = ["DEFAULT_RENDER_STYLE", "RENDER_STYLES", "check_style", "settings_for_style"]
