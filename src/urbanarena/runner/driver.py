@@ -95,6 +95,8 @@ CACHE_MODES = ("read-write", "read-only", "off")
 
 #: largest --seeds accepted (jobs are planned up front)
 MAX_SEEDS = 100_000
+#: largest seed accepted (the run store keeps seeds as SQLite 64-bit integers)
+MAX_SEED = 2**63 - 1
 #: largest --rounds accepted
 MAX_ROUNDS = 1000
 
@@ -454,6 +456,9 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         raise UrbanArenaError(f"--seeds must be <= {MAX_SEEDS} (got {req.seeds})")
     if req.seed_base < 0:
         raise UrbanArenaError(f"--seed-base must be >= 0 (got {req.seed_base})")
+    if req.seed_base + req.seeds - 1 > MAX_SEED:
+        raise UrbanArenaError(f"--seed-base {req.seed_base} with --seeds {req.seeds}: the last seed must be <= {MAX_SEED} "
+                              "(2**63 - 1, the largest integer the run store holds)")
     if req.workers < 1:
         raise UrbanArenaError(f"--workers must be >= 1 (got {req.workers})")
     if req.concurrency < 1:

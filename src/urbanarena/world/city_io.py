@@ -34,6 +34,7 @@ import networkx as nx
 from urbanarena.errors import CityFormatError
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import LocalFrame
+from urbanarena.world.node_ids import check_node_id
 
 FORMAT_ID = "urbanarena-city"
 FORMAT_VERSION = 1
@@ -119,6 +120,7 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
     for i, rec in enumerate(records.get("nodes", [])):
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), str):
             raise CityFormatError(graph_path, f"node {i}", "node record needs a string 'id'")
+        check_node_id(rec["id"], graph_path, f"node {i}")
         if not (_finite(rec.get("lat")) and _finite(rec.get("lon"))):
             raise CityFormatError(graph_path, f"node {rec['id']}", "lat/lon missing or not finite")
         attrs = {k: v for k, v in rec.items() if k != "id"}

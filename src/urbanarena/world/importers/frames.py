@@ -158,6 +158,7 @@ import numpy as np
 from urbanarena.errors import CityFormatError
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import WGS84_GEOD, LocalFrame, wrap_deg
+from urbanarena.world.node_ids import check_node_id
 
 KIND = "frames"
 #: bump when the import result for the same input files changes (import cache key)
@@ -875,7 +876,7 @@ def import_frames(
         ids = []
         sources: dict[str, int] = {}
         for k, f in enumerate(fs):
-            nid = f.path.relative_to(root).as_posix()
+            nid = check_node_id(f.path.relative_to(root).as_posix(), f.path, "file name")
             if nid in g:
                 raise CityFormatError(f.path, None, "the same frame is given twice")
             heading, hsrc = (f.heading_deg, f.heading_source) if f.heading_deg is not None else (float(course[k]), "course")
