@@ -519,6 +519,7 @@ def city_list() -> None:
 
 def _register_plugins() -> None:
     """Commands that live in their own modules."""
+    from urbanarena.cli.agents_cmd import agents
     from urbanarena.cli.bench_cmd import bench
     from urbanarena.cli.build_cmd import build
     from urbanarena.cli.cache_cmd import cache_export
@@ -533,6 +534,7 @@ def _register_plugins() -> None:
     from urbanarena.cli.view_cmd import view
 
     app.command("demo")(demo)
+    app.command("agents")(agents)
     app.command("bench")(bench)
     app.command("view")(view)
     app.command("report")(report)

@@ -440,7 +440,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         UnknownCityError, CityFormatError: bad CITY.
         TaskFormatError, UrbanArenaError: bad TASKS (arena tasks: kind, answer, goal, reference images).
         ProtocolError: unknown protocol, or one a family cannot run.
-        AgentSpecError: unknown agent, bad agent parameters, model flags for a non-model
+        AgentSpecError: unknown agent, bad agent parameters (outside the agent's schema,
+            :mod:`urbanarena.agents.params`), model flags for a non-model
             agent, an agent that cannot act in a family's env.
         MissingAPIKeyError: the model's key variable is unset.
         UrbanArenaError: bad seeds/workers/limit/max-steps/backend, ``--out`` is a file,
@@ -494,6 +495,7 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     params = model_params(req, model_agent)
     if not control.is_normal:
         params["control"] = control.fields()
+    _check_params(req.agent, params)
     factory = agent_factory(req.agent, params)
     probe = factory()
     agent_config = probe.config()
@@ -521,6 +523,7 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     alias = resolve_alias(req.agent, {get_family(t.family).action_style for t in tasks})
     if alias != req.agent:  # e.g. --agent oracle on arena tasks runs arena-oracle
         req = dataclasses.replace(req, agent=alias)
+        _check_params(alias, params)
         factory = agent_factory(alias, params)
         probe = factory()
         agent_config = probe.config()
@@ -619,6 +622,20 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         task_catalog_hash=task_catalog_hash(tasks, task_dir), task_dir=task_dir, runtime=runtime,
         judge=judge, model_under_test=model_under_test, probe_privileged=bool(getattr(probe, "privileged", False)),
     )
+
+
+def _check_params(agent: str, params: dict[str, Any]) -> None:
+    """``-p`` values against the agent's schema (:mod:`urbanarena.agents.params`), before RUN_DIR exists.
+
+    Raises:
+        AgentSpecError: naming the agent, the key, the value and its range.
+    """
+    from urbanarena.agents.params import AgentParamError, validate_agent_params
+
+    try:
+        validate_agent_params(agent, params)
+    except AgentParamError as e:
+        raise AgentSpecError(str(e)) from None
 
 
 def _parse_strategies(spec: str | None) -> list:
