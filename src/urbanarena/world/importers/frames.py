@@ -513,9 +513,13 @@ def read_manifest(csv_path: str | Path) -> _Inputs:
                 raise CityFormatError(path, f"line {line}", f"lat {lat} out of range [-90, 90]")
             if lon is not None and not -180.0 <= lon <= 180.0:
                 raise CityFormatError(path, f"line {line}", f"lon {lon} out of range [-180, 180]")
-            fp = Path(fname).expanduser()
-            fp = (fp if fp.is_absolute() else path.parent / fp).resolve()
-            if not fp.is_file():
+            try:
+                fp = Path(fname).expanduser()
+                fp = (fp if fp.is_absolute() else path.parent / fp).resolve()
+                found = fp.is_file()
+            except (OSError, ValueError, RuntimeError) as e:  # too long, NUL byte, unknown ~user
+                raise CityFormatError(path, f"line {line}", f"frame file name {fname[:80]!r} is unusable: {e}") from None
+            if not found:
                 raise CityFormatError(path, f"line {line}", f"frame file not found: {fname}")
             if fp in seen:
                 raise CityFormatError(path, f"line {line}", f"frame {fname} already listed on line {seen[fp]}")
