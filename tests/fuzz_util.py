@@ -57,17 +57,23 @@ class CaseTimeout(AssertionError):
 
 @contextlib.contextmanager
 def case_time_limit(seconds: float = CASE_LIMIT_S):
-    """Fail the running case with :class:`CaseTimeout` after ``seconds`` (SIGALRM, main thread)."""
+    """Fail the running case with :class:`CaseTimeout` after ``seconds`` (SIGALRM, main thread); an alarm
+    armed outside (pytest-timeout's, for the whole test) is re-armed afterwards with its remaining time."""
     def boom(signum, frame):
         raise CaseTimeout(f"case ran longer than {seconds:g} s")
 
+    import time
+
     old = signal.signal(signal.SIGALRM, boom)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)  # outer: pytest-timeout's own alarm, if armed
+    t0 = time.monotonic()
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+        if outer > 0:  # re-arm the whole-test timeout with what is left of it
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - t0), 1e-3))
 
 
 # ------------------------------------------------------------------ JSON documents

@@ -270,3 +270,78 @@ def test_random_tokens_pass_and_token_files_are_checked(tmp_path):
     f.write_text(f"alice\t{good}\n")
     reg, toks = ParticipantTokens.load_or_issue(f, [])
     assert toks == {"alice": good} and reg.participant_for(good) == "alice"
+
+
+# ------------------------------------------------------------------ what the property-based tests found
+def test_integer_beyond_float_range_is_a_typed_error(tmp_path, toy):
+    es = edges()
+    es[2]["edge_distance"] = 10**400  # was OverflowError from float()
+    with pytest.raises(CityFormatError, match=r"\[edge 2\]: edge_distance is not a finite number"):
+        import_cityseeker(write_cityseeker(tmp_path / "c", es, questions()))
+    saved = save_city(import_cityseeker(write_cityseeker(tmp_path / "ok", edges(), questions())), tmp_path / "saved")
+    gp = saved / "graph.json.gz"
+    rec = json.loads(gzip.decompress(gp.read_bytes()))
+    rec["nodes"][1]["lat"] = 10**400
+    gp.write_bytes(gzip.compress(json.dumps(rec).encode()))
+    with pytest.raises(CityFormatError, match=r"graph.json.gz \[node 1 \(.*\)\]: lat/lon missing, not finite"):
+        load_city(saved, verify_hash=False)
+    gp.write_bytes(gzip.compress(b"42"))  # not an object at all (was AttributeError)
+    with pytest.raises(CityFormatError, match="expected an object with 'nodes' and 'edges' lists"):
+        load_city(saved, verify_hash=False)
+
+
+def test_map2seq_heading_beyond_float_range_is_a_typed_error(tmp_path):
+    from test_fuzz_importers import TD_LINKS, TD_NODES
+
+    (tmp_path / "nodes.txt").write_text("\n".join(",".join(r) for r in TD_NODES) + "\n")
+    (tmp_path / "links.txt").write_text("\n".join(",".join(r) for r in TD_LINKS) + "\n")
+    city = import_touchdown(tmp_path)
+    p = tmp_path / "m.jsonl"
+    p.write_text(json.dumps({"id": 7, "instructions_id": 1, "route_panoids": ["a", "b"], "navigation_text": "x",
+                             "start_heading": 10**400}) + "\n")
+    with pytest.raises(TaskFormatError, match=r"m.jsonl \[line 1\]: start_heading must be a finite number"):
+        resolve_task_set(f"map2seq:{p}", city)
+
+
+def test_osm_street_thousands_of_km_long_is_refused_not_sampled(tmp_path):
+    # libosmium reads lat="1e308" as 0: the street then runs 6,700 km and was sampled every 10 m (a hang)
+    from urbanarena.world.importers.osm import import_city as import_osm
+
+    src = (REPO / "tests" / "data" / "osm_build_tiny.osm").read_text()
+    p = tmp_path / "bad.osm"
+    p.write_text(src.replace('<node id="101" version="1" lat="60.1700000"', '<node id="101" version="1" lat="1e308"'))
+    with pytest.raises(CityFormatError) as ei:
+        import_osm(p)
+    assert ei.value.path == str(p) and ei.value.record == "way 1001" and "longer than 200 km" in ei.value.reason
+
+
+def test_frames_manifest_with_unusable_file_names(tmp_path):
+    from urbanarena.world.importers.frames import import_frames
+
+    for name in ("x" * 5000 + ".jpg", "a\x00b.jpg"):
+        m = tmp_path / "m.csv"
+        m.write_text(f"filename,lat,lon\n{name},60.17,24.94\n")
+        with pytest.raises(CityFormatError) as ei:
+            import_frames([], csv_path=m)
+        assert ei.value.path == str(m) and ei.value.record == "line 2" and "unusable" in ei.value.reason
+
+
+def test_panoramax_items_with_wrongly_typed_members_read_as_absent():
+    from test_fuzz_importers import PMX_ITEM
+    from urbanarena.world.importers.panoramax.build import validate_picture
+    from urbanarena.world.importers.panoramax.client import PanoramaxError, parse_item
+
+    api = "https://pmx.invalid/api"
+    item = json.loads(json.dumps(PMX_ITEM))
+    item["properties"]["pers:interior_orientation"]["sensor_array_dimensions"] = [[1], "x"]  # was TypeError
+    item["assets"]["hd"]["file:size"] = 1e308  # was OverflowError
+    item["links"] = 5  # was AttributeError
+    item["collection"] = ["unhashable"]  # was TypeError
+    pic = parse_item(item, api)
+    assert pic.sensor_px is None and pic.size_bytes is None and pic.sequence_id is None
+    assert pic.source_url == f"{api}/collections/None/items/{PMX_ITEM['id']}"
+    item["geometry"] = [1, 2]
+    assert validate_picture(parse_item(item, api), check_image=False)[0] == "bad_position"
+    with pytest.raises(PanoramaxError, match="without an id"):
+        parse_item({**PMX_ITEM, "id": ["x"]}, api)
+    assert validate_picture(parse_item({**PMX_ITEM, "id": "p\u202eq"}, api), check_image=False)[0] == "bad_id"

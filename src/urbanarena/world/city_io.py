@@ -85,7 +85,10 @@ def save_city(city: City, directory: str | Path) -> Path:
 
 
 def _finite(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    try:
+        return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+    except OverflowError:  # an integer beyond the float range
+        return False
 
 
 def _node_problem(rec: dict[str, Any]) -> str | None:

@@ -188,7 +188,10 @@ def _num(v: Any) -> float | None:
         return v if math.isfinite(v) else None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an integer beyond the float range (10**400)
+        return None
     return f if math.isfinite(f) else None
 
 
