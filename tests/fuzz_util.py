@@ -261,3 +261,11 @@ class Tally:
     def report(self) -> str:
         total = sum(self.counts.values())
         return f"{self.name}: {total} cases " + ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+
+
+def tallies():
+    """Body of a module-scoped ``tally`` fixture: ``{name: Tally}``, each printed at the module's end."""
+    t: dict[str, Tally] = {}
+    yield t
+    for v in t.values():
+        print("\n" + v.report())

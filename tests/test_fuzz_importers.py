@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz_util import NASTY_STRINGS, Tally, check_outcome, damaged_bytes, dumps, fuzz_settings, mutated_json, \
+from fuzz_util import NASTY_STRINGS, Tally, tallies, check_outcome, damaged_bytes, dumps, fuzz_settings, mutated_json, \
     mutated_lines, valid_city
 from test_cityseeker_badinput import edges, questions
 
@@ -25,12 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(600)
 
 
-@pytest.fixture(scope="module")
-def tally():
-    t: dict[str, Tally] = {}
-    yield t
-    for v in t.values():
-        print("\n" + v.report())
+tally = pytest.fixture(scope="module")(tallies)
 
 
 def _tally(tally, name: str) -> Tally:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz_util import Tally, check_outcome, damaged_bytes, dumps, fuzz_settings, mutated_json
+from fuzz_util import Tally, check_outcome, tallies, damaged_bytes, dumps, fuzz_settings, mutated_json
 from runner_util import grid_city, grid_tasks
 from test_cityseeker_badinput import edges, questions
 from urbanarena.errors import TaskFormatError
@@ -23,12 +23,7 @@ from urbanarena.tasks.resolve import resolve_task_set, task_hash
 pytestmark = pytest.mark.timeout(600)
 
 
-@pytest.fixture(scope="module")
-def tally():
-    t: dict[str, Tally] = {}
-    yield t
-    for v in t.values():
-        print("\n" + v.report())
+tally = pytest.fixture(scope="module")(tallies)
 
 
 @pytest.fixture(scope="module")

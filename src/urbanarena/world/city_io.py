@@ -146,7 +146,7 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
             raise CityFormatError(graph_path, f"node {i}", f"duplicate node id {rec['id']!r}")
         problem = _node_problem(rec)
         if problem:
-            raise CityFormatError(graph_path, f"node {i} ({rec['id']})", problem)
+            raise CityFormatError(graph_path, f"node {rec['id']}", problem)
         attrs = {k: v for k, v in rec.items() if k != "id"}
         g.add_node(rec["id"], **attrs)
     for i, rec in enumerate(records.get("edges", [])):
