@@ -33,12 +33,23 @@ def _tally(tally, name: str) -> Tally:
 
 
 # ------------------------------------------------------------------ CitySeeker
+def _info_rows() -> list[list[str]]:
+    from test_cityseeker_badinput import HEAD, POS, WALK
+
+    return [["filename", "lon", "lat", "year", "month", "heading", "walkable_headings"]] + [
+        [n, f"{lon:.7f}", f"{lat:.7f}", "2019", "5", f"{HEAD[n]}", '"' + ";".join(str(h) for h in WALK[n]) + '"']
+        for n, (lon, lat) in POS.items()]
+
+
+INFO_ROWS = _info_rows()
+
+
 @fuzz_settings()
 @given(data=st.data())
 def test_cityseeker_import_survives_mutations(tally, data):
     from urbanarena.world.importers.cityseeker import import_city
 
-    which = data.draw(st.sampled_from(["connections", "questions", "both"]))
+    which = data.draw(st.sampled_from(["connections", "questions", "both", "info"]))
     conn, qs = edges(), questions()
     if which in ("connections", "both"):
         conn = data.draw(mutated_json(conn))
@@ -53,7 +64,12 @@ def test_cityseeker_import_survives_mutations(tally, data):
         cp = d / ("connections.json.gz" if gz else "connections.json")
         cp.write_bytes(gzip.compress(conn_b) if gz else conn_b)
         (d / "question.json").write_bytes(q_b)
-        out = check_outcome(lambda: import_city(d), [cp, d / "question.json"], valid_city)
+        info = d / "tiny1_info.csv"
+        if which == "info" or data.draw(st.booleans()):  # node positions from an info CSV (mutated or not)
+            rows = INFO_ROWS if which != "info" else None
+            info.write_bytes(mutated_lines_plain(rows) if rows else data.draw(damaged_bytes(data.draw(
+                mutated_lines(INFO_ROWS)))))
+        out = check_outcome(lambda: import_city(d), [cp, d / "question.json", info], valid_city)
     _tally(tally, "cityseeker").add(out)
 
 

@@ -237,6 +237,26 @@ def test_summary_export_report_on_a_read_only_run_dir(toy, tmp_path):
         os.chmod(run, 0o755)
 
 
+def test_immutable_read_of_a_store_gives_every_row(toy, tmp_path):
+    """The read-only fallback itself (runs as root too, where directory modes do not bind)."""
+    import sqlite3
+
+    run = tmp_path / "run"
+    assert _run(toy, run, "--agent", "random", "--seeds", 3, "--max-steps", 2).exit_code == 0
+    db = run / "episodes.sqlite"
+    plain = sqlite3.connect(db)
+    n = plain.execute("SELECT COUNT(*) FROM episodes").fetchone()[0]
+    plain.close()
+    st = Store.__new__(Store)
+    st.path = db
+    conn = st._open_unwritable(sqlite3.OperationalError("unable to open database file"))
+    assert conn.execute("SELECT COUNT(*) FROM episodes").fetchone()[0] == n == 6
+    conn.close()
+    (run / "episodes.sqlite-wal").write_bytes(b"\0" * 32)
+    with pytest.raises(StoreError, match="read-only, and the run store has a pending write-ahead log"):
+        st._open_unwritable(sqlite3.OperationalError("unable to open database file"))
+
+
 def test_store_on_a_writable_dir_still_reports_a_non_store(tmp_path):
     (tmp_path / "episodes.sqlite").write_bytes(b"not sqlite at all" * 10)
     with pytest.raises(StoreError, match="not a run store"):

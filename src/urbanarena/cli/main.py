@@ -116,7 +116,7 @@ def run(
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol id (default: each task family's)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default: each task family's)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks."),
-    param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="Agent parameter KEY=VALUE (JSON value), repeatable."),
+    param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="Agent parameter KEY=VALUE (JSON value), repeatable; checked against the agent's schema before RUN_DIR is created (urbanarena agents NAME prints it)."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Rerun stored episodes whose agent raised."),
     model: Optional[str] = typer.Option(
         None, "--model", help="VLM agents: model spec (openai:gpt-4o, anthropic:MODEL, openai-compatible:URL:MODEL)."),
