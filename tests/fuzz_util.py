@@ -4,7 +4,7 @@ A case starts from a valid input and applies one to three mutations drawn by hyp
 a hostile one (extreme and non-finite numbers, huge integers, odd Unicode, wrong types), delete a key or
 an element, duplicate an element (duplicated references), point a reference at a name that does not
 exist (dangling references), swap two values; then, sometimes, the serialised bytes are truncated or get
-an invalid UTF-8 byte. Each case runs under :func:`case_time_limit` (SIGALRM: a hang fails the case).
+an invalid UTF-8 byte, or get nested thousands of lists deep. Each case runs under :func:`case_time_limit` (SIGALRM: a hang fails the case).
 
 Case counts: ``FUZZ_EXAMPLES`` (environment, default :data:`DEFAULT_EXAMPLES`) per test.
 """
@@ -153,8 +153,12 @@ def mutated_json(draw, doc: Any, max_ops: int = 3) -> Any:
 
 @st.composite
 def damaged_bytes(draw, data: bytes) -> bytes:
-    """``data`` as is (most often), truncated at a drawn offset, or with an invalid UTF-8 byte inserted."""
-    how = draw(st.sampled_from(["keep", "keep", "keep", "truncate", "bad_utf8", "empty"]))
+    """``data`` as is (most often), truncated at a drawn offset, with an invalid UTF-8 byte inserted, emptied,
+    or nested inside many JSON lists."""
+    how = draw(st.sampled_from(["keep", "keep", "keep", "truncate", "bad_utf8", "empty", "deep"]))
+    if how == "deep":  # the document nested inside k lists: past Python's recursion limit for large k
+        k = draw(st.sampled_from([400, 990, 20_000]))
+        return b"[" * k + data + b"]" * k
     if how == "truncate" and len(data) > 1:
         return data[: draw(st.integers(0, len(data) - 1))]
     if how == "bad_utf8":

@@ -365,3 +365,25 @@ def test_panoramax_items_with_wrongly_typed_members_read_as_absent():
     with pytest.raises(PanoramaxError, match="without an id"):
         parse_item({**PMX_ITEM, "id": ["x"]}, api)
     assert validate_picture(parse_item({**PMX_ITEM, "id": "p\u202eq"}, api), check_image=False)[0] == "bad_id"
+
+
+def test_json_nested_past_the_recursion_limit_is_a_typed_error(tmp_path, toy):
+    deep = b"[" * 50_000 + b"]" * 50_000  # json raises RecursionError, not JSONDecodeError
+    es = tmp_path / "cs"
+    es.mkdir()
+    (es / "connections.json").write_bytes(deep)
+    with pytest.raises(CityFormatError, match=r"connections.json: JSON nested too deeply"):
+        import_cityseeker(es)
+    _, _, _, city, _ = toy
+    tf = tmp_path / "t.json"
+    tf.write_bytes(deep)
+    with pytest.raises(TaskFormatError, match=r"t.json: JSON nested too deeply"):
+        resolve_task_set(str(tf), city)
+    saved = save_city(city, tmp_path / "saved")
+    (saved / "graph.json.gz").write_bytes(gzip.compress(deep))
+    with pytest.raises(CityFormatError, match=r"graph.json.gz: JSON nested too deeply"):
+        load_city(saved)
+    m = tmp_path / "m.jsonl"
+    m.write_bytes(deep + b"\n")
+    with pytest.raises(TaskFormatError, match=r"m.jsonl \[line 1\]: JSON nested too deeply"):
+        resolve_task_set(f"map2seq:{m}", city)

@@ -123,6 +123,8 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CityFormatError(meta_path, None, f"invalid JSON: {e}") from e
+    except RecursionError:
+        raise CityFormatError(meta_path, None, "JSON nested too deeply") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT_ID:
         raise CityFormatError(meta_path, "format", f"expected format {FORMAT_ID!r}")
     if meta.get("format_version") != FORMAT_VERSION:
@@ -134,6 +136,8 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
         raise CityFormatError(graph_path, None, "graph file missing") from e
     except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise CityFormatError(graph_path, None, f"unreadable graph file: {e}") from e
+    except RecursionError:
+        raise CityFormatError(graph_path, None, "JSON nested too deeply") from None
     if not isinstance(records, dict) or not isinstance(records.get("nodes", []), list) \
             or not isinstance(records.get("edges", []), list):
         raise CityFormatError(graph_path, None, "expected an object with 'nodes' and 'edges' lists")

@@ -184,6 +184,8 @@ class Map2seqFamily(TaskFamily):
             d = json.loads(line)
         except json.JSONDecodeError as e:
             raise TaskFormatError(p, rec, f"invalid JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise TaskFormatError(p, rec, "JSON nested too deeply") from None
         if not isinstance(d, dict):
             raise TaskFormatError(p, rec, "a record must be a JSON object")
         missing = [k for k in _FIELDS if k not in d]

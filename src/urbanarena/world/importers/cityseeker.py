@@ -180,6 +180,8 @@ def _load_json(path: Path, error: type) -> Any:
         raise error(path, f"byte {e.start}", f"not UTF-8 text: {e.reason}") from e
     except json.JSONDecodeError as e:
         raise error(path, f"line {e.lineno} column {e.colno}", f"invalid or truncated JSON: {e.msg}") from e
+    except RecursionError:
+        raise error(path, None, "JSON nested too deeply") from None
 
 
 def _num(v: Any) -> float | None:
@@ -456,7 +458,7 @@ def _read_info_csv(path: Path) -> dict[str, dict[str, Any]]:
             raise CityFormatError(path, line, f"heading {vals['heading']} is more than {HEADING_TOLERANCE_DEG:g} deg outside [0, 360)")
         try:
             vals["walkable"] = _parse_headings(row[col["walkable_headings"]])
-        except (ValueError, json.JSONDecodeError, TypeError):
+        except (ValueError, json.JSONDecodeError, TypeError, RecursionError):
             raise CityFormatError(path, line, f"column walkable_headings: not a list of numbers: {row[col['walkable_headings']]!r}") from None
         bad = [h for h in vals["walkable"] if not _check_heading(h)]
         if bad:
