@@ -3,7 +3,8 @@
 A case starts from a valid input and applies one to three mutations drawn by hypothesis: replace a value by
 a hostile one (extreme and non-finite numbers, huge integers, odd Unicode, wrong types), delete a key or
 an element, duplicate an element (duplicated references), point a reference at a name that does not
-exist (dangling references), swap two values; then, sometimes, the serialised bytes are truncated or get
+exist (dangling references), swap two values, add an unknown key, reorder a list (odd but valid values
+are in the pool too, so some mutated files pass and are checked whole); then, sometimes, the serialised bytes are truncated or get
 an invalid UTF-8 byte, or get nested thousands of lists deep. Each case runs under :func:`case_time_limit` (SIGALRM: a hang fails the case).
 
 Case counts: ``FUZZ_EXAMPLES`` (environment, default :data:`DEFAULT_EXAMPLES`) per test.
@@ -37,7 +38,10 @@ NASTY_STRINGS = ["", " ", "x", "\x00", "a\x00b", "\u202e", "ab\u202ecd", "\u2066
                  "\U0001f469\u200d\U0001f4bb", "\n", "\t", "NaN", "Infinity", "-inf", "1e309", "\u0661\u0662",
                  "\uff11", "null", "x" * 3000, "../../etc/passwd", "é" * 50]
 NASTY_OTHER: list[Any] = [None, True, False, [], {}, [[]], [None], {"": None}, [1, "a", None]]
-NASTY = NASTY_NUMBERS + NASTY_STRINGS + NASTY_OTHER
+#: odd values that are still valid in most places (so that mutated files also pass and get checked whole)
+EDGE_VALID: list[Any] = [0.0, 1e-9, 359.999, 89.9999, -89.9999, 179.9999, 22.3, 114.18, 5, 42.0,
+                         "\U0001f3e6 bank", "\u00dcn\u00efc\u00f6d\u00e9", "\u9280\u884c", "a b"]
+NASTY = NASTY_NUMBERS + NASTY_STRINGS + NASTY_OTHER + EDGE_VALID
 #: a reference to nothing
 GHOST = "ghost-node-that-does-not-exist"
 
@@ -105,7 +109,7 @@ def _strings(doc: Any) -> list[str]:
     return [v for v in (_get(doc, loc) for loc in _locations(doc)) if isinstance(v, str)]
 
 
-OPS = ("replace", "delete", "duplicate", "dangle", "swap", "retype", "alias")
+OPS = ("replace", "delete", "duplicate", "dangle", "swap", "retype", "alias", "extra_key", "reorder")
 
 
 @st.composite
@@ -136,6 +140,10 @@ def mutated_json(draw, doc: Any, max_ops: int = 3) -> Any:
                 a, b = copy.deepcopy(cur), copy.deepcopy(_get(doc, other))
                 doc = _set(doc, loc, b)
                 doc = _set(doc, other, a)
+        elif op == "extra_key" and isinstance(cur, dict):  # an unknown field (kept or refused, never a crash)
+            cur[draw(st.sampled_from(["extra", "\U0001f3e6", "", "id"]))] = draw(st.sampled_from(EDGE_VALID))
+        elif op == "reorder" and isinstance(cur, list) and len(cur) > 1:
+            cur[:] = draw(st.permutations(cur))
         elif op == "retype":
             if isinstance(cur, bool) or cur is None:
                 new: Any = "true"
@@ -179,7 +187,8 @@ def dumps(doc: Any) -> bytes:
 def mutated_lines(draw, lines: list[list[str]], sep: str = ",", max_ops: int = 3) -> bytes:
     """Rows of fields, mutated (a field replaced/deleted/duplicated, a row deleted/duplicated/swapped), joined."""
     rows = [list(r) for r in lines]
-    cells = [str(v) for v in NASTY_NUMBERS] + NASTY_STRINGS + ["", GHOST, "nan", "inf", "-0", "1e400", "0x10", "1_0"]
+    cells = [str(v) for v in NASTY_NUMBERS + EDGE_VALID] + NASTY_STRINGS + ["", GHOST, "nan", "inf", "-0", "1e400",
+                                                                            "0x10", "1_0"]
     for _ in range(draw(st.integers(1, max_ops))):
         op = draw(st.sampled_from(["cell", "cell", "alias", "drop_cell", "add_cell", "drop_row", "dup_row", "swap_rows"]))
         if not rows:
