@@ -95,3 +95,17 @@ def test_agents_command_prints_the_schema():
     assert r.exit_code == 0 and "vlm-urbanground" in r.output
     r = CliRunner().invoke(app, ["agents", "nope"])
     assert r.exit_code == 2
+
+
+@pytest.mark.parametrize("params, key", [({"seed": 10**30}, "seed"), ({"max_output_tokens": 10**9}, "max_output_tokens")])
+def test_judge_params_are_checked_against_the_generation_schema(tmp_path, params, key):
+    from urbanarena.runner.driver import RunRequest, _prepare_judge
+    from urbanarena.runner.pool import AgentSpecError
+
+    req = RunRequest(city="x", tasks="y", agent="random", out=tmp_path / "run",
+                     judge="openai-compatible:http://127.0.0.1:9/v1:judge", judge_params=params)
+    with pytest.raises(AgentSpecError, match=f"--judge-param {key}: Input should be less than or equal to"):
+        _prepare_judge(req, {}, "random", check_keys=False)
+    ok = RunRequest(city="x", tasks="y", agent="random", out=tmp_path / "run",
+                    judge="openai-compatible:http://127.0.0.1:9/v1:judge", judge_params={"seed": 7})
+    assert _prepare_judge(ok, {}, "random", check_keys=False).generation == {"seed": 7}

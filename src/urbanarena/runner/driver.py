@@ -676,6 +676,9 @@ def _prepare_judge(req: RunRequest, agent_params: dict[str, Any], model_under_te
     spec = settings.model_spec  # ModelSpecError for a bad spec
     try:
         settings.generation_settings()
+        from urbanarena.agents.params import GenerationParams
+
+        GenerationParams(**settings.generation)  # finite numbers, bounded tokens, 64-bit seed (agents/params.py)
     except ValidationError as e:
         err = e.errors()[0]
         raise AgentSpecError(f"--judge-param {'.'.join(map(str, err.get('loc') or ()))}: {err.get('msg')}") from None
