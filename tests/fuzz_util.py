@@ -109,13 +109,23 @@ def _strings(doc: Any) -> list[str]:
     return [v for v in (_get(doc, loc) for loc in _locations(doc)) if isinstance(v, str)]
 
 
+def _fresh(doc: Any) -> Any:
+    """A deep copy that shares nothing (``copy.deepcopy`` keeps shared sub-objects shared, so a change at one
+    location would show at another)."""
+    if isinstance(doc, dict):
+        return {k: _fresh(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [_fresh(v) for v in doc]
+    return doc
+
+
 OPS = ("replace", "delete", "duplicate", "dangle", "swap", "retype", "alias", "extra_key", "reorder")
 
 
 @st.composite
 def mutated_json(draw, doc: Any, max_ops: int = 3) -> Any:
     """A mutated deep copy of the JSON value ``doc`` (module docstring)."""
-    doc = copy.deepcopy(doc)
+    doc = _fresh(doc)
     for _ in range(draw(st.integers(1, max_ops))):
         locs = _locations(doc)
         loc = draw(st.sampled_from(locs))

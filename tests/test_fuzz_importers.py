@@ -256,3 +256,55 @@ def test_saved_city_load_survives_mutations(tally, saved_graph, data):
         (d / "graph.json.gz").write_bytes(blob)
         out = check_outcome(lambda: load_city(d, verify_hash=False), [d / "graph.json.gz", d / "city.json"], valid_city)
     _tally(tally, "saved city").add(out)
+
+
+# ------------------------------------------------------------------ Panoramax pose graph on the OSM grid
+@pytest.fixture(scope="module")
+def pmx_scene():
+    import panoramax_util as U
+
+    from urbanarena.world.importers.osm import import_city
+
+    osm = import_city(U.GRID_OSM, bbox=U.bbox())
+    items = []
+    for k in range(12):  # the southern grid line (y = -25 m), one picture every 6 m, camera facing east
+        lat, lon = U.ll(-40 + 6 * k, -25)
+        items.append({**PMX_ITEM, "id": f"s-{k:02d}", "collection": "seq-s",
+                      "geometry": {"type": "Point", "coordinates": [lon, lat]},
+                      "properties": {**PMX_ITEM["properties"], "view:azimuth": 90.0,
+                                     "datetime": f"2024-05-01T10:00:{k:02d}Z"}})
+    return osm, items
+
+
+@fuzz_settings(100)
+@given(data=st.data())
+def test_panoramax_pose_graph_survives_mutated_pictures(tally, pmx_scene, data):
+    """Mutated search results (positions, headings, ids, duplicates, dangling sequences) through parse_item and
+    build_pose_graph: a valid city, or a CityFormatError naming the record ('pictures'), never another
+    exception. Bad pictures are skipped with a warning, as the command does."""
+    import warnings
+
+    from fuzz_util import case_time_limit
+    from urbanarena.errors import CityFormatError
+    from urbanarena.world.importers.panoramax.build import build_pose_graph
+    from urbanarena.world.importers.panoramax.client import PanoramaxError, parse_item
+
+    osm, items = pmx_scene
+    mutated = data.draw(mutated_json(items))
+    pics = []
+    for it in mutated if isinstance(mutated, list) else [mutated]:
+        try:
+            pics.append(parse_item(it, "https://pmx.invalid/api"))
+        except PanoramaxError:
+            pass
+    try:
+        with case_time_limit(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            city = build_pose_graph(pics, osm, spacing_m=5.0, check_images=False)
+    except CityFormatError as e:
+        assert e.record in ("pictures", "osm"), e
+        out = "CityFormatError"
+    else:
+        valid_city(city)
+        out = "ok"
+    _tally(tally, "panoramax pose graph").add(out)
