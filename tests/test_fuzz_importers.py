@@ -241,19 +241,25 @@ def saved_graph(tmp_path_factory):
 @fuzz_settings(100)
 @given(data=st.data())
 def test_saved_city_load_survives_mutations(tally, saved_graph, data):
+    import json
     import shutil
 
     from urbanarena.world.city_io import load_city
 
     saved, graph = saved_graph
-    doc = data.draw(mutated_json(graph))
-    blob = gzip.compress(data.draw(damaged_bytes(dumps(doc))))
-    if data.draw(st.booleans()):
-        blob = blob[: data.draw(st.integers(0, len(blob)))]
+    meta = json.loads((saved / "city.json").read_text())
+    which = data.draw(st.sampled_from(["graph", "graph", "meta"]))
+    blob = gzip.compress(dumps(graph))
+    if which == "graph":
+        blob = gzip.compress(data.draw(damaged_bytes(dumps(data.draw(mutated_json(graph))))))
+        if data.draw(st.booleans()):
+            blob = blob[: data.draw(st.integers(0, len(blob)))]
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp) / "c"
         shutil.copytree(saved, d)
         (d / "graph.json.gz").write_bytes(blob)
+        if which == "meta":
+            (d / "city.json").write_bytes(data.draw(damaged_bytes(dumps(data.draw(mutated_json(meta))))))
         out = check_outcome(lambda: load_city(d, verify_hash=False), [d / "graph.json.gz", d / "city.json"], valid_city)
     _tally(tally, "saved city").add(out)
 

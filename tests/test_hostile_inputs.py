@@ -387,3 +387,33 @@ def test_json_nested_past_the_recursion_limit_is_a_typed_error(tmp_path, toy):
     m.write_bytes(deep + b"\n")
     with pytest.raises(TaskFormatError, match=r"m.jsonl \[line 1\]: JSON nested too deeply"):
         resolve_task_set(f"map2seq:{m}", city)
+
+
+def test_saved_city_with_infinity_in_any_attribute_is_refused(tmp_path):
+    saved = save_city(import_cityseeker(write_cityseeker(tmp_path / "c", edges(), questions())), tmp_path / "saved")
+    gp = saved / "graph.json.gz"
+    rec = json.loads(gzip.decompress(gp.read_bytes()))
+    rec["edges"][0]["edge_distance_mercator"] = float("inf")  # not a core attribute: loaded, then unsavable
+    gp.write_bytes(gzip.compress(json.dumps(rec).encode()))
+    with pytest.raises(CityFormatError, match=r"graph.json.gz: unreadable graph file: non-finite number Infinity"):
+        load_city(saved, verify_hash=False)
+
+
+@pytest.mark.parametrize("key, value", [("origin", {"lat": "x", "lon": 0}), ("origin", {"lat": 1e308, "lon": 0}),
+                                        ("origin", {"lat": None, "lon": 0}), ("name", 5), ("extra", [1])])
+def test_saved_city_metadata_of_the_wrong_shape_is_refused(tmp_path, key, value):
+    # were ValueError / TypeError / pyproj CRSError from the local frame
+    saved = save_city(import_cityseeker(write_cityseeker(tmp_path / "c", edges(), questions())), tmp_path / "saved")
+    meta = json.loads((saved / "city.json").read_text())
+    meta[key] = value
+    (saved / "city.json").write_text(json.dumps(meta))
+    with pytest.raises(CityFormatError) as ei:
+        load_city(saved, verify_hash=False)
+    assert ei.value.path.endswith("city.json") and ei.value.record == key
+
+
+def test_saved_city_without_nodes_is_refused(tmp_path):
+    saved = save_city(import_cityseeker(write_cityseeker(tmp_path / "c", edges(), questions())), tmp_path / "saved")
+    (saved / "graph.json.gz").write_bytes(gzip.compress(b'{"nodes": [], "edges": []}'))
+    with pytest.raises(CityFormatError, match=r"graph.json.gz \[nodes\]: the graph has no nodes"):
+        load_city(saved, verify_hash=False)

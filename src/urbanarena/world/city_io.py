@@ -91,6 +91,11 @@ def _finite(v: Any) -> bool:
         return False
 
 
+def _no_constant(name: str) -> Any:
+    """``parse_constant`` of the loaders: a saved city holds no NaN/Infinity (it could not be saved again)."""
+    raise ValueError(f"non-finite number {name} (a saved city holds finite numbers only)")
+
+
 def _node_problem(rec: dict[str, Any]) -> str | None:
     """What is wrong with a saved node's core attributes (``CORE_NODE_KEYS``), or ``None``."""
     lat, lon = rec.get("lat"), rec.get("lon")
@@ -120,8 +125,8 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
     if not meta_path.is_file():
         raise CityFormatError(meta_path, None, "not a saved city (city.json missing)")
     try:
-        meta = json.loads(meta_path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        meta = json.loads(meta_path.read_text(encoding="utf-8"), parse_constant=_no_constant)
+    except (ValueError, UnicodeDecodeError) as e:  # JSONDecodeError, NaN/Infinity
         raise CityFormatError(meta_path, None, f"invalid JSON: {e}") from e
     except RecursionError:
         raise CityFormatError(meta_path, None, "JSON nested too deeply") from None
@@ -131,10 +136,10 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
         raise CityFormatError(meta_path, "format_version", f"unsupported version {meta.get('format_version')!r}")
     try:
         with gzip.open(graph_path, "rt", encoding="utf-8") as f:
-            records = json.load(f)
+            records = json.load(f, parse_constant=_no_constant)
     except FileNotFoundError as e:
         raise CityFormatError(graph_path, None, "graph file missing") from e
-    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
+    except (OSError, EOFError, ValueError, UnicodeDecodeError) as e:  # ValueError: bad JSON, NaN/Infinity
         raise CityFormatError(graph_path, None, f"unreadable graph file: {e}") from e
     except RecursionError:
         raise CityFormatError(graph_path, None, "JSON nested too deeply") from None
@@ -166,7 +171,17 @@ def load_city(directory: str | Path, verify_hash: bool = True) -> City:
             raise CityFormatError(graph_path, f"edge {i}", "azimuth_deg in [0, 360) and length_m >= 0 must be finite "
                                                            f"numbers, got {az!r}, {length!r}")
         g.add_edge(u, v, **{k: val for k, val in rec.items() if k not in ("source", "target")})
+    if g.number_of_nodes() == 0:
+        raise CityFormatError(graph_path, "nodes", "the graph has no nodes")
     origin = meta.get("origin") or {}
+    if not isinstance(origin, dict) or ("lat" in origin and not (
+            _finite(origin.get("lat")) and _finite(origin.get("lon")) and abs(origin["lat"]) <= 90
+            and abs(origin["lon"]) <= 180)):
+        raise CityFormatError(meta_path, "origin", f"expected {{lat, lon}} in WGS84 degrees, got {origin!r}")
+    for key, kinds in (("name", (str,)), ("source", (dict, type(None))), ("extra", (dict, type(None))),
+                       ("imagery", (dict, type(None)))):
+        if key in meta and not isinstance(meta[key], kinds):
+            raise CityFormatError(meta_path, key, f"unexpected {type(meta[key]).__name__} value {meta[key]!r}")
     frame = LocalFrame(origin["lat"], origin["lon"]) if "lat" in origin else None
     city = City(
         g,
