@@ -319,7 +319,7 @@ def test_map2seq_heading_beyond_float_range_is_a_typed_error(tmp_path):
     p = tmp_path / "m.jsonl"
     p.write_text(json.dumps({"id": 7, "instructions_id": 1, "route_panoids": ["a", "b"], "navigation_text": "x",
                              "start_heading": 10**400}) + "\n")
-    with pytest.raises(TaskFormatError, match=r"m.jsonl \[line 1\]: start_heading must be a finite number"):
+    with pytest.raises(TaskFormatError, match=r"m.jsonl \[line 1\]: start_heading 1000+ is outside \[0, 360\] degrees"):
         resolve_task_set(f"map2seq:{p}", city)
 
 

@@ -208,7 +208,7 @@ class Map2seqFamily(TaskFamily):
         if not isinstance(text, str):
             raise TaskFormatError(p, rec, "navigation_text must be a string")
         h = d["start_heading"]
-        if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(float(h) if abs(h) < 1e300 else math.inf):
+        if isinstance(h, bool) or not (isinstance(h, int) or (isinstance(h, float) and math.isfinite(h))):
             raise TaskFormatError(p, rec, f"start_heading must be a finite number of degrees, got {h!r}")
         if not 0 <= h <= 360:
             raise TaskFormatError(p, rec, f"start_heading {h!r} is outside [0, 360] degrees")
