@@ -1,6 +1,10 @@
 """Property-based tests of the city importers (issue 18): mutated inputs (fuzz_util.py) must give a valid
 city or a typed error naming the file (CityFormatError), never another exception, never a hang.
 
+Inputs: CitySeeker (connections, questions, info CSV), Touchdown (nodes/links, plain and gzip), OSM XML,
+frames (CSV manifest; EXIF GPS of the images), Panoramax (search results alone and through the pose-graph
+build on an OSM grid) and saved city directories (graph.json.gz, city.json).
+
 Each test runs FUZZ_EXAMPLES cases (default 150) under the derandomized "ci" profile (conftest.py); every
 case has a 10 s limit (SIGALRM) and each test a pytest-timeout. ``pytest -s`` prints the outcome tally.
 """
@@ -314,3 +318,47 @@ def test_panoramax_pose_graph_survives_mutated_pictures(tally, pmx_scene, data):
         valid_city(city)
         out = "ok"
     _tally(tally, "panoramax pose graph").add(out)
+
+
+# ------------------------------------------------------------------ frames (EXIF GPS of the images)
+EXIF_REF_TAGS = (1, 3, 16)  # GPSLatitudeRef, GPSLongitudeRef, GPSImgDirectionRef (ASCII)
+EXIF_VALUE_TAGS = (2, 4, 17)  # GPSLatitude, GPSLongitude (degrees, minutes, seconds), GPSImgDirection
+EXIF_REFS = ["N", "S", "E", "W", "T", "M", "X", "", "NN", "n", "\u00e9"]
+
+
+def _exif_rationals():
+    from PIL.TiffImagePlugin import IFDRational as r
+
+    return st.sampled_from([
+        (r(60), r(10), r(1)), (r(60), r(10, 0), r(1)), (r(0, 0),), (r(91), r(0), r(0)), (r(-5), r(0), r(0)),
+        (r(1, 3), r(2, 7), r(10 ** 9, 1)), (r(60),), (r(1), r(2), r(3), r(4)), (r(2**31 - 1, 1), r(0), r(0)),
+        (r(179), r(59), r(59)), (r(180), r(0), r(1)), r(90), r(0, 0), r(400), r(-1), r(359, 1), r(36000, 100)])
+
+
+@fuzz_settings(100)
+@given(data=st.data())
+def test_frames_exif_survives_mutations(tally, data):
+    """Three frames whose GPS IFD holds drawn tags (latitude/longitude and refs, image direction and ref; zero
+    denominators, wrong arities, out-of-range values, unknown refs): a city, or a CityFormatError naming a
+    frame or the folder."""
+    from hypothesis import reject
+
+    from frames_util import offset, write_frame
+
+    from urbanarena.world.importers.frames import import_frames
+
+    with tempfile.TemporaryDirectory() as tmp:
+        d = Path(tmp) / "seq"
+        paths = []
+        for k in range(3):
+            lat, lon = offset(0.0, 4.0 * k)
+            raw = {}
+            for t in data.draw(st.lists(st.sampled_from(EXIF_REF_TAGS + EXIF_VALUE_TAGS), max_size=4, unique=True)):
+                raw[t] = data.draw(st.sampled_from(EXIF_REFS) if t in EXIF_REF_TAGS else _exif_rationals())
+            try:
+                w = write_frame(d / f"{k:02d}.jpg", lat=lat, lon=lon, heading_deg=10.0 * k, raw_gps=raw)
+            except Exception:  # noqa: BLE001 - Pillow cannot write that value: no input file to test
+                reject()
+            paths.append(w.path)
+        out = check_outcome(lambda: import_frames([d]), [d] + paths, valid_city)
+    _tally(tally, "frames EXIF").add(out)
