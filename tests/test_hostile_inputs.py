@@ -417,3 +417,14 @@ def test_saved_city_without_nodes_is_refused(tmp_path):
     (saved / "graph.json.gz").write_bytes(gzip.compress(b'{"nodes": [], "edges": []}'))
     with pytest.raises(CityFormatError, match=r"graph.json.gz \[nodes\]: the graph has no nodes"):
         load_city(saved, verify_hash=False)
+
+
+def test_play_refuses_a_weak_token_file_before_serving(tmp_path):
+    f = tmp_path / "tokens.tsv"
+    f.write_text("alice\taaaaaaaaaaaaaaaa\n")  # 16 characters: accepted before
+    out = tmp_path / "play"
+    r = runner.invoke(app, ["play", "--city", str(tmp_path / "nowhere"), "--tasks", "default", "--tokens", str(f),
+                            "--out", str(out)])
+    line = _one_error_line(r)
+    assert "the token of participant 'alice' is too weak: 16 characters carry 64 bits" in line
+    assert not out.exists() and f.read_text() == "alice\taaaaaaaaaaaaaaaa\n"  # the file is not rewritten
