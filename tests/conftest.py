@@ -3,12 +3,20 @@ need it skip with a reason when it is absent (e.g. on a user's machine)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import networkx as nx
 import pytest
+from hypothesis import settings
 
 from urbanarena.world.city import City, CityMeta
+
+# Property-based tests: "ci" (the default) derandomizes (the same cases on every run, no example database),
+# so CI is reproducible; HYPOTHESIS_PROFILE=dev draws fresh cases (e.g. for a longer local search).
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile("dev", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"

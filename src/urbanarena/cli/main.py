@@ -123,7 +123,7 @@ def run(
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol id (default: each task family's)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default: each task family's)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks."),
-    param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="Agent parameter KEY=VALUE (JSON value), repeatable."),
+    param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="Agent parameter KEY=VALUE (JSON value), repeatable; checked against the agent's schema before RUN_DIR is created (urbanarena agents NAME prints it)."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Rerun stored episodes whose agent raised."),
     model: Optional[str] = typer.Option(
         None, "--model", help="VLM agents: model spec (openai:gpt-4o, anthropic:MODEL, openai-compatible:URL:MODEL)."),
@@ -576,6 +576,7 @@ def city_list() -> None:
 
 def _register_plugins() -> None:
     """Commands that live in their own modules."""
+    from urbanarena.cli.agents_cmd import agents
     from urbanarena.cli.bench_cmd import bench
     from urbanarena.cli.build_cmd import build
     from urbanarena.cli.cache_cmd import cache_export
@@ -590,6 +591,7 @@ def _register_plugins() -> None:
     from urbanarena.cli.view_cmd import view
 
     app.command("demo")(demo)
+    app.command("agents")(agents)
     app.command("bench")(bench)
     app.command("view")(view)
     app.command("report")(report)

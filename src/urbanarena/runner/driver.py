@@ -95,6 +95,8 @@ CACHE_MODES = ("read-write", "read-only", "off")
 
 #: largest --seeds accepted (jobs are planned up front)
 MAX_SEEDS = 100_000
+#: largest seed accepted (the run store keeps seeds as SQLite 64-bit integers)
+MAX_SEED = 2**63 - 1
 #: largest --rounds accepted
 MAX_ROUNDS = 1000
 
@@ -452,7 +454,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         UnknownCityError, CityFormatError: bad CITY.
         TaskFormatError, UrbanArenaError: bad TASKS (arena tasks: kind, answer, goal, reference images).
         ProtocolError: unknown protocol, or one a family cannot run.
-        AgentSpecError: unknown agent, bad agent parameters, model flags for a non-model
+        AgentSpecError: unknown agent, bad agent parameters (outside the agent's schema,
+            :mod:`urbanarena.agents.params`), model flags for a non-model
             agent, an agent that cannot act in a family's env.
         MissingAPIKeyError: the model's key variable is unset.
         UrbanArenaError: bad seeds/workers/limit/max-steps/backend, ``--out`` is a file,
@@ -468,6 +471,9 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         raise UrbanArenaError(f"--seeds must be <= {MAX_SEEDS} (got {req.seeds})")
     if req.seed_base < 0:
         raise UrbanArenaError(f"--seed-base must be >= 0 (got {req.seed_base})")
+    if req.seed_base + req.seeds - 1 > MAX_SEED:
+        raise UrbanArenaError(f"--seed-base {req.seed_base} with --seeds {req.seeds}: the last seed must be <= {MAX_SEED} "
+                              "(2**63 - 1, the largest integer the run store holds)")
     if req.workers < 1:
         raise UrbanArenaError(f"--workers must be >= 1 (got {req.workers})")
     if req.concurrency < 1:
@@ -503,6 +509,7 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     params = model_params(req, model_agent)
     if not control.is_normal:
         params["control"] = control.fields()
+    _check_params(req.agent, params)
     factory = agent_factory(req.agent, params)
     probe = factory()
     agent_config = probe.config()
@@ -530,6 +537,7 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     alias = resolve_alias(req.agent, {get_family(t.family).action_style for t in tasks})
     if alias != req.agent:  # e.g. --agent oracle on arena tasks runs arena-oracle
         req = dataclasses.replace(req, agent=alias)
+        _check_params(alias, params)
         factory = agent_factory(alias, params)
         probe = factory()
         agent_config = probe.config()
@@ -631,6 +639,20 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     )
 
 
+def _check_params(agent: str, params: dict[str, Any]) -> None:
+    """``-p`` values against the agent's schema (:mod:`urbanarena.agents.params`), before RUN_DIR exists.
+
+    Raises:
+        AgentSpecError: naming the agent, the key, the value and its range.
+    """
+    from urbanarena.agents.params import AgentParamError, validate_agent_params
+
+    try:
+        validate_agent_params(agent, params)
+    except AgentParamError as e:
+        raise AgentSpecError(str(e)) from None
+
+
 def _parse_strategies(spec: str | None) -> list:
     """The strategies of ``--strategy`` (``[]`` without). Raises :class:`AgentSpecError` for a bad spec."""
     if spec is None:
@@ -669,6 +691,9 @@ def _prepare_judge(req: RunRequest, agent_params: dict[str, Any], model_under_te
     spec = settings.model_spec  # ModelSpecError for a bad spec
     try:
         settings.generation_settings()
+        from urbanarena.agents.params import GenerationParams
+
+        GenerationParams(**settings.generation)  # finite numbers, bounded tokens, 64-bit seed (agents/params.py)
     except ValidationError as e:
         err = e.errors()[0]
         raise AgentSpecError(f"--judge-param {'.'.join(map(str, err.get('loc') or ()))}: {err.get('msg')}") from None

@@ -187,7 +187,8 @@ class Store:
         path: the database file (``RUN_DIR/episodes.sqlite``); created with
             its schema when missing.
         readonly: open read-only (summary/export); raises :class:`StoreError`
-            when the file does not exist.
+            when the file does not exist. A store this process cannot write (a read-only RUN_DIR) is read in
+            SQLite's ``immutable`` mode when no write-ahead log is pending (:meth:`_open_unwritable`).
     Raises:
         StoreError: missing store (read-only), or a store of another schema version.
     """
@@ -206,7 +207,9 @@ class Store:
                 self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
                 self.conn.execute("SELECT 1 FROM episodes LIMIT 1")
             except sqlite3.DatabaseError as e:
-                raise StoreError(f"{self.path}: not a run store ({e})") from e
+                if os.access(self.path.parent, os.W_OK) and os.access(self.path, os.W_OK):
+                    raise StoreError(f"{self.path}: not a run store ({e})") from e
+                self.conn = self._open_unwritable(e)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
@@ -234,6 +237,28 @@ class Store:
             self._upgrade()
         present = {r[1] for r in self.conn.execute("PRAGMA table_info(episodes)")}
         self._select = ", ".join(c if c in present else f"NULL AS {c}" for c in COLUMNS)
+
+    def _open_unwritable(self, first: sqlite3.DatabaseError) -> sqlite3.Connection:
+        """Read a store in a directory (or file) this process cannot write: SQLite's ``immutable`` mode reads
+        the database file alone, exact when no write-ahead log is pending (a run closed cleanly, or any
+        run after its last checkpoint); with a pending ``-wal`` file the episodes in it would be missed, so
+        that is refused, naming the directory as read-only.
+
+        Raises:
+            StoreError: a pending write-ahead log, or a file that is not a run store.
+        """
+        wal = self.path.with_name(self.path.name + "-wal")
+        where = self.path.parent if not os.access(self.path.parent, os.W_OK) else self.path
+        if wal.is_file() and wal.stat().st_size > 0:
+            raise StoreError(f"{where}: read-only, and the run store has a pending write-ahead log ({wal.name}) that "
+                             "SQLite can only read by writing beside it: copy the RUN_DIR somewhere writable "
+                             f"(or make it writable) and retry ({first})")
+        try:
+            conn = sqlite3.connect(f"{self.path.absolute().as_uri()}?immutable=1", uri=True, isolation_level=None)
+            conn.execute("SELECT 1 FROM episodes LIMIT 1")
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: not a run store ({e}; {where} is read-only)") from e
+        return conn
 
     def _upgrade(self) -> None:
         """Add the schema-2 columns to a version-1 store (one transaction)."""

@@ -95,7 +95,8 @@ def foreign_kinds() -> dict[str, str]:
 
 
 def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
-    """Check families are known and start, goal, reference and category nodes exist in ``city``.
+    """Check families are known, start, goal, reference and category nodes exist in ``city``, and graph
+    families' tasks have a goal node (:attr:`~urbanarena.tasks.families.base.TaskFamily.needs_goal_node`).
 
     Raises:
         TaskFormatError: naming the task index and id.
@@ -119,6 +120,9 @@ def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
                     raise TaskFormatError(path, rec, f"{name} node {n!r} is not in city {city.name!r}")
         if t.start.node is None and getattr(fams[t.family], "action_style", None) != "continuous":
             raise TaskFormatError(path, rec, "graph navigation needs a start node")  # continuous: a position will do
+        if getattr(fams[t.family], "needs_goal_node", False) and not any(g.node is not None for g in t.goals):
+            raise TaskFormatError(path, rec, f"a {t.family} task needs a goal with a node (goals is "
+                                             f"{'empty' if not t.goals else 'without a node'})")
 
 
 def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,

@@ -183,6 +183,8 @@ def load_task_file(path: str | Path) -> TaskFile:
         raise TaskFormatError(p, None, "file not found") from e
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise TaskFormatError(p, getattr(e, "lineno", None) and f"line {e.lineno}", f"invalid JSON: {e}") from e
+    except RecursionError:
+        raise TaskFormatError(p, None, "JSON nested too deeply") from None
     if not isinstance(raw, dict) or raw.get("format") != TASKS_FORMAT_ID:
         raise TaskFormatError(p, "format", f"not an urbanarena task file (expected format {TASKS_FORMAT_ID!r})")
     if isinstance(raw.get("tasks"), list):

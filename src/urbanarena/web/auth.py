@@ -11,7 +11,9 @@ participant token, on a loopback address as on any other:
 A missing or unknown token gets ``401``. Tokens are 32 random bytes from
 :func:`secrets.token_urlsafe` (256 bits); the server keeps only their SHA-256
 digests and compares digests with :func:`hmac.compare_digest`. A token is
-never written to the run store, ``run.json``, the traces or an export; the
+never written to the run store, ``run.json``, the traces or an export. A token
+read from a ``--tokens`` file must carry at least 128 bits and show no trivial
+pattern (:func:`token_problem`). The
 only file that holds tokens is the one the experimenter names with
 ``--tokens FILE`` (created with mode ``0600``, one ``participant<TAB>token``
 line each), so a study can restart without handing out new links.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import math
 import os
 import re
 import secrets
@@ -45,6 +48,49 @@ TOKEN_BYTES = 32
 
 class AuthError(UrbanArenaError):
     """Bad participant ids, an unreadable token file, or a refused bind address."""
+
+
+#: characters a token may hold (those of :func:`secrets.token_urlsafe`: it travels in a URL)
+TOKEN_RE = re.compile(r"[A-Za-z0-9_-]+")
+#: the least strength of a token, bits (:func:`token_problem`)
+MIN_TOKEN_BITS = 128
+
+
+def token_bits(token: str) -> float:
+    """Strength of a token of :data:`TOKEN_RE` characters in bits: ``len x log2(alphabet)``, the alphabet being
+    the smallest of digits (10), one-case hexadecimal (16) and URL-safe base64 (64) that holds every character.
+    22 base64 characters give 132 bits, 32 hex digits 128."""
+    if token.isdigit():
+        size = 10
+    elif re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", token):
+        size = 16
+    else:
+        size = 64
+    return len(token) * math.log2(size)
+
+
+def token_problem(token: object) -> str | None:
+    """Why ``token`` may not guard a participant, or ``None`` when it may (ours; no standard states a rule).
+
+    Refused: anything but a string of :data:`TOKEN_RE` characters; fewer than :data:`MIN_TOKEN_BITS` bits
+    (:func:`token_bits`); and trivial patterns, which a random token of that length shows with a chance
+    below 1e-6: fewer than 6 distinct characters, a repeated block (``abcabc...``: the token equals itself
+    shifted by at most half its length), or at least two thirds of adjacent steps repeating a character or
+    moving to the next/previous one (``aaaa``, ``abcd``, ``9876``).
+    """
+    if not isinstance(token, str) or not TOKEN_RE.fullmatch(token):
+        return "must consist of the characters A-Z a-z 0-9 _ - (as secrets.token_urlsafe makes)"
+    bits = token_bits(token)
+    if bits < MIN_TOKEN_BITS:
+        return (f"is too weak: {len(token)} characters carry {bits:.0f} bits, {MIN_TOKEN_BITS} at least (e.g. 22 "
+                "characters of A-Z a-z 0-9 _ -, or 32 hexadecimal digits)")
+    n = len(token)
+    if len(set(token)) < 6 or any(token[p:] == token[:-p] for p in range(1, n // 2 + 1)):
+        return "is trivially patterned (few distinct characters or a repeated block): use secrets.token_urlsafe(32)"
+    steps = sum(abs(ord(a) - ord(b)) <= 1 for a, b in zip(token, token[1:]))
+    if 3 * steps >= 2 * (n - 1):
+        return "is trivially patterned (runs of repeated or consecutive characters): use secrets.token_urlsafe(32)"
+    return None
 
 
 def check_participant_id(pid: str) -> str:
@@ -105,13 +151,14 @@ class ParticipantTokens:
         """Register ``token`` for ``participant``.
 
         Raises:
-            AuthError: a bad id, a duplicate participant, or a token shorter than 16 characters.
+            AuthError: a bad id, a duplicate participant, or a weak token (:func:`token_problem`).
         """
         check_participant_id(participant)
         if participant in self._participants:
             raise AuthError(f"participant {participant!r} is listed twice")
-        if not isinstance(token, str) or len(token) < 16:
-            raise AuthError(f"the token of participant {participant!r} is too short (16 characters at least)")
+        problem = token_problem(token)
+        if problem is not None:
+            raise AuthError(f"the token of participant {participant!r} {problem}")
         self._by_digest[_digest(token)] = participant
         self._participants.append(participant)
 

@@ -474,6 +474,8 @@ class Annotations:
             raise CityFormatError(p, None, "annotations file missing") from e
         except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
             raise CityFormatError(p, None, f"unreadable annotations file: {e}") from e
+        except RecursionError:
+            raise CityFormatError(p, None, "JSON nested too deeply") from None
         return cls.from_dict(d, p)
 
 

@@ -100,7 +100,7 @@ def parse_model_spec(spec: str) -> ModelSpec:
             ``openai-compatible:http://127.0.0.1:8000/v1:qwen2.5-vl``.
     Returns: the :class:`ModelSpec`.
     Raises:
-        ModelSpecError: unknown provider, empty model, malformed endpoint, or
+        ModelSpecError: unknown provider, empty model, malformed endpoint (a port outside 1-65535 included), or
             ``openai-compatible`` without an endpoint.
     """
     if not isinstance(spec, str) or ":" not in spec:
@@ -118,8 +118,16 @@ def parse_model_spec(spec: str) -> ModelSpec:
                 f"'{provider}:http(s)://host[:port][/path]:model' (the path may not contain ':')"
             )
         base_url, model = m.group("url").rstrip("/"), m.group("model")
-        if not urlsplit(base_url).hostname:
+        parts = urlsplit(base_url)
+        if not parts.hostname:
             raise ModelSpecError(f"model spec {spec!r}: endpoint {base_url!r} has no host")
+        try:
+            port = parts.port
+        except ValueError:
+            port = -1
+        if port is not None and not 1 <= port <= 65535:
+            raise ModelSpecError(f"model spec {spec!r}: endpoint {base_url!r} names port {parts.netloc.rpartition(':')[2]}, "
+                                 "outside 1-65535")
     else:
         model = rest
     model = model.strip()

@@ -54,6 +54,13 @@ class TaskFamily(ABC):
     default_max_steps: int = 50
     foreign_format: str | None = None
 
+    @property
+    def needs_goal_node(self) -> bool:
+        """Whether every task needs a goal with a node: graph navigation (``heading``/``turn``) is scored by
+        reaching it, so a task without one could only ever fail. Arena and continuous families check their
+        goals per task kind in their own ``check_task``."""
+        return self.action_style in ("heading", "turn")
+
     def env_options(self, task: Task) -> dict[str, Any]:
         """Options for ``GraphNavEnv.reset``: start node/heading, goal nodes, instruction."""
         return {

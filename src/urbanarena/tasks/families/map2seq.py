@@ -184,6 +184,8 @@ class Map2seqFamily(TaskFamily):
             d = json.loads(line)
         except json.JSONDecodeError as e:
             raise TaskFormatError(p, rec, f"invalid JSON: {e.msg} (column {e.colno})") from None
+        except RecursionError:
+            raise TaskFormatError(p, rec, "JSON nested too deeply") from None
         if not isinstance(d, dict):
             raise TaskFormatError(p, rec, "a record must be a JSON object")
         missing = [k for k in _FIELDS if k not in d]
@@ -206,7 +208,7 @@ class Map2seqFamily(TaskFamily):
         if not isinstance(text, str):
             raise TaskFormatError(p, rec, "navigation_text must be a string")
         h = d["start_heading"]
-        if isinstance(h, bool) or not isinstance(h, (int, float)) or not math.isfinite(h):
+        if isinstance(h, bool) or not (isinstance(h, int) or (isinstance(h, float) and math.isfinite(h))):
             raise TaskFormatError(p, rec, f"start_heading must be a finite number of degrees, got {h!r}")
         if not 0 <= h <= 360:
             raise TaskFormatError(p, rec, f"start_heading {h!r} is outside [0, 360] degrees")

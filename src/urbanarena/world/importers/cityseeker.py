@@ -25,6 +25,8 @@ What the city keeps:
   anything further is a :class:`CityFormatError`. Every record that mentions a
   node must give it the same heading and walkable headings.
 * edge ``azimuth_deg`` = ``edge_azimuth`` (must lie in [0, 360]; wrapped),
+  ``edge_distance`` must lie in [0, 10000] (ours: the release's longest is
+  about 20), file names must be valid node ids (:mod:`urbanarena.world.node_ids`),
   ``edge_distance_mercator`` = the raw ``edge_distance``, and
   ``length_m`` = ``edge_distance * cos(lat_mid)`` where ``lat_mid`` is the mean
   latitude of the edge's two end nodes (WGS84 degrees). Rule: Web Mercator
@@ -86,10 +88,16 @@ from urbanarena.errors import CityFormatError, TaskFormatError
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.facts import graph_facts
 from urbanarena.world.geo import lonlat_to_mercator, mercator_to_lonlat, wrap_deg
+from urbanarena.world.node_ids import node_id_problem
 
 KIND = "cityseeker"
 log = logging.getLogger(__name__)
 
+#: longest edge accepted, EPSG:3857 units (ours: the release's longest is about 20; a street-view step of
+#: 10 km is a broken record, and larger values overflow the position reconstruction)
+MAX_EDGE_DISTANCE_MERCATOR = 10_000.0
+#: |x| and |y| bound of EPSG:3857 (pi x 6378137 m; latitude +-85.0511 deg)
+MERCATOR_LIMIT = math.pi * 6378137.0
 #: walkable/panorama headings may lie this far outside [0, 360) (degrees)
 HEADING_TOLERANCE_DEG = 15.0
 
@@ -179,6 +187,8 @@ def _load_json(path: Path, error: type) -> Any:
         raise error(path, f"byte {e.start}", f"not UTF-8 text: {e.reason}") from e
     except json.JSONDecodeError as e:
         raise error(path, f"line {e.lineno} column {e.colno}", f"invalid or truncated JSON: {e.msg}") from e
+    except RecursionError:
+        raise error(path, None, "JSON nested too deeply") from None
 
 
 def _num(v: Any) -> float | None:
@@ -187,7 +197,10 @@ def _num(v: Any) -> float | None:
         return v if math.isfinite(v) else None
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return None
-    f = float(v)
+    try:
+        f = float(v)
+    except OverflowError:  # an integer beyond the float range (10**400)
+        return None
     return f if math.isfinite(f) else None
 
 
@@ -329,8 +342,9 @@ def _read_edges(path: Path):
             raise CityFormatError(path, rec, f"missing field(s): {', '.join(missing)}")
         s, t = e["start_filename"], e["end_filename"]
         for k, v in (("start_filename", s), ("end_filename", t)):
-            if not isinstance(v, str) or not v:
-                raise CityFormatError(path, rec, f"{k} must be a non-empty string, got {v!r}")
+            problem = node_id_problem(v)
+            if problem is not None:
+                raise CityFormatError(path, rec, f"{k}: {problem}")
         if s == t:
             raise CityFormatError(path, rec, f"self-loop on {s}")
         if (s, t) in pairs:
@@ -344,8 +358,8 @@ def _read_edges(path: Path):
         d = _num(e["edge_distance"])
         if d is None:
             raise CityFormatError(path, rec, f"edge_distance is not a finite number: {e['edge_distance']!r}")
-        if d < 0:
-            raise CityFormatError(path, rec, f"negative edge_distance {d}")
+        if not 0 <= d <= MAX_EDGE_DISTANCE_MERCATOR:
+            raise CityFormatError(path, rec, f"edge_distance {d} outside [0, {MAX_EDGE_DISTANCE_MERCATOR:g}] (EPSG:3857 units)")
         for side, node in (("start", s), ("end", t)):
             h = e[f"{side}_heading"]
             wh = e[f"{side}_walkable_headings"]
@@ -451,7 +465,7 @@ def _read_info_csv(path: Path) -> dict[str, dict[str, Any]]:
             raise CityFormatError(path, line, f"heading {vals['heading']} is more than {HEADING_TOLERANCE_DEG:g} deg outside [0, 360)")
         try:
             vals["walkable"] = _parse_headings(row[col["walkable_headings"]])
-        except (ValueError, json.JSONDecodeError, TypeError):
+        except (ValueError, json.JSONDecodeError, TypeError, RecursionError):
             raise CityFormatError(path, line, f"column walkable_headings: not a list of numbers: {row[col['walkable_headings']]!r}") from None
         bad = [h for h in vals["walkable"] if not _check_heading(h)]
         if bad:
@@ -716,6 +730,12 @@ def import_city(path: str | Path) -> City:
         mx, my, res, recon = _reconstruct(ids, s_idx, t_idx, az, dist, anchors, conn_path, q_path)
         lon, lat = mercator_to_lonlat(mx, my)
         lon, lat = np.asarray(lon, float), np.asarray(lat, float)
+        off = ~(np.isfinite(lat) & np.isfinite(lon) & (np.abs(mx) <= MERCATOR_LIMIT) & (np.abs(my) <= MERCATOR_LIMIT))
+        if off.any():
+            bad = names[int(np.flatnonzero(off)[0])]
+            raise CityFormatError(conn_path, f"edge {first_seen[bad]}", f"node {bad}: the position reconstructed from the "
+                                  f"edge vectors lies outside the Web Mercator range ({int(off.sum())} node(s)); "
+                                  "edge_distance values are too large for the anchors' coordinates")
 
     lat_mid = (lat[s_idx] + lat[t_idx]) / 2.0
     cos_mid = np.cos(np.radians(lat_mid))

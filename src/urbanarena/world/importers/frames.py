@@ -158,6 +158,7 @@ import numpy as np
 from urbanarena.errors import CityFormatError
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import WGS84_GEOD, LocalFrame, wrap_deg
+from urbanarena.world.node_ids import check_node_id
 
 KIND = "frames"
 #: bump when the import result for the same input files changes (import cache key)
@@ -512,9 +513,13 @@ def read_manifest(csv_path: str | Path) -> _Inputs:
                 raise CityFormatError(path, f"line {line}", f"lat {lat} out of range [-90, 90]")
             if lon is not None and not -180.0 <= lon <= 180.0:
                 raise CityFormatError(path, f"line {line}", f"lon {lon} out of range [-180, 180]")
-            fp = Path(fname).expanduser()
-            fp = (fp if fp.is_absolute() else path.parent / fp).resolve()
-            if not fp.is_file():
+            try:
+                fp = Path(fname).expanduser()
+                fp = (fp if fp.is_absolute() else path.parent / fp).resolve()
+                found = fp.is_file()
+            except (OSError, ValueError, RuntimeError) as e:  # too long, NUL byte, unknown ~user
+                raise CityFormatError(path, f"line {line}", f"frame file name {fname[:80]!r} is unusable: {e}") from None
+            if not found:
                 raise CityFormatError(path, f"line {line}", f"frame file not found: {fname}")
             if fp in seen:
                 raise CityFormatError(path, f"line {line}", f"frame {fname} already listed on line {seen[fp]}")
@@ -875,7 +880,7 @@ def import_frames(
         ids = []
         sources: dict[str, int] = {}
         for k, f in enumerate(fs):
-            nid = f.path.relative_to(root).as_posix()
+            nid = check_node_id(f.path.relative_to(root).as_posix(), f.path, "file name")
             if nid in g:
                 raise CityFormatError(f.path, None, "the same frame is given twice")
             heading, hsrc = (f.heading_deg, f.heading_source) if f.heading_deg is not None else (float(course[k]), "course")

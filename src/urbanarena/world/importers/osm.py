@@ -210,6 +210,11 @@ OBJECT_RULES = (
 )
 
 
+#: longest street between junctions accepted, metres (ours: longer ones come from a wrong coordinate, and
+#: sampling them every ``spacing_m`` would not end in useful time)
+MAX_CHAIN_M = 200_000.0
+
+
 def source_files(path: str | Path) -> list[Path]:
     """``[path]`` for an OSM file (hashed for the import cache).
 
@@ -958,7 +963,8 @@ def import_city(path: str | Path, bbox: Sequence[float] | None = None, spacing_m
         bbox (or on the walkable network's bounds when there is no bbox).
     Raises:
         CityFormatError: bad file (missing, unknown type, truncated, not OSM),
-            bad or empty bbox, or no walkable street in the bbox; the message
+            bad or empty bbox, no walkable street in the bbox, or a street
+            longer than :data:`MAX_CHAIN_M` between junctions; the message
             names the file.
     """
     t_start = time.perf_counter()
@@ -1032,6 +1038,12 @@ def import_city(path: str | Path, bbox: Sequence[float] | None = None, spacing_m
 
     # ---- pose nodes
     chains = _chains(net)
+    for ch in chains:
+        if ch.length > MAX_CHAIN_M:  # a mistyped coordinate far from the rest, not a street to sample every few m
+            wid = net.ways[ch.seg_way[0]].id
+            raise CityFormatError(path, f"way {wid}" if wid is not None else bb_rec,
+                                  f"a walkable street of {ch.length / 1000:,.0f} km without a junction, longer than "
+                                  f"{MAX_CHAIN_M / 1000:g} km (ours): is a node's coordinate wrong?")
     g = nx.DiGraph()
     key_node: dict[int, str] = {}
     counter = 0

@@ -46,7 +46,8 @@ the geodesic azimuth (zero-length links excluded). The release: 29,641 nodes,
 61,319 links, one component; 214 nodes with a single outgoing link.
 
 Validation: every malformed record raises :class:`~urbanarena.errors.CityFormatError`
-naming the file and the line: wrong column count, empty panoid, non-numeric,
+naming the file and the line: wrong column count, empty panoid or one holding a
+control or bidirectional-formatting character (:mod:`urbanarena.world.node_ids`), non-numeric,
 NaN/infinite or out-of-range lat ([-90, 90]), lng ([-180, 180]) or yaw
 ([-360, 360], then wrapped), non-integer or out-of-range
 ([0, 360)) link heading, duplicate panoid, link to or from an unknown panoid,
@@ -74,6 +75,7 @@ from scipy.sparse.csgraph import connected_components
 from urbanarena.errors import CityFormatError, DataFormatError
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import WGS84_GEOD, LocalFrame, wrap_deg
+from urbanarena.world.node_ids import check_node_id
 
 KIND = "touchdown"
 NL = b"\n"
@@ -209,6 +211,7 @@ def import_city(path: str | Path) -> City:
         pid = f[0]
         if not pid:
             raise CityFormatError(nodes_path, f"line {n}", "empty panoid")
+        check_node_id(pid, nodes_path, f"line {n}")
         if pid in index:
             raise CityFormatError(nodes_path, f"line {n}", f"duplicate panoid {pid!r} (first on line {node_line[index[pid]]})")
         y = _number(nodes_path, n, "pano_yaw_angle", f[1], -360.0, 360.0)

@@ -12,7 +12,9 @@ Rules, in order (every threshold is an argument of :func:`build_pose_graph`):
 
 1. **Validation** of each picture; a bad one is *reported and skipped*, never
    fatal (:class:`BuildIssue`, also emitted as a :class:`PanoramaxInputWarning`
-   naming the picture): position not finite or out of range (``bad_position``),
+   naming the picture): an id that is no valid node id (``bad_id``: control or
+   bidirectional-formatting characters, :mod:`urbanarena.world.node_ids`),
+   position not finite or out of range (``bad_position``),
    no heading (``no_heading``: without ``view:azimuth`` the panorama cannot be
    oriented; a course guess could turn every view the wrong way), a known field
    of view below 360 degrees (``not_360``), not downloaded (``download_failed``),
@@ -83,6 +85,7 @@ import numpy as np
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import WGS84_GEOD, wrap_deg
 from urbanarena.world.importers.panoramax.client import Picture
+from urbanarena.world.node_ids import node_id_problem
 
 SOURCE_KIND = "panoramax"
 #: bump when the build result for the same pictures and OSM file changes
@@ -93,7 +96,7 @@ DEFAULT_MAX_GAP_M = 20.0
 SNAP_ALIGN_SLACK_M = 2.0
 ASPECT_TOLERANCE_PX = 1
 
-ISSUE_KINDS = ("bad_position", "no_heading", "not_360", "download_failed", "unreadable_image",
+ISSUE_KINDS = ("bad_id", "bad_position", "no_heading", "not_360", "download_failed", "unreadable_image",
                "not_equirectangular", "off_street", "sequence_far_from_street")
 
 
@@ -143,9 +146,12 @@ def _issue(issues: list[BuildIssue], kind: str, pic: Picture | None, message: st
 def validate_picture(pic: Picture, check_image: bool = True) -> tuple[str, str] | None:
     """Why ``pic`` cannot be a pose node: ``(kind, message)`` naming it, or ``None`` when usable.
 
-    Checks position (finite, |lat| <= 90, |lon| <= 180, not exactly (0, 0)), heading, field of view and,
+    Checks the id (a valid node id, :mod:`urbanarena.world.node_ids`), position (finite, |lat| <= 90, |lon| <= 180, not exactly (0, 0)), heading, field of view and,
     with ``check_image``, the downloaded file: readable by Pillow and 2:1 within one pixel.
     """
+    problem = node_id_problem(pic.id)
+    if problem is not None:
+        return "bad_id", f"picture {pic.id!r} (sequence {pic.sequence_id!r}): {problem}; skipped"
     name = f"picture {pic.id} (sequence {pic.sequence_id})"
     if not (math.isfinite(pic.lat) and math.isfinite(pic.lon)) or abs(pic.lat) > 90 or abs(pic.lon) > 180 \
             or (pic.lat == 0.0 and pic.lon == 0.0):

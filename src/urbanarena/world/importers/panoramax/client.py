@@ -144,75 +144,98 @@ class DownloadStats:
 
 
 def _num(v: Any) -> float:
+    """``float(v)`` for a JSON number (not a bool) or numeric text, else NaN."""
+    if isinstance(v, bool) or not isinstance(v, (int, float, str)):
+        return math.nan
     try:
         return float(v)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return math.nan
+
+
+def _obj(v: Any) -> dict[str, Any]:
+    """``v`` when it is a JSON object, else ``{}`` (a malformed member reads as absent)."""
+    return v if isinstance(v, dict) else {}
+
+
+def _text(v: Any) -> str | None:
+    """``v`` as text when it is a non-empty string or a number, else ``None``."""
+    if isinstance(v, str):
+        return v or None
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    return None
 
 
 def _producer(providers: Any) -> str | None:
     if not isinstance(providers, list):
         return None
-    for p in providers:
-        if isinstance(p, dict) and p.get("name") and "producer" in (p.get("roles") or []):
-            return str(p["name"])
-    for p in providers:
-        if isinstance(p, dict) and p.get("name"):
-            return str(p["name"])
-    return None
+    named = [p for p in providers if isinstance(p, dict) and _text(p.get("name"))]
+    for p in named:
+        if isinstance(p.get("roles"), list) and "producer" in p["roles"]:
+            return _text(p["name"])
+    return _text(named[0]["name"]) if named else None
 
 
 def parse_item(item: dict[str, Any], api: str, asset: str = "hd",
                collections: dict[str, dict[str, Any]] | None = None) -> Picture:
     """A STAC item dict (Panoramax picture) -> :class:`Picture` (module docstring for the fields).
 
+    Members of the wrong JSON type read as absent (a position that is not two numbers becomes NaN, which
+    :func:`~urbanarena.world.importers.panoramax.build.validate_picture` reports and skips).
+
     Args:
         api: the API root (for the default source URL and the ``instance`` field).
         asset: preferred image asset; falls back to the next larger/smaller of :data:`ASSETS`.
         collections: sequence metadata by id (licence/author fallback).
     Raises:
-        PanoramaxError: not a STAC item (no ``id``, no point geometry).
+        PanoramaxError: not a STAC item (no ``id``, or one that is not a string or a number).
     """
-    if not isinstance(item, dict) or not item.get("id"):
+    pid = _text(item.get("id")) if isinstance(item, dict) else None
+    if pid is None:
         raise PanoramaxError(f"{api}: a search result without an id: {str(item)[:200]}")
-    pid = str(item["id"])
-    geom = item.get("geometry") or {}
-    coords = geom.get("coordinates") if isinstance(geom, dict) else None
+    geom = _obj(item.get("geometry"))
+    coords = geom.get("coordinates")
     if geom.get("type") != "Point" or not isinstance(coords, (list, tuple)) or len(coords) < 2:
         lon = lat = math.nan
     else:
         lon, lat = _num(coords[0]), _num(coords[1])
-    props = item.get("properties") or {}
-    seq = item.get("collection")
-    coll = (collections or {}).get(seq) or {}
+    props = _obj(item.get("properties"))
+    seq = _text(item.get("collection"))
+    coll = _obj((collections or {}).get(seq)) if seq is not None else {}
     heading = props.get("view:azimuth")
     heading_deg = _num(heading) if heading is not None else None
     if heading_deg is not None and not math.isfinite(heading_deg):
         heading_deg = None
-    io = props.get("pers:interior_orientation") or {}
+    io = _obj(props.get("pers:interior_orientation"))
     fov = _num(io.get("field_of_view")) if io.get("field_of_view") is not None else None
-    cam = " ".join(str(io[k]) for k in ("camera_manufacturer", "camera_model") if io.get(k)) or None
+    fov = fov if fov is not None and math.isfinite(fov) else None
+    cam = " ".join(t for t in (_text(io.get(k)) for k in ("camera_manufacturer", "camera_model")) if t) or None
     dims = io.get("sensor_array_dimensions")
-    sensor = (int(dims[0]), int(dims[1])) if isinstance(dims, (list, tuple)) and len(dims) == 2 else None
-    licence = props.get("license") or item.get("license") or coll.get("license")
+    sensor = None
+    if isinstance(dims, (list, tuple)) and len(dims) == 2 and all(
+            isinstance(v, int) and not isinstance(v, bool) and 0 < v < 1 << 31 for v in dims):
+        sensor = (int(dims[0]), int(dims[1]))
+    licence = _text(props.get("license")) or _text(item.get("license")) or _text(coll.get("license"))
     author = (_producer(item.get("providers")) or _producer(props.get("providers"))
-              or _producer(coll.get("providers")) or props.get("geovisio:producer"))
-    self_link = next((lk.get("href") for lk in item.get("links") or []
-                      if isinstance(lk, dict) and lk.get("rel") == "self" and lk.get("href")), None)
+              or _producer(coll.get("providers")) or _text(props.get("geovisio:producer")))
+    links = item.get("links") if isinstance(item.get("links"), list) else []
+    self_link = next((_text(lk.get("href")) for lk in links
+                      if isinstance(lk, dict) and lk.get("rel") == "self" and _text(lk.get("href"))), None)
     source = self_link or f"{api}/collections/{seq}/items/{pid}"
-    assets = item.get("assets") or {}
+    assets = _obj(item.get("assets"))
     order = [asset] + [a for a in ASSETS if a != asset]
-    chosen = next((a for a in order if isinstance(assets.get(a), dict) and assets[a].get("href")), None)
-    a = assets.get(chosen) or {}
+    chosen = next((a for a in order if _text(_obj(assets.get(a)).get("href"))), None)
+    a = _obj(assets.get(chosen))
     size = a.get("file:size")
+    size_ok = isinstance(size, (int, float)) and not isinstance(size, bool) and 0 <= size < 1 << 53
     return Picture(
-        id=pid, sequence_id=str(seq) if seq is not None else None, lat=lat, lon=lon, heading_deg=heading_deg,
-        captured_at=props.get("datetime"), licence=str(licence) if licence else None,
-        author=str(author) if author else None, source_url=str(source),
-        image_url=str(a["href"]) if a.get("href") else None, asset=chosen or asset, instance=api,
+        id=pid, sequence_id=seq, lat=lat, lon=lon, heading_deg=heading_deg,
+        captured_at=_text(props.get("datetime")), licence=licence, author=author, source_url=source,
+        image_url=_text(a.get("href")), asset=chosen or asset, instance=api,
         field_of_view_deg=fov, camera=cam, sensor_px=sensor,
-        size_bytes=int(size) if isinstance(size, (int, float)) and size >= 0 else None,
-        checksum=str(a["file:checksum"]) if a.get("file:checksum") else None,
+        size_bytes=int(size) if size_ok else None,
+        checksum=_text(a.get("file:checksum")),
     )
 
 
