@@ -57,7 +57,7 @@ from gymnasium import spaces
 from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude
 from urbanarena.gym.common import (
     CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, check_choice, encode_text, fit_image, load_split_city,
-    load_tasks, progress_reward,
+    load_tasks, progress_reward, vector_info,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -282,9 +282,7 @@ class ArenaTaskEnv(gym.Env):
             self._done = True
             self.score = self.final_score(info)
             reward += float(self.score.get("evaluation_score") or 0.0)
-        out = self._info(info)
-        if self.score is not None:
-            out["score"] = self.score
+        out = self._info(dict(info, score=self.score) if self.score is not None else info)
         return self._obs(raw), reward, bool(terminated), bool(truncated), out
 
     def final_score(self, info: dict[str, Any]) -> dict[str, Any]:
@@ -318,8 +316,9 @@ class ArenaTaskEnv(gym.Env):
                                         self.max_steps)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        out = dict(info)
-        out["task_id"] = self.task.task_id if self.task is not None else None
+        self.last_info = info
+        out = vector_info(info)
+        out["task_id"] = self.task.task_id if self.task is not None else ""
         return out
 
 

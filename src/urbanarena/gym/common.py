@@ -196,6 +196,24 @@ def load_tasks(city: City, split: str | None, tasks: str | Sequence[Task] | None
     return TaskSource(city, list(ts.tasks), out.parent, f"generated:{out}")
 
 
+#: ``info`` keys whose value is a dict whenever it is present (kept as dicts by :func:`vector_info`)
+DICT_INFO_KEYS = frozenset({"pose", "counters", "score", "goal_distance_m", "dynamics"})
+
+
+def vector_info(info: dict[str, Any]) -> dict[str, Any]:
+    """The ``info`` a registered env returns: the inner env's, without ``None`` values and without dict values
+    outside :data:`DICT_INFO_KEYS`, and those dicts without ``None``, dict or list entries (such types change
+    between steps, which Gymnasium's vector envs cannot merge); the inner env's full ``info`` stays in the
+    env's ``last_info`` and the full final score in its ``score``."""
+    out = {}
+    for k, v in info.items():
+        if v is None or (isinstance(v, dict) and k not in DICT_INFO_KEYS):
+            continue
+        out[k] = {a: b for a, b in v.items() if b is not None and not isinstance(b, (dict, list))} \
+            if isinstance(v, dict) else v
+    return out
+
+
 def progress_reward(before_m: float | None, after_m: float | None, scale_m: float) -> float:
     """Shaped progress term: metres of goal distance gained divided by ``scale_m`` (0 when either is missing
     or infinite)."""
@@ -206,4 +224,4 @@ def progress_reward(before_m: float | None, after_m: float | None, scale_m: floa
 
 __all__ = ["CHARSET", "GymConfigError", "MAX_TEXT", "OBSERVATIONS", "REWARDS", "TaskSource", "check_choice",
            "encode_text", "fit_image", "generated_dir", "load_split_city", "load_tasks", "progress_reward",
-           "split_city_name"]
+           "split_city_name", "vector_info"]

@@ -50,7 +50,7 @@ from gymnasium import spaces
 
 from urbanarena.gym.common import (
     CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, check_choice, encode_text, fit_image, load_split_city,
-    load_tasks, progress_reward,
+    load_tasks, progress_reward, vector_info,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -234,14 +234,14 @@ class ContinuousTaskEnv(gym.Env):
             reward += progress_reward(self._dist, d, self.progress_scale_m) - self.step_cost
             reward -= self.collision_cost * bool(info.get("blocked"))
             self._dist = d
-        out = self._info(info)
         if terminated or truncated:
             self._done = True
             answer = act.get("answer") if ended_by_env else None  # as the runner: the ending action's answer
             self.score, _, _ = self.family.score_env_episode(self.task, self.city, self.protocol_id, self.env,
                                                              answer=answer)
             reward += float(self.score.get("sr") or 0.0)
-            out["score"] = self.score
+            info = dict(info, score=self.score)
+        out = self._info(info)
         return self._obs(raw), reward, bool(terminated), bool(truncated), out
 
     def render(self):
@@ -258,8 +258,9 @@ class ContinuousTaskEnv(gym.Env):
                                              self.max_steps)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        out = dict(info)
-        out["task_id"] = self.task.task_id if self.task is not None else None
+        self.last_info = info
+        out = vector_info(info)
+        out["task_id"] = self.task.task_id if self.task is not None else ""
         return out
 
 

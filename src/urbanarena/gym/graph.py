@@ -35,7 +35,7 @@ from gymnasium import spaces
 from urbanarena.env.graph_env import MAX_CHOICES, STOP, GraphNavEnv
 from urbanarena.gym.common import (
     CHARSET, MAX_TEXT, REWARDS, GymConfigError, check_choice, encode_text, load_split_city, load_tasks,
-    progress_reward,
+    progress_reward, vector_info,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -148,7 +148,8 @@ class GraphTaskEnv(gym.Env):
         self._done = False
         self.score = None
         self.raw_obs = raw
-        return encode_graph_observation(raw, self.max_steps), dict(info, task_id=self.task.task_id)
+        self.last_info = info
+        return encode_graph_observation(raw, self.max_steps), dict(vector_info(info), task_id=self.task.task_id)
 
     def step(self, action):
         if self._done or self.task is None:
@@ -159,7 +160,6 @@ class GraphTaskEnv(gym.Env):
             d = self._goal_dist()
             reward += progress_reward(self._dist, d, self.progress_scale_m) - self.step_cost
             self._dist = d
-        out = dict(info, task_id=self.task.task_id)
         if terminated or truncated:
             from urbanarena.tasks.families.base import Trajectory
 
@@ -169,7 +169,9 @@ class GraphTaskEnv(gym.Env):
                               invalid_actions=int(self.base.invalid_actions))
             self.score = self.family.score(self.task, self.city, self.protocol_id, traj)
             reward += float(self.score.get(SUCCESS_KEY) or 0.0)
-            out["score"] = self.score
+            info = dict(info, score=self.score)
+        self.last_info = info
+        out = dict(vector_info(info), task_id=self.task.task_id)
         self.raw_obs = raw
         return encode_graph_observation(raw, self.max_steps), reward, bool(terminated), bool(truncated), out
 
