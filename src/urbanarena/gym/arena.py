@@ -23,6 +23,8 @@ Observation (``Dict``), exactly what ``step`` returns:
 * ``step``: ``Box(0, max_steps, (), int64)``, steps consumed;
 * ``arrows_turn_deg``: ``Box(-180, 180, (3,), float32)``, per branch key LEFT / RIGHT / UP the signed
   turn of the branch it selects (0 when no arrow shows it; see ``action_mask``);
+* ``arrows_bearing_deg``: ``Box(0, 360, (3,), float32)``, the same branches' compass bearings (the
+  red arrows the VLM sees drawn in its view point that way);
 * ``recent_actions``: ``Box(-1, len(ACTIONS) - 1, (5,), int64)``, the last five executed actions as
   indices into :data:`ACTIONS`, oldest first, ``-1`` padded (what the VLM prompt lists);
 * ``action_mask``: ``Box(0, 1, (len(ACTIONS),), int8)``;
@@ -93,17 +95,19 @@ def action_index(action: ArenaAction | str) -> int:
     return _INDEX[(action.kind.value, action.magnitude.value if action.magnitude is not None else None)]
 
 
-def arrow_features(arrows: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
-    """``(turn_deg per LEFT/RIGHT/UP, shown per LEFT/RIGHT/UP)`` from ``ArenaEnv`` observation arrows."""
+def arrow_features(arrows: Sequence[dict[str, Any]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(turn_deg, bearing_deg, shown)`` per LEFT/RIGHT/UP from ``ArenaEnv`` observation arrows."""
     turn = np.zeros(3, np.float32)
+    bearing = np.zeros(3, np.float32)
     shown = np.zeros(3, np.int8)
     for a in arrows:
         for k in a.get("keys") or ():
             if k in BRANCH_KEYS:
                 i = BRANCH_KEYS.index(k)
                 turn[i] = float(np.clip(a.get("turn_deg", 0.0), -180.0, 180.0))
+                bearing[i] = float(a.get("bearing_deg", 0.0)) % 360.0
                 shown[i] = 1
-    return turn, shown
+    return turn, bearing, shown
 
 
 def action_mask(shown: np.ndarray) -> np.ndarray:
@@ -134,6 +138,7 @@ class ArenaTaskEnv(gym.Env):
         observation: ``text``, ``rgb``, ``map`` or ``rgb+map``.
         reward: ``sparse`` or ``shaped``.
         tasks: ``None`` (generate ``n_tasks`` with ``task_seed`` on the split's city), a task file, or a list.
+        task_dir: folder reference images resolve against for a task list (default: the task file's).
         max_steps: step limit (default: the protocol's, 50).
         image_size, map_size: ``(W, H)`` of ``view`` and of ``map`` / ``reference``.
     Raises:
@@ -145,7 +150,7 @@ class ArenaTaskEnv(gym.Env):
     def __init__(self, city: str | City = "helsinki", split: str | None = "train", family: str = "map_navigation",
                  protocol: str = "cityarena-v1", observation: str = "map", reward: str = "sparse",
                  tasks: str | Sequence[Task] | None = None, n_tasks: int = 40, task_seed: int = 0,
-                 max_steps: int | None = None, image_size: tuple[int, int] = (160, 90),
+                 task_dir: str | None = None, max_steps: int | None = None, image_size: tuple[int, int] = (160, 90),
                  map_size: tuple[int, int] = (96, 96), progress_scale_m: float = 10.0, step_cost: float = 0.01,
                  render_mode: str | None = None):
         super().__init__()
@@ -171,6 +176,10 @@ class ArenaTaskEnv(gym.Env):
         self._n_gen, self._seed_gen, self._split = int(n_tasks), int(task_seed), split
         self.source = load_tasks(self.city, split, tasks, self._generate, mode="arena", family=family,
                                  n_tasks=int(n_tasks), task_seed=int(task_seed))
+        if task_dir is not None:
+            from pathlib import Path
+
+            self.source.base_dir = Path(task_dir)
         self.source.tasks = [t for t in self.source.tasks if t.extra.get("task_kind") == family]
         if not self.source.tasks:
             raise GymConfigError(f"no {family} task among the tasks ({self.source.origin})")
@@ -182,6 +191,7 @@ class ArenaTaskEnv(gym.Env):
             "text": spaces.Text(MAX_TEXT, min_length=0, charset=CHARSET),
             "step": spaces.Box(0, self.max_steps, shape=(), dtype=np.int64),
             "arrows_turn_deg": spaces.Box(-180.0, 180.0, shape=(3,), dtype=np.float32),
+            "arrows_bearing_deg": spaces.Box(0.0, 360.0, shape=(3,), dtype=np.float32),
             "recent_actions": spaces.Box(-1, len(ACTIONS) - 1, shape=(RECENT,), dtype=np.int64),
             "action_mask": spaces.Box(0, 1, shape=(len(ACTIONS),), dtype=np.int8),
         }
@@ -326,12 +336,13 @@ def encode_arena_observation(raw: dict[str, Any], observation: str, image_size: 
                              map_size: tuple[int, int], max_steps: int) -> dict[str, Any]:
     """The ``Arena-v1`` observation (module docstring) of an ``ArenaEnv`` observation ``raw``; the same
     function turns the runner's observations into model inputs (``bc:`` agents)."""
-    turn, shown = arrow_features(raw.get("arrows") or [])
+    turn, bearing, shown = arrow_features(raw.get("arrows") or [])
     text, _ = encode_text((raw.get("text") or {}).get("task", ""))
     out: dict[str, Any] = {
         "text": text,
         "step": np.asarray(min(int(raw.get("step", 0)), int(max_steps)), dtype=np.int64),
         "arrows_turn_deg": turn,
+        "arrows_bearing_deg": bearing,
         "recent_actions": recent_indices(raw.get("recent_actions") or []),
         "action_mask": action_mask(shown),
     }

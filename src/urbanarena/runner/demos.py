@@ -113,8 +113,7 @@ def arena_episode(city: City, task: Task, seed: int, task_dir: Path | None, prot
     from urbanarena.gym.arena import ArenaTaskEnv, action_index
 
     env = ArenaTaskEnv(city=city, split=None, family=task.extra.get("task_kind"), protocol=protocol_id,
-                       observation="rgb+map", tasks=[task])
-    env.source.base_dir = task_dir
+                       observation="rgb+map", tasks=[task], task_dir=task_dir)
     env.reset(seed=seed, options={"task": task})
     client = OracleReplyClient()
     oracle, vlm = ArenaOracleAgent(), ArenaReActAgent(client=client)
