@@ -98,7 +98,7 @@ def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
             opt.zero_grad()
             loss.backward()
             opt.step()
-            loss_v = float(loss)
+            loss_v = float(loss.detach())
     with torch.no_grad():
         pred = torch.cat([model(imgs[i:i + 512], vecs[i:i + 512], masks[i:i + 512]).argmax(1)
                           for i in range(0, len(ys), 512)])
@@ -124,7 +124,7 @@ def load_checkpoint(path: str | Path):
 
     Raises: :class:`UrbanArenaError` naming the file when it is missing or not a BC checkpoint.
     """
-    from safetensors import safe_open
+    from safetensors import SafetensorError, safe_open
     from safetensors.torch import load_file
 
     from urbanarena.agents.bc.model import BCPolicy
@@ -136,7 +136,7 @@ def load_checkpoint(path: str | Path):
         with safe_open(str(p), framework="pt") as f:
             meta = json.loads((f.metadata() or {})[META_KEY])
         state = load_file(str(p))
-    except (KeyError, ValueError, OSError) as e:
+    except (KeyError, ValueError, OSError, SafetensorError) as e:
         raise UrbanArenaError(f"{p}: not a urbanarena bc checkpoint ({type(e).__name__}: {e})") from None
     shape = meta["figures"]["image_shape"]
     model = BCPolicy(int(shape[0]), int(meta["figures"]["n_vector"]), int(meta["figures"]["n_actions"]),
