@@ -164,3 +164,36 @@ def test_continuous_garbage_action_is_counted(train_city):
     _, r, term, trunc, info = env.step("walk north please")
     assert (r, term, trunc) == (0.0, False, False)
     assert info["counters"]["parse_errors"] == 1 and not info["executed"]
+
+
+def _arena_fn():
+    import gymnasium
+
+    import urbanarena  # noqa: F401
+
+    return gymnasium.make("urbanarena/Arena-v1", observation="map", n_tasks=5)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_vector_envs(kind, pbf):
+    """SyncVectorEnv and AsyncVectorEnv (spawn) step two Arena-v1 envs with masked actions; each env's
+    first task is the one its own seed draws."""
+    from urbanarena.gym.arena import ArenaTaskEnv
+
+    fns = [_arena_fn, _arena_fn]
+    venv = (gym.vector.SyncVectorEnv(fns) if kind == "sync"
+            else gym.vector.AsyncVectorEnv(fns, context="spawn", shared_memory=False))
+    try:
+        obs, info = venv.reset(seed=[3, 4])
+        assert obs["map"].shape == (2, 96, 96, 3) and obs["map"].dtype == np.uint8
+        single = ArenaTaskEnv(observation="map", n_tasks=5)
+        for i, s in enumerate((3, 4)):
+            single.reset(seed=s)
+            assert info["task_id"][i] == single.task.task_id
+        rng = np.random.default_rng(0)
+        for _ in range(4):
+            acts = np.array([int(rng.choice(np.flatnonzero(m))) for m in obs["action_mask"]])
+            obs, rew, term, trunc, info = venv.step(acts)
+            assert rew.shape == (2,) and venv.observation_space.contains(obs)
+    finally:
+        venv.close()
