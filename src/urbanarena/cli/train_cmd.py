@@ -39,10 +39,10 @@ def bc(
     per_family: int = typer.Option(150, "--per-family", help="Tasks generated when --tasks is not given."),
     task_seed: int = typer.Option(0, "--task-seed", help="Seed of the generated tasks."),
     blind: bool = typer.Option(False, "--blind", help="Ablation: the same model without images."),
-    epochs: int = typer.Option(30, "--epochs", help="Training passes over the demonstrations."),
+    epochs: int = typer.Option(15, "--epochs", help="Training passes over the demonstrations."),
     lr: float = typer.Option(3e-3, "--lr", help="Adam learning rate."),
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and shuffling."),
-    threads: int = typer.Option(2, "--threads", help="PyTorch intra-op threads."),
+    threads: int = typer.Option(1, "--threads", help="PyTorch intra-op threads."),
 ) -> None:
     """Train a behaviour-cloning policy from oracle demonstrations and write CKPT."""
     from urbanarena.agents.bc.train import TrainConfig, train_bc

@@ -58,8 +58,8 @@ from gymnasium import spaces
 
 from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude
 from urbanarena.gym.common import (
-    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, check_choice, encode_text, fit_image, load_split_city,
-    load_tasks, progress_reward, vector_info,
+    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, check_choice, encode_text, fit_image,
+    load_split_city, load_tasks, progress_reward,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -127,7 +127,7 @@ def recent_indices(recent: Sequence[dict[str, Any]]) -> np.ndarray:
     return out
 
 
-class ArenaTaskEnv(gym.Env):
+class ArenaTaskEnv(ImageTaskEnv, gym.Env):
     """Registered as ``urbanarena/Arena-v1`` (module docstring).
 
     Args:
@@ -306,13 +306,6 @@ class ArenaTaskEnv(gym.Env):
         cols["validation"] = result.to_dict() if result is not None else None
         return cols
 
-    def render(self):
-        if self.raw_obs is None:
-            return None
-        for k in ("view", "map"):
-            if self.raw_obs.get(k) is not None:
-                return np.asarray(self.raw_obs[k])
-        return None
 
     def close(self):
         if self.env is not None:
@@ -320,16 +313,7 @@ class ArenaTaskEnv(gym.Env):
         self.env = None
 
     # ------------------------------------------------------------ encoding
-    def _obs(self, raw: dict[str, Any]) -> dict[str, Any]:
-        self.raw_obs = raw
-        return encode_arena_observation(raw, self.observation_kind, self.image_size, self.map_size,
-                                        self.max_steps)
 
-    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        self.last_info = info
-        out = vector_info(info)
-        out["task_id"] = self.task.task_id if self.task is not None else ""
-        return out
 
 
 def encode_arena_observation(raw: dict[str, Any], observation: str, image_size: tuple[int, int],
@@ -354,6 +338,8 @@ def encode_arena_observation(raw: dict[str, Any], observation: str, image_size: 
         out["reference"] = fit_image(refs[0] if refs else None, map_size)
     return out
 
+
+ArenaTaskEnv.encode = staticmethod(encode_arena_observation)
 
 __all__ = ["ACTIONS", "ArenaTaskEnv", "BRANCH_KEYS", "FAMILIES", "action_index", "action_mask", "arrow_features",
            "encode_arena_observation", "recent_indices"]

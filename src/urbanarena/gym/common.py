@@ -214,6 +214,32 @@ def vector_info(info: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class ImageTaskEnv:
+    """What ``Arena-v1`` and ``Continuous-v1`` share: ``render`` (the raw view, else the raw map), the
+    observation encoding (the subclass's ``encode(raw, observation, image_size, map_size, max_steps)``) and
+    the stable-typed ``info`` (:func:`vector_info`, plus ``task_id``)."""
+
+    raw_obs: dict[str, Any] | None = None
+
+    def render(self):
+        if self.raw_obs is None:
+            return None
+        for k in ("view", "map"):
+            if self.raw_obs.get(k) is not None:
+                return np.asarray(self.raw_obs[k])
+        return None
+
+    def _obs(self, raw: dict[str, Any]) -> dict[str, Any]:
+        self.raw_obs = raw
+        return type(self).encode(raw, self.observation_kind, self.image_size, self.map_size, self.max_steps)
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        self.last_info = info
+        out = vector_info(info)
+        out["task_id"] = self.task.task_id if self.task is not None else ""
+        return out
+
+
 def progress_reward(before_m: float | None, after_m: float | None, scale_m: float) -> float:
     """Shaped progress term: metres of goal distance gained divided by ``scale_m`` (0 when either is missing
     or infinite)."""
@@ -222,6 +248,6 @@ def progress_reward(before_m: float | None, after_m: float | None, scale_m: floa
     return (float(before_m) - float(after_m)) / float(scale_m)
 
 
-__all__ = ["CHARSET", "GymConfigError", "MAX_TEXT", "OBSERVATIONS", "REWARDS", "TaskSource", "check_choice",
+__all__ = ["CHARSET", "GymConfigError", "ImageTaskEnv", "MAX_TEXT", "OBSERVATIONS", "REWARDS", "TaskSource", "check_choice",
            "encode_text", "fit_image", "generated_dir", "load_split_city", "load_tasks", "progress_reward",
            "split_city_name", "vector_info"]

@@ -49,8 +49,8 @@ import numpy as np
 from gymnasium import spaces
 
 from urbanarena.gym.common import (
-    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, check_choice, encode_text, fit_image, load_split_city,
-    load_tasks, progress_reward, vector_info,
+    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, check_choice, encode_text, fit_image,
+    load_split_city, load_tasks, progress_reward,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -100,7 +100,7 @@ def encode_continuous_observation(raw: dict[str, Any], observation: str, image_s
     return out
 
 
-class ContinuousTaskEnv(gym.Env):
+class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
     """Registered as ``urbanarena/Continuous-v1`` (module docstring).
 
     Args:
@@ -113,6 +113,7 @@ class ContinuousTaskEnv(gym.Env):
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 2}
+    encode = staticmethod(encode_continuous_observation)
 
     def __init__(self, city: str | City = "helsinki", split: str | None = "train", family: str = "l2_short_range",
                  protocol: str = "urbanground-v1", observation: str = "text", reward: str = "sparse",
@@ -244,24 +245,8 @@ class ContinuousTaskEnv(gym.Env):
         out = self._info(info)
         return self._obs(raw), reward, bool(terminated), bool(truncated), out
 
-    def render(self):
-        if self.raw_obs is None:
-            return None
-        for k in ("view", "map"):
-            if self.raw_obs.get(k) is not None:
-                return np.asarray(self.raw_obs[k])
-        return None
 
-    def _obs(self, raw: dict[str, Any]) -> dict[str, Any]:
-        self.raw_obs = raw
-        return encode_continuous_observation(raw, self.observation_kind, self.image_size, self.map_size,
-                                             self.max_steps)
 
-    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        self.last_info = info
-        out = vector_info(info)
-        out["task_id"] = self.task.task_id if self.task is not None else ""
-        return out
 
 
 __all__ = ["ACTION_KINDS", "ContinuousTaskEnv", "MACROS", "encode_continuous_observation", "macro_mask"]

@@ -3,9 +3,14 @@
 Image branch: three 3 x 3 convolutions (16 channels; strides 2, 2, 1; ReLU) then a spatial softmax
 (Levine et al., "End-to-End Training of Deep Visuomotor Policies", JMLR 2016, sec. 4.1): per channel
 the expected image coordinates ``(x, y)`` in [-1, 1] under a softmax over its positions, so each
-channel becomes a learned keypoint (markers on the maps). Head: the keypoints (32 numbers) and the
-vector features through two hidden layers of 128 (ReLU) to one logit per action; actions the mask
-forbids get ``-1e9``. ``blind=True`` is the same network with the images replaced by zeros.
+channel becomes a learned keypoint (markers on the maps). A linear layer reads from the keypoints the
+agent's and the goal's map positions (``aux``, trained with an auxiliary regression loss on the true
+positions during training only); from them the goal direction (a unit vector, east / north) and
+distance, and per branch key the cosine between the branch's bearing and the goal direction
+(``geometry``, 6 numbers). Head: keypoints, ``aux``, ``geometry`` and the vector features through two
+hidden layers of 128 (ReLU) to one logit per action; actions the mask forbids get ``-1e9``.
+``blind=True`` is the same network with the images replaced by zeros (its keypoints, positions and
+geometry are then constants).
 """
 
 from __future__ import annotations
@@ -38,15 +43,30 @@ class BCPolicy(nn.Module):
             nn.Conv2d(channels, channels, 3, stride=1, padding=1),
             SpatialSoftmax(),
         )
-        self.head = nn.Sequential(nn.Linear(2 * channels + n_vector, hidden), nn.ReLU(),
+        self.aux = nn.Linear(2 * channels, 4)
+        self.head = nn.Sequential(nn.Linear(2 * channels + 4 + 6 + n_vector, hidden), nn.ReLU(),
                                   nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
 
-    def forward(self, images: torch.Tensor, vector: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    @staticmethod
+    def geometry(aux: torch.Tensor, vector: torch.Tensor) -> torch.Tensor:
+        """Goal direction (east, north; image v points south), distance, and per LEFT/RIGHT/UP the cosine
+        between its bearing (``vector[5i + 1: 5i + 3]`` = sin, cos) and the goal direction."""
+        east = aux[:, 2] - aux[:, 0]
+        north = aux[:, 1] - aux[:, 3]
+        dist = torch.sqrt(east ** 2 + north ** 2 + 1e-6)
+        ue, un = east / dist, north / dist
+        cos = [vector[:, 5 * i + 1] * ue + vector[:, 5 * i + 2] * un for i in range(3)]
+        return torch.stack([ue, un, dist, *cos], dim=1)
+
+    def forward(self, images: torch.Tensor, vector: torch.Tensor, mask: torch.Tensor,
+                with_aux: bool = False):
         if self.blind:
             images = torch.zeros_like(images)
-        z = torch.cat([self.conv(images), vector], dim=1)
-        logits = self.head(z)
-        return logits.masked_fill(mask <= 0, -1e9)
+        kp = self.conv(images)
+        aux = self.aux(kp)
+        z = torch.cat([kp, aux, self.geometry(aux, vector), vector], dim=1)
+        logits = self.head(z).masked_fill(mask <= 0, -1e9)
+        return (logits, aux) if with_aux else logits
 
 
 __all__ = ["BCPolicy", "SpatialSoftmax"]

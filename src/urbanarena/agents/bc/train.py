@@ -26,7 +26,11 @@ from urbanarena.agents.bc.features import featurize
 from urbanarena.errors import UrbanArenaError
 
 META_KEY = "urbanarena_bc"
-MAP_PX = 96
+#: loss weight of decision samples (a branch arrow shows, or the oracle did something else than W LARGE)
+DECISION_WEIGHT = 3.0
+#: weight of the auxiliary position regression
+AUX_WEIGHT = 10.0
+MAP_PX = 64
 
 
 @dataclass
@@ -35,11 +39,11 @@ class TrainConfig:
 
     family: str = "map_navigation"
     blind: bool = False
-    epochs: int = 30
+    epochs: int = 15
     batch: int = 128
     lr: float = 3e-3
     seed: int = 0
-    threads: int = 2
+    threads: int = 1
     map_px: int = MAP_PX
 
 
@@ -47,6 +51,16 @@ def collect_map_navigation(env, tasks: Sequence[Any], seed: int = 0) -> tuple[li
     """Oracle demonstrations of map-navigation tasks in an ``Arena-v1`` env (``observation="map"``)."""
     from urbanarena.agents.arena_oracle import ArenaOracleAgent
     from urbanarena.gym.arena import action_index
+
+    from urbanarena.render.maps import map_renderer_for
+
+    from urbanarena.gym.arena import MAP_PX as FULL
+
+    renderer = map_renderer_for(env.city, FULL[0], FULL[1])
+
+    def to_unit(x: float, y: float) -> tuple[float, float]:
+        u, v = renderer.world_to_px(x, y)
+        return 2.0 * float(u) / FULL[0] - 1.0, 2.0 * float(v) / FULL[1] - 1.0
 
     samples, kept, failed = [], 0, 0
     for task in tasks:
@@ -57,7 +71,9 @@ def collect_map_navigation(env, tasks: Sequence[Any], seed: int = 0) -> tuple[li
         ep, done = [], False
         while not done:
             a = action_index(oracle.act(env.raw_obs))
-            ep.append((featurize("map_navigation", obs, env.max_steps), a))
+            pose = env.arena.pose()
+            aux = (*to_unit(pose.x_m, pose.y_m), *to_unit(*env.arena.goal_xy))
+            ep.append((featurize("map_navigation", obs, env.max_steps), a, aux))
             obs, _, term, trunc, _ = env.step(a)
             done = term or trunc
         if env.score.get("evaluation_score") == 1.0:
@@ -69,7 +85,10 @@ def collect_map_navigation(env, tasks: Sequence[Any], seed: int = 0) -> tuple[li
 
 
 def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
-    """Fit a :class:`~urbanarena.agents.bc.model.BCPolicy` to ``samples`` ``[((img, vec, mask), action)]``.
+    """Fit a :class:`~urbanarena.agents.bc.model.BCPolicy` to ``samples`` ``[((img, vec, mask), action, aux)]``
+    (``aux``: the agent's and the goal's map positions in [-1, 1], the auxiliary targets). Loss: per-sample
+    weighted cross-entropy (weight :data:`DECISION_WEIGHT` where a branch arrow shows or the label is not
+    ``W LARGE``, else 1) plus :data:`AUX_WEIGHT` x the mean squared error of ``aux`` (not for a blind model).
 
     Returns: ``(model, figures)`` with ``train_accuracy``, ``final_loss``, ``seconds``.
     """
@@ -85,6 +104,12 @@ def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
     vecs = torch.from_numpy(np.stack([s[0][1] for s in samples]))
     masks = torch.from_numpy(np.stack([s[0][2] for s in samples]).astype(np.float32))
     ys = torch.tensor([s[1] for s in samples], dtype=torch.long)
+    auxs = torch.tensor([s[2] for s in samples], dtype=torch.float32)
+    from urbanarena.gym.arena import ACTIONS, action_index
+
+    walk = action_index("W LARGE")
+    branch = masks[:, len(ACTIONS) - 4:len(ACTIONS) - 1].sum(1) > 0
+    weights = torch.where(branch | (ys != walk), torch.tensor(DECISION_WEIGHT), torch.tensor(1.0))
     model = BCPolicy(imgs.shape[1], vecs.shape[1], n_actions, blind=cfg.blind)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     rng = np.random.default_rng(cfg.seed)
@@ -94,7 +119,11 @@ def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
         order = torch.from_numpy(rng.permutation(len(ys)))
         for i in range(0, len(ys), cfg.batch):
             b = order[i:i + cfg.batch]
-            loss = torch.nn.functional.cross_entropy(model(imgs[b], vecs[b], masks[b]), ys[b])
+            logits, aux = model(imgs[b], vecs[b], masks[b], with_aux=True)
+            ce = torch.nn.functional.cross_entropy(logits, ys[b], reduction="none")
+            loss = (ce * weights[b]).sum() / weights[b].sum()
+            if not cfg.blind:
+                loss = loss + AUX_WEIGHT * torch.nn.functional.mse_loss(aux, auxs[b])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -103,7 +132,9 @@ def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
         pred = torch.cat([model(imgs[i:i + 512], vecs[i:i + 512], masks[i:i + 512]).argmax(1)
                           for i in range(0, len(ys), 512)])
     acc = float((pred == ys).float().mean())
-    return model, {"train_accuracy": round(acc, 4), "final_loss": round(loss_v, 4),
+    dec = branch | (ys != walk)
+    acc_dec = float((pred[dec] == ys[dec]).float().mean()) if bool(dec.any()) else float("nan")
+    return model, {"train_accuracy": round(acc, 4), "train_accuracy_decisions": round(acc_dec, 4), "final_loss": round(loss_v, 4),
                    "seconds": round(time.perf_counter() - t0, 2), "image_shape": list(imgs.shape[1:]),
                    "n_vector": int(vecs.shape[1]), "n_actions": int(n_actions)}
 
