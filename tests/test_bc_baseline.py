@@ -46,7 +46,7 @@ def test_tiny_training_checkpoint_and_run(cities, tmp_path):
     ckpt = tmp_path / "bc.safetensors"
     meta = train_bc(train, tasks, ckpt, TrainConfig(epochs=2, threads=1), task_dir=tf.parent)
     assert meta["demonstrations"]["episodes"] == len(tasks) and meta["demonstrations"]["oracle_failures"] == 0
-    assert meta["figures"]["image_shape"] == [6, 96, 96] and meta["figures"]["n_actions"] == len(ACTIONS)
+    assert meta["figures"]["image_shape"] == [9, 64, 64] and meta["figures"]["n_actions"] == len(ACTIONS)
     raw = ckpt.read_bytes()
     header_len = int.from_bytes(raw[:8], "little")
     header = json.loads(raw[8:8 + header_len])  # safetensors: 8-byte length + JSON header, then raw tensors
@@ -56,8 +56,8 @@ def test_tiny_training_checkpoint_and_run(cities, tmp_path):
     # same logits from the loaded model as from features computed by hand on an env observation
     env = ArenaTaskEnv(city=train, split="train", tasks=str(tf), observation="map")
     obs, _ = env.reset(seed=0, options={"task": tasks[0]})
-    img, vec, mask = featurize("map_navigation", obs, env.max_steps)
-    assert img.shape == (6, 96, 96) and vec.shape == (66,) and mask.sum() == len(ACTIONS) - 3 + obs["action_mask"][-4:-1].sum()
+    img, vec, mask = featurize("map_navigation", obs, env.max_steps, raw=env.raw_obs)
+    assert img.shape == (9, 64, 64) and vec.shape == (66,) and mask.sum() == len(ACTIONS) - 3 + obs["action_mask"][-4:-1].sum()
     agent = BCAgent(str(ckpt))
     with torch.no_grad():
         want = int(model(torch.from_numpy(img[None]), torch.from_numpy(vec[None]),

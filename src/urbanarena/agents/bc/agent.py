@@ -46,7 +46,7 @@ class BCAgent(Agent):
 
         enc = encode_arena_observation(observation, "map", (self.map_px, self.map_px), (self.map_px, self.map_px),
                                        self.step_limit)
-        img, vec, mask = featurize("map_navigation", enc, self.step_limit)
+        img, vec, mask = featurize("map_navigation", enc, self.step_limit, raw=observation)
         with torch.no_grad():
             logits = self.model(torch.from_numpy(img[None]), torch.from_numpy(vec[None]),
                                 torch.from_numpy(mask[None].astype(np.float32)))

@@ -9,6 +9,9 @@ positions during training only); from them the goal direction (a unit vector, ea
 distance, and per branch key the cosine between the branch's bearing and the goal direction
 (``geometry``, 6 numbers). Head: keypoints, ``aux``, ``geometry`` and the vector features through two
 hidden layers of 128 (ReLU) to one logit per action; actions the mask forbids get ``-1e9``.
+A second branch of the same shape reads the 64 px crop around the agent marker; a linear layer
+reads from its keypoints the marker's heading (sin, cos; auxiliary target the camera yaw), which gives
+the goal direction relative to the heading (cos, sin; 2 more numbers for the head).
 ``blind=True`` is the same network with the images replaced by zeros (its keypoints, positions and
 geometry are then constants).
 """
@@ -30,21 +33,29 @@ class SpatialSoftmax(nn.Module):
         return torch.cat([ex, ey], dim=1)
 
 
+def _branch(in_channels: int, channels: int) -> nn.Sequential:
+    return nn.Sequential(
+        nn.Conv2d(in_channels, channels, 3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(channels, channels, 3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(channels, channels, 3, stride=1, padding=1),
+        SpatialSoftmax(),
+    )
+
+
 class BCPolicy(nn.Module):
-    """Args: image channels, vector size, number of actions, ``blind``, conv channels, hidden width."""
+    """Args: image channels (9: the 6 map channels, then the 3 crop channels), vector size, number of
+    actions, ``blind``, conv channels, hidden width."""
 
     def __init__(self, in_channels: int, n_vector: int, n_actions: int, blind: bool = False, channels: int = 16,
                  hidden: int = 128):
         super().__init__()
         self.blind = bool(blind)
-        self.conv = nn.Sequential(
-            nn.Conv2d(in_channels, channels, 3, stride=2, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, stride=2, padding=1), nn.ReLU(),
-            nn.Conv2d(channels, channels, 3, stride=1, padding=1),
-            SpatialSoftmax(),
-        )
+        self.split = 6
+        self.conv = _branch(self.split, channels)
+        self.crop_conv = _branch(in_channels - self.split, channels)
         self.aux = nn.Linear(2 * channels, 4)
-        self.head = nn.Sequential(nn.Linear(2 * channels + 4 + 6 + n_vector, hidden), nn.ReLU(),
+        self.heading = nn.Linear(2 * channels, 2)
+        self.head = nn.Sequential(nn.Linear(4 * channels + 4 + 6 + 2 + 2 + n_vector, hidden), nn.ReLU(),
                                   nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, n_actions))
 
     @staticmethod
@@ -62,11 +73,16 @@ class BCPolicy(nn.Module):
                 with_aux: bool = False):
         if self.blind:
             images = torch.zeros_like(images)
-        kp = self.conv(images)
+        kp = self.conv(images[:, :self.split])
+        kc = self.crop_conv(images[:, self.split:])
         aux = self.aux(kp)
-        z = torch.cat([kp, aux, self.geometry(aux, vector), vector], dim=1)
+        head = self.heading(kc)  # (sin, cos) of the marker's heading
+        geo = self.geometry(aux, vector)
+        rel = torch.stack([head[:, 0] * geo[:, 0] + head[:, 1] * geo[:, 1],
+                           head[:, 1] * geo[:, 0] - head[:, 0] * geo[:, 1]], dim=1)  # cos, sin goal vs heading
+        z = torch.cat([kp, kc, aux, geo, head, rel, vector], dim=1)
         logits = self.head(z).masked_fill(mask <= 0, -1e9)
-        return (logits, aux) if with_aux else logits
+        return (logits, torch.cat([aux, head], dim=1)) if with_aux else logits
 
 
 __all__ = ["BCPolicy", "SpatialSoftmax"]

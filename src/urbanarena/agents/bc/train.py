@@ -14,6 +14,7 @@ entry (JSON: feature set, shapes, blind, step limit, map size, training figures)
 from __future__ import annotations
 
 import json
+import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -72,8 +73,9 @@ def collect_map_navigation(env, tasks: Sequence[Any], seed: int = 0) -> tuple[li
         while not done:
             a = action_index(oracle.act(env.raw_obs))
             pose = env.arena.pose()
-            aux = (*to_unit(pose.x_m, pose.y_m), *to_unit(*env.arena.goal_xy))
-            ep.append((featurize("map_navigation", obs, env.max_steps), a, aux))
+            yaw = math.radians(pose.yaw_deg)
+            aux = (*to_unit(pose.x_m, pose.y_m), *to_unit(*env.arena.goal_xy), math.sin(yaw), math.cos(yaw))
+            ep.append((featurize("map_navigation", obs, env.max_steps, raw=env.raw_obs), a, aux))
             obs, _, term, trunc, _ = env.step(a)
             done = term or trunc
         if env.score.get("evaluation_score") == 1.0:
@@ -86,7 +88,8 @@ def collect_map_navigation(env, tasks: Sequence[Any], seed: int = 0) -> tuple[li
 
 def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
     """Fit a :class:`~urbanarena.agents.bc.model.BCPolicy` to ``samples`` ``[((img, vec, mask), action, aux)]``
-    (``aux``: the agent's and the goal's map positions in [-1, 1], the auxiliary targets). Loss: per-sample
+    (``aux``: the agent's and the goal's map positions in [-1, 1] and the sin, cos of the camera yaw, the
+    auxiliary targets). Loss: per-sample
     weighted cross-entropy (weight :data:`DECISION_WEIGHT` where a branch arrow shows or the label is not
     ``W LARGE``, else 1) plus :data:`AUX_WEIGHT` x the mean squared error of ``aux`` (not for a blind model).
 
