@@ -93,3 +93,20 @@ def test_bad_checkpoint_is_refused(tmp_path):
         load_checkpoint(p)
     with pytest.raises(UrbanArenaError, match="not found"):
         load_checkpoint(tmp_path / "missing.safetensors")
+
+
+def test_arena_straight_rule():
+    """Hand-worked: W LARGE without arrows, the smallest turn where arrows show, ANSWER on the last step."""
+    from urbanarena.agents.arena_random import ArenaStraightAgent
+    from urbanarena.agents.registry import resolve_alias
+    from urbanarena.env.arena_env import ActionKind
+
+    a = ArenaStraightAgent()
+    assert resolve_alias("straight", {"arena"}) == "arena-straight"
+    assert a.act({"step": 0, "arrows": []}).label() == "W LARGE"
+    arrows = [{"keys": ["LEFT"], "turn_deg": -80.0}, {"keys": ["RIGHT"], "turn_deg": 20.0},
+              {"keys": ["UP"], "turn_deg": -35.0}]
+    assert a.act({"step": 3, "arrows": arrows}).kind == ActionKind.RIGHT
+    last = a.act({"step": 49, "arrows": arrows})
+    assert last.kind == ActionKind.ANSWER and last.magnitude is None
+    assert ArenaStraightAgent(answer_at_step=10).act({"step": 9, "arrows": []}).kind == ActionKind.ANSWER

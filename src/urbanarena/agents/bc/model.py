@@ -1,6 +1,6 @@
 """The behaviour-cloning network (PyTorch; the ``train`` extra).
 
-Image branch: three 3 x 3 convolutions (16 channels; strides 2, 2, 1; ReLU) then a spatial softmax
+Image branch: three 3 x 3 convolutions (16 channels; strides 1, 2, 1; ReLU) then a spatial softmax
 (Levine et al., "End-to-End Training of Deep Visuomotor Policies", JMLR 2016, sec. 4.1): per channel
 the expected image coordinates ``(x, y)`` in [-1, 1] under a softmax over its positions, so each
 channel becomes a learned keypoint (markers on the maps). A linear layer reads from the keypoints the
@@ -9,7 +9,7 @@ positions during training only); from them the goal direction (a unit vector, ea
 distance, and per branch key the cosine between the branch's bearing and the goal direction
 (``geometry``, 6 numbers). Head: keypoints, ``aux``, ``geometry`` and the vector features through two
 hidden layers of 128 (ReLU) to one logit per action; actions the mask forbids get ``-1e9``.
-A second branch of the same shape reads the 64 px crop around the agent marker; a linear layer
+A second branch (strides 2, 2, 1) reads the 64 px crop around the agent marker; a linear layer
 reads from its keypoints the marker's heading (sin, cos; auxiliary target the camera yaw), which gives
 the goal direction relative to the heading (cos, sin; 2 more numbers for the head).
 ``blind=True`` is the same network with the images replaced by zeros (its keypoints, positions and
@@ -33,9 +33,9 @@ class SpatialSoftmax(nn.Module):
         return torch.cat([ex, ey], dim=1)
 
 
-def _branch(in_channels: int, channels: int) -> nn.Sequential:
+def _branch(in_channels: int, channels: int, first_stride: int = 2) -> nn.Sequential:
     return nn.Sequential(
-        nn.Conv2d(in_channels, channels, 3, stride=2, padding=1), nn.ReLU(),
+        nn.Conv2d(in_channels, channels, 3, stride=first_stride, padding=1), nn.ReLU(),
         nn.Conv2d(channels, channels, 3, stride=2, padding=1), nn.ReLU(),
         nn.Conv2d(channels, channels, 3, stride=1, padding=1),
         SpatialSoftmax(),
@@ -51,7 +51,7 @@ class BCPolicy(nn.Module):
         super().__init__()
         self.blind = bool(blind)
         self.split = 6
-        self.conv = _branch(self.split, channels)
+        self.conv = _branch(self.split, channels, first_stride=1)  # markers are 1-2 px at 64 px: keep detail
         self.crop_conv = _branch(in_channels - self.split, channels)
         self.aux = nn.Linear(2 * channels, 4)
         self.heading = nn.Linear(2 * channels, 2)
