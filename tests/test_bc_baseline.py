@@ -54,7 +54,7 @@ def test_tiny_training_checkpoint_and_run(cities, tmp_path):
     model, meta2 = load_checkpoint(ckpt)
     assert meta2 == meta
     # same logits from the loaded model as from features computed by hand on an env observation
-    env = ArenaTaskEnv(city=train, split="train", tasks=str(tf), observation="map")
+    env = ArenaTaskEnv(city=train, split="train", tasks=str(tf), observation="map", map_size=(64, 64))
     obs, _ = env.reset(seed=0, options={"task": tasks[0]})
     img, vec, mask = featurize("map_navigation", obs, env.max_steps, raw=env.raw_obs)
     assert img.shape == (9, 64, 64) and vec.shape == (66,) and mask.sum() == len(ACTIONS) - 3 + obs["action_mask"][-4:-1].sum()
