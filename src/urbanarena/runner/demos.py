@@ -106,6 +106,15 @@ def _split_of(city: City) -> str:
     return area.split if area is not None else "none"
 
 
+def _step(env, action, vlm, oracle) -> bool:
+    """Step the env; both agents hear the outcome (``record_outcome``, as the runner's loop does); ended?"""
+    _, _, term, trunc, _ = env.step(action)
+    for agent in (vlm, oracle):
+        if hasattr(agent, "record_outcome"):
+            agent.record_outcome(env.last_info)
+    return bool(term or trunc)
+
+
 def arena_episode(city: City, task: Task, seed: int, task_dir: Path | None, protocol_id: str) -> Iterator[dict]:
     """Rows of one arena episode (module docstring)."""
     from urbanarena.agents.arena_oracle import ArenaOracleAgent
@@ -131,12 +140,7 @@ def arena_episode(city: City, task: Task, seed: int, task_dir: Path | None, prot
             raise DemoExportError(f"task {task.task_id!r} step {step}: the reply {client.reply} parses to "
                                   f"{got.label()!r}, not the oracle's {want.label()!r}")
         a = action_index(got)
-        _, _, term, trunc, _ = env.step(a)
-        info = env.last_info
-        vlm.record_outcome(info)
-        if hasattr(oracle, "record_outcome"):
-            oracle.record_outcome(info)
-        done = term or trunc
+        done = _step(env, a, vlm, oracle)
         yield {**_request_row(client.requests[-1]), "step": step, "reply": client.reply, "action": got.label(),
                "gym_action": str(a), "done": bool(done),
                "score": float(env.score["evaluation_score"] or 0.0) if done else None}
@@ -173,12 +177,7 @@ def continuous_episode(city: City, task: Task, seed: int, protocol_id: str) -> I
             raise DemoExportError(f"task {task.task_id!r} step {step}: the reply {client.reply} parses to {body}, "
                                   f"not the oracle's {want}")
         text = json.dumps(body, ensure_ascii=False)
-        _, _, term, trunc, _ = env.step(text)
-        info = env.last_info
-        vlm.record_outcome(info)
-        if hasattr(oracle, "record_outcome"):
-            oracle.record_outcome(info)
-        done = term or trunc
+        done = _step(env, text, vlm, oracle)
         yield {**_request_row(client.requests[-1]), "step": step, "reply": client.reply, "action": text,
                "gym_action": text, "done": bool(done), "score": float(env.score["sr"] or 0.0) if done else None}
 
