@@ -5,7 +5,9 @@ survive ``fork``), and renders/s for image observations.
 Configurations: ``urbanarena/Arena-v1`` map navigation with ``observation="map"`` (current-location
 map + reference map per step, 96 x 96) and ``urbanarena/Continuous-v1`` short-range navigation with
 ``observation="rgb"`` (a first-person 3D render, 640 x 360 resized to 160 x 90, per step). Actions are
-drawn uniformly among the masked-valid ones (seeded). Every env of a vector env builds its city and
+drawn uniformly among the masked-valid ones (seeded); episodes that end are reset by the vector env
+(autoreset) inside the timing. "renders/s" counts the image observations produced (see the configs:
+map-mode steps of Continuous-v1 draw a map instead of a 3D view). Every env of a vector env builds its city and
 tasks in its own process (cached under URBANARENA_HOME), which the timing excludes (a warm-up of 5
 steps first). Prints figures; asserts nothing.
 
@@ -64,8 +66,10 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     configs = [
-        ("urbanarena/Arena-v1", {"observation": "map"}, "map renders (2 per step: location map + reference)"),
-        ("urbanarena/Continuous-v1", {"observation": "rgb", "action": "discrete"}, "first-person 3D renders"),
+        ("urbanarena/Arena-v1", {"observation": "map"},
+         "2 images per step: the location map drawn, the reference map resized"),
+        ("urbanarena/Continuous-v1", {"observation": "rgb", "action": "discrete"},
+         "1 image per step: a first-person 3D render, or the map image in map mode"),
     ]
     rows = []
     for env_id, kw, what in configs:
