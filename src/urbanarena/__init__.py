@@ -5,3 +5,14 @@ Layers import one way: ``world`` <- ``render`` <- ``env`` <- ``tasks`` <-
 """
 
 __version__ = "0.1.0"
+
+
+def _register_gym() -> None:
+    try:
+        from urbanarena.gym import register_envs
+    except ImportError:  # pragma: no cover - gymnasium is a core dependency
+        return
+    register_envs()
+
+
+_register_gym()

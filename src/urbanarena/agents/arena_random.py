@@ -78,3 +78,33 @@ class ArenaRandomAgent(Agent):
         if self.rng.random() < self.walk_prob:
             return ArenaAction(ActionKind.W)
         return ArenaAction(ActionKind.A if self.rng.random() < 0.5 else ActionKind.D, Magnitude.LARGE)
+
+
+class ArenaStraightAgent(Agent):
+    """Keep going straight in the arena (the graph ``straight`` baseline's rule): ``W LARGE`` where no arrows
+    are shown; where they are, the branch whose turn is smallest (ties: the first listed key); ANSWER on the
+    last step before the step limit (``answer_at_step``, default 50), so its final position is scored.
+    Reads no ground truth and no pixels; deterministic. Registered as ``arena-straight``; ``--agent
+    straight`` on arena tasks resolves to it."""
+
+    name = "arena-straight"
+    action_style = "arena"
+    uses_images = False
+
+    def __init__(self, answer_at_step: int = 50):
+        if int(answer_at_step) < 1:
+            raise ValueError("answer_at_step must be >= 1")
+        super().__init__(answer_at_step=int(answer_at_step))
+        self.answer_at_step = int(answer_at_step)
+
+    def reset(self, task: Task, context: AgentContext) -> None:
+        pass
+
+    def act(self, observation: dict[str, Any]) -> ArenaAction:  # type: ignore[override]
+        if int(observation.get("step", 0)) + 1 >= self.answer_at_step:
+            return ArenaAction(ActionKind.ANSWER, answer="here")
+        arrows = [a for a in observation.get("arrows") or [] if a.get("keys")]
+        if arrows:
+            best = min(arrows, key=lambda a: abs(float(a.get("turn_deg", 0.0))))
+            return ArenaAction(ActionKind(best["keys"][0]))
+        return ArenaAction(ActionKind.W, Magnitude.LARGE)

@@ -7,7 +7,8 @@ from typing import Any
 from urbanarena.agents.base import Agent
 from urbanarena.agents.baselines import ForwardAgent, RandomAgent, StraightAgent
 from urbanarena.agents.arena_oracle import ArenaOracleAgent
-from urbanarena.agents.arena_random import ArenaRandomAgent
+from urbanarena.agents.arena_random import ArenaRandomAgent, ArenaStraightAgent
+from urbanarena.agents.bc.agent import BCAgent
 from urbanarena.agents.ocr_agent import OcrAgent
 from urbanarena.agents.oracle import OracleAgent
 from urbanarena.agents.urbanground_oracle import UrbanGroundOracle, UrbanGroundRandom
@@ -20,6 +21,9 @@ AGENTS: dict[str, type[Agent]] = {
     "oracle": OracleAgent,
     "arena-oracle": ArenaOracleAgent,  # cityarena tasks: acts in ArenaEnv (returns ArenaAction)
     "arena-random": ArenaRandomAgent,
+    "arena-straight": ArenaStraightAgent,
+    # behaviour cloning (`--agent bc:CHECKPOINT`, the `train` extra): urbanarena.agents.bc
+    "bc": BCAgent,
     "ug-oracle": UrbanGroundOracle,  # urbanground tasks: acts in ContinuousEnv (UrbanGround action JSON)
     "ug-random": UrbanGroundRandom,
     "ocr": OcrAgent,  # cityarena tasks: reads signs with rapidocr (the 'ocr' extra), walks to the named landmark
@@ -40,7 +44,7 @@ FAMILY_VLM_AGENTS: dict[str, str] = {
 }
 
 #: baseline names that mean another agent when every task runs in the arena (``action_style == "arena"``)
-ARENA_ALIASES: dict[str, str] = {"oracle": "arena-oracle", "random": "arena-random"}
+ARENA_ALIASES: dict[str, str] = {"oracle": "arena-oracle", "random": "arena-random", "straight": "arena-straight"}
 #: the same for continuous-only task sets (``urbanground``)
 CONTINUOUS_ALIASES: dict[str, str] = {"oracle": "ug-oracle", "random": "ug-random"}
 
@@ -55,12 +59,21 @@ def resolve_alias(name: str, action_styles: set[str]) -> str:
     return name
 
 
+def split_spec(name: str) -> tuple[str, dict[str, Any]]:
+    """``bc:CHECKPOINT`` -> ``("bc", {"checkpoint": CHECKPOINT})``; any other name -> ``(name, {})``."""
+    if name.startswith("bc:") and len(name) > 3:
+        return "bc", {"checkpoint": name[3:]}
+    return name, {}
+
+
 def make_agent(name: str, **params: Any) -> Agent:
     """Instantiate an agent by name with keyword parameters.
 
     Raises:
         KeyError: unknown name (message lists the known agents).
     """
+    name, extra = split_spec(name)
+    params = {**extra, **params}
     try:
         cls = AGENTS[name]
     except KeyError:

@@ -581,6 +581,8 @@ def _register_plugins() -> None:
     from urbanarena.cli.build_cmd import build
     from urbanarena.cli.cache_cmd import cache_export
     from urbanarena.cli.demo_cmd import demo
+    from urbanarena.cli.demos_cmd import demos_app
+    from urbanarena.cli.train_cmd import train_app
     from urbanarena.cli.frames_cmd import from_frames
     from urbanarena.cli.freeze_cmd import freeze_cmd
     from urbanarena.cli.panoramax_cmd import from_panoramax, licences
@@ -606,6 +608,8 @@ def _register_plugins() -> None:
     city_app.command("licences")(licences)
     tasks_app.command("freeze")(freeze_cmd)
     app.add_typer(tasks_app, name="tasks")
+    app.add_typer(demos_app, name="demos")
+    app.add_typer(train_app, name="train")
 
 
 _register_plugins()

@@ -54,7 +54,6 @@ from urbanarena.runner.results import graph_columns
 from urbanarena.tasks.errored import as_failure
 from urbanarena.runner.trace import EpisodeRecorder, TraceWriter
 from urbanarena.tasks.families import get_family
-from urbanarena.tasks.metrics import urbanground as ug
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
 
@@ -208,20 +207,9 @@ class ContinuousEpisodeRunner:
             if recorder is not None:
                 close_agent(recorder)
         t = time.perf_counter()
-        traj = ug.Trajectory.from_samples(env.samples)
-        peds = None
-        closures: list[ug.Closure] = []
-        record: dict[str, Any] = {}
-        if dyn is not None:
-            record = env.dynamics_record()
-            closures = [ug.Closure(tuple(map(tuple, c["coords"])), float(c["active_from_s"]), bool(c["zone"]))
-                        for c in record.get("closures") or []]
-            if dyn.n_pedestrians:
-                peds = [ug.Trajectory.from_arrays(tt, xy) for tt, xy in dyn.pedestrian_tracks(env.sim_time_s)]
+        record: dict[str, Any] = (env.dynamics_record() or {}) if dyn is not None else {}
         try:
-            metrics = family.score_trajectory(task, self.city, protocol_id, traj, answer=answer,
-                                              steps=int(env.counters["steps"]), network=env.network,
-                                              closures=closures, pedestrians=peds)
+            metrics, closures, peds = family.score_env_episode(task, self.city, protocol_id, env, answer=answer)
         except Exception as e:
             raise RuntimeError(f"scoring task {task.task_id!r} (seed {seed}) failed: {type(e).__name__}: {e}") from e
         score_s = time.perf_counter() - t

@@ -215,7 +215,7 @@ def agent_factory(name: str, params: dict[str, Any] | None = None) -> AgentFacto
             agent rejects (checked by building one agent now).
     """
     params = dict(params or {})
-    if ":" in name:
+    if ":" in name and not name.startswith("bc:"):  # bc:CHECKPOINT is a registry agent with its file
         target = _import_callable(name)
 
         def make() -> Agent:
@@ -249,11 +249,11 @@ def agent_class(name: str) -> Any:
 
     Raises: :class:`AgentSpecError` for an unknown name or an unimportable callable.
     """
-    if ":" in name:
-        return _import_callable(name)
     registry = importlib.import_module("urbanarena.agents.registry")
+    if ":" in name and not name.startswith("bc:"):
+        return _import_callable(name)
     try:
-        return registry.AGENTS[name]
+        return registry.AGENTS[registry.split_spec(name)[0]]
     except KeyError:
         raise AgentSpecError(f"agent {name!r}: unknown agent {name!r}; known: {', '.join(sorted(registry.AGENTS))}") from None
 

@@ -346,6 +346,28 @@ class UrbanGroundFamily(TaskFamily):
         t = ug.Trajectory.from_arrays(np.arange(len(xy), dtype=float), xy)
         return self.score_trajectory(task, city, protocol_id, t, steps=traj.steps)
 
+    def score_env_episode(self, task: Task, city: City, protocol_id: str, env: Any, answer: Any = None
+                          ) -> tuple[dict[str, Any], list[ug.Closure], list[ug.Trajectory] | None]:
+        """Score the episode a :class:`~urbanarena.env.continuous.ContinuousEnv` holds (its samples, its
+        dynamics record: closures active from the notice's delivery, pedestrians on their exact tracks), as
+        the runner's continuous loop and ``urbanarena/Continuous-v1`` both do.
+
+        Returns: ``(metrics, closures, pedestrians)`` (:meth:`score_trajectory`; ``pedestrians`` ``None``
+            without any). Raises: as :meth:`score_trajectory`.
+        """
+        traj = ug.Trajectory.from_samples(env.samples)
+        peds = None
+        closures: list[ug.Closure] = []
+        record = env.dynamics_record() or {}
+        if env.world is not None:
+            closures = [ug.Closure(tuple(map(tuple, c["coords"])), float(c["active_from_s"]), bool(c["zone"]))
+                        for c in record.get("closures") or []]
+            if env.world.n_pedestrians:
+                peds = [ug.Trajectory.from_arrays(tt, xy) for tt, xy in env.world.pedestrian_tracks(env.sim_time_s)]
+        metrics = self.score_trajectory(task, city, protocol_id, traj, answer=answer, steps=int(env.counters["steps"]),
+                                        network=env.network, closures=closures, pedestrians=peds)
+        return metrics, closures, peds
+
     def score_trajectory(self, task: Task, city: City, protocol_id: str, traj: ug.Trajectory, *,
                          answer: Any = None, steps: int = 0, network: WalkNetwork | None = None,
                          closures: Sequence[ug.Closure] = (), pedestrians: Sequence[ug.Trajectory] | None = None

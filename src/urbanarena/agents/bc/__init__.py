@@ -1,0 +1,10 @@
+"""Behaviour-cloning baseline (``bc:CHECKPOINT`` agents; ``urbanarena train bc``; docs/gym.md).
+
+A small policy trained by behaviour cloning from oracle demonstrations on the train split, read by
+the same observation encoders as the registered envs (:mod:`urbanarena.gym`). Needs the ``train``
+extra (PyTorch CPU, safetensors); checkpoints are safetensors files, never pickles.
+"""
+
+from urbanarena.agents.bc.features import FEATURE_SETS, featurize
+
+__all__ = ["FEATURE_SETS", "featurize"]

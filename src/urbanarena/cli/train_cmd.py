@@ -1,0 +1,73 @@
+"""``urbanarena train bc --family map_navigation --out CKPT.safetensors [--blind] ...`` (docs/gym.md).
+
+Builds (or loads) the train split's city (``--city helsinki --split train`` means ``helsinki-train``),
+takes ``--tasks FILE`` or generates ``--per-family N`` oracle-verified map-navigation tasks there
+(``--task-seed S``; the ``tasks generate`` suite builder with the arena oracle), collects the oracle's
+demonstrations through ``urbanarena/Arena-v1`` and trains the behaviour-cloning policy
+(:mod:`urbanarena.agents.bc.train`). Prints the figures; the checkpoint is one safetensors file.
+Needs the ``train`` extra. Bad input prints ``error: ...`` and exits 2.
+
+Register in ``cli/main.py``: ``app.add_typer(train_app, name="train")``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from urbanarena.cli.common import fail
+from urbanarena.errors import UrbanArenaError
+
+train_app = typer.Typer(help="Train baselines.", no_args_is_help=True)
+
+
+@train_app.callback()
+def _train() -> None:
+    """Train learned baselines on the train split."""
+
+
+@train_app.command("bc")
+def bc(
+    out: Path = typer.Option(..., "--out", help="Checkpoint to write (.safetensors)."),
+    family: str = typer.Option("map_navigation", "--family", help="Task family (map_navigation)."),
+    city: str = typer.Option("helsinki", "--city", help="City (helsinki: the split's area)."),
+    split: str = typer.Option("train", "--split", help="Split the city must be (train)."),
+    tasks: Optional[Path] = typer.Option(None, "--tasks", help="Task file of the train city (default: generate)."),
+    per_family: int = typer.Option(150, "--per-family", help="Tasks generated when --tasks is not given."),
+    task_seed: int = typer.Option(0, "--task-seed", help="Seed of the generated tasks."),
+    blind: bool = typer.Option(False, "--blind", help="Ablation: the same model without images."),
+    epochs: int = typer.Option(15, "--epochs", help="Training passes over the demonstrations."),
+    lr: float = typer.Option(3e-3, "--lr", help="Adam learning rate."),
+    seed: int = typer.Option(0, "--seed", help="Seed of initialisation and shuffling."),
+    threads: int = typer.Option(1, "--threads", help="PyTorch intra-op threads."),
+) -> None:
+    """Train a behaviour-cloning policy from oracle demonstrations and write CKPT."""
+    from urbanarena.agents.bc.train import TrainConfig, train_bc
+    from urbanarena.gym.common import load_split_city
+    from urbanarena.tasks.resolve import resolve_task_set
+
+    try:
+        if split != "train":
+            raise UrbanArenaError("--split: behaviour cloning trains on the train split only")
+        if epochs < 1 or per_family < 1:
+            raise UrbanArenaError("--epochs and --per-family must be at least 1")
+        c = load_split_city(city, split)
+        if tasks is None:
+            from urbanarena.agents.arena_oracle import ArenaOracleSolver
+            from urbanarena.gym.common import generated_dir
+            from urbanarena.tasks.generators import generate_suite, save_suite
+
+            tasks = generated_dir(c, "bc-verified", family, per_family, task_seed) / "tasks.json"
+            if not tasks.is_file():
+                save_suite(generate_suite(c, per_family=per_family, seed=task_seed, kinds=(family,), split=split,
+                                          solver=ArenaOracleSolver(c)), tasks)
+        ts = resolve_task_set(str(tasks), c)
+        meta = train_bc(c, [t for t in ts.tasks if t.extra.get("task_kind") == family], out,
+                        TrainConfig(family=family, blind=blind, epochs=epochs, lr=lr, seed=seed, threads=threads),
+                        task_dir=ts.source_files[0].parent)
+    except (UrbanArenaError, ValueError, OSError, ImportError) as e:
+        raise fail(e) from None
+    typer.echo(f"{out}: {json.dumps({k: meta[k] for k in ('demonstrations', 'figures', 'collect_seconds')})}")
