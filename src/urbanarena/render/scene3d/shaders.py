@@ -60,7 +60,7 @@ LIGHT_FS = """
 uniform vec3 eye;
 uniform float inv_fog2;
 uniform float sigma;
-uniform vec4 lamps[MAX_LAMPS];  // xyz: light centre (local metres), w unused
+uniform vec4 lamps[MAX_LAMPS];  // xyz: light centre (local metres), w: horizontal distance from the eye (ascending)
 uniform int n_lamps;
 uniform vec3 lamp_rgb;          // colour * I0
 uniform float lamp_range;
@@ -79,7 +79,14 @@ float lamp_intensity(float cos_g) {
 vec3 lamp_light(vec3 p, vec3 n) {
     vec3 acc = vec3(0.0);
     float r2 = lamp_range * lamp_range;
+    // lamps are sorted by horizontal distance w from the eye; one whose w differs from the fragment's by
+    // more than the reach (plus a metre of margin) is out of reach (triangle inequality), so it is skipped
+    // -- and past the far end the loop stops -- without changing any sum
+    float dp = length(p.xy - eye.xy);
+    float w_lo = dp - lamp_range - 1.0, w_hi = dp + lamp_range + 1.0;
     for (int i = 0; i < n_lamps; i++) {
+        if (lamps[i].w > w_hi) break;
+        if (lamps[i].w < w_lo) continue;
         vec3 L = lamps[i].xyz - p;
         float d2 = dot(L, L);
         if (d2 >= r2) continue;
