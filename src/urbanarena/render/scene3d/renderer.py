@@ -372,25 +372,33 @@ class SceneRenderer:
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx), fragment_shader=shaders.variant(fs, wx)))
 
-        def real_program(name):
+        def real_program(name, ground_mat=0):
             from urbanarena.render.scene3d.conditions import MAX_LAMPS
             from urbanarena.render.scene3d.realistic_shaders import program_sources
 
-            vs, fs = program_sources(name, MAX_LAMPS)
+            vs, fs = program_sources(name, MAX_LAMPS, ground_mat)
             return self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = None
+        ground_runs, ground_progs = [], {}
         if real:
+            from urbanarena.render.scene3d.realistic_shaders import ground_material_runs
+
             self.prog_ground, self.prog_facade, self.prog_sky = (real_program(n) for n in ("ground", "facade", "sky"))
             self.prog_foliage, self.prog_shade = real_program("foliage"), real_program("shade")
+            # one program per ground material, so that no pixel runs the other materials' code (llvmpipe
+            # executes every branch of a shader); the runs keep the painter's order
+            ground_runs = ground_material_runs(self.meshes.ground.colours)
+            ground_progs = {k: real_program("ground", k) for k in sorted({k for _, _, k in ground_runs}) if k}
         else:
             self.prog_ground = program(shaders.GROUND_VS, shaders.GROUND_FS)
             self.prog_facade = program(shaders.FACADE_VS, shaders.FACADE_FS)
             self.prog_sky = program(shaders.SKY_VS, shaders.SKY_FS)
         self._lit_programs = tuple(p for p in (self.prog_plain, self.prog_ground, self.prog_facade, self.prog_sign,
-                                               self.prog_foliage, self.prog_shade) if p is not None)
+                                               self.prog_foliage, self.prog_shade, *ground_progs.values())
+                                   if p is not None)
         m = self.meshes
 
         def vao(prog, mesh, fields, names, tiled=True):
@@ -411,6 +419,14 @@ class SceneRenderer:
 
         self.vao_ground = vao(self.prog_ground, m.ground, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"), tiled=False)  # painter's order kept
+        #: realistic style: (vertex array, first vertex, count) per run of one ground material, in order
+        self.ground_runs = []
+        if ground_progs and self.vao_ground is not None:
+            gbuf = self._keep(ctx.buffer(m.ground.interleaved(("positions", "colours")).tobytes()))
+            gvaos = {k: self._keep(ctx.vertex_array(p, [(gbuf, "3f 3f" if "in_colour" in p else "3f 12x", "in_pos",
+                                                          *(("in_colour",) if "in_colour" in p else ()))]))
+                     for k, p in ground_progs.items()}
+            self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"))
         self.vao_objects = vao(self.prog_plain, m.objects, ("positions", "normals", "colours"),
@@ -538,7 +554,11 @@ class SceneRenderer:
         if self.vao_ground is not None:
             ctx.depth_func = "<"
             ms.depth_mask = False
-            self.vao_ground.render(mgl.TRIANGLES)
+            if self.ground_runs:
+                for va, first, count in self.ground_runs:
+                    va.render(mgl.TRIANGLES, vertices=count, first=first)
+            else:
+                self.vao_ground.render(mgl.TRIANGLES)
             if self.vao_shade is not None:  # baked ground shade multiplies the ground (realistic.py)
                 ctx.enable(mgl.BLEND)
                 ctx.blend_func = mgl.ZERO, mgl.SRC_COLOR
