@@ -248,13 +248,16 @@ class _Tiled:
     draw the same vertices (positions first in each ``stride_bytes`` record)."""
 
     def __init__(self, vao, first: np.ndarray, count: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                 source: tuple | None = None):
+                 source: tuple | None = None, front_to_back: bool = False):
         self.vao, self.first, self.count, self.lo, self.hi = vao, first, count, lo, hi
         self.source = source
+        #: draw the visible tiles nearest first (the realistic style: the depth test then rejects hidden
+        #: fragments before their costly shading); else in storage order (the flat style's pixels)
+        self.front_to_back = front_to_back
 
     def with_vao(self, vao) -> "_Tiled":
-        """The same tiling drawn through another vertex array over the same vertices."""
-        return _Tiled(vao, self.first, self.count, self.lo, self.hi)
+        """The same tiling, in the same order, drawn through another vertex array over the same vertices."""
+        return _Tiled(vao, self.first, self.count, self.lo, self.hi, front_to_back=self.front_to_back)
 
     def visible(self, planes: np.ndarray) -> np.ndarray:
         """Mask of tiles whose bounding box is not entirely outside one plane (conservative)."""
@@ -268,10 +271,23 @@ class _Tiled:
         import moderngl
 
         vis = self.visible(planes)
-        if max_dist_m is not None and eye is not None:
+        d2 = None
+        if eye is not None:
             nearest = np.clip(eye[None, :], self.lo, self.hi)  # closest box point to the eye
-            vis &= np.einsum("tk,tk->t", nearest - eye, nearest - eye) <= max_dist_m * max_dist_m
+            d2 = np.einsum("tk,tk->t", nearest - eye, nearest - eye)
+        if max_dist_m is not None and d2 is not None:
+            vis &= d2 <= max_dist_m * max_dist_m
         if not vis.any():
+            return
+        if self.front_to_back and d2 is not None:
+            idx = np.flatnonzero(vis)
+            idx = idx[np.argsort(d2[idx], kind="stable")]
+            # runs of tiles consecutive both in the nearest-first order and in storage: one draw call each
+            cut = np.flatnonzero(np.diff(idx) != 1) + 1
+            for run in np.split(idx, cut):
+                a, b = int(run[0]), int(run[-1])
+                first = int(self.first[a])
+                self.vao.render(moderngl.TRIANGLES, vertices=int(self.first[b] + self.count[b] - first), first=first)
             return
         # merge runs of consecutive visible tiles into one draw call each
         edges = np.diff(np.concatenate([[0], vis.astype(np.int8), [0]]))
@@ -415,7 +431,7 @@ class SceneRenderer:
             va = self._keep(ctx.vertex_array(prog, [(buf, fmt, *used)]))
             if not tiled:
                 return va
-            return _Tiled(va, first, count, lo, hi, source=(buf, 4 * sum(widths), mesh.feature))
+            return _Tiled(va, first, count, lo, hi, source=(buf, 4 * sum(widths), mesh.feature), front_to_back=real)
 
         self.vao_ground = vao(self.prog_ground, m.ground, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"), tiled=False)  # painter's order kept
@@ -532,14 +548,14 @@ class SceneRenderer:
         planes = _frustum_planes(P @ V)
         for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
-                tiled.render(planes)
+                tiled.render(planes, eye)
         if self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
             self.vao_foliage.render(planes, eye, s.object_distance_m)
         for tex, tiled in self.sign_vaos:
             tex.use(0)
-            tiled.render(planes)
+            tiled.render(planes, eye)
         if dynamic:  # figures and barriers of this frame (render/scene3d/dynamic.py)
             draw_dynamic(ctx, self.prog_plain, dynamic)
         # 2. sky at the far plane: only where nothing stands
@@ -639,13 +655,13 @@ class SceneRenderer:
         planes = _frustum_planes(P @ V)
         for tiled in (facades, solids):
             if tiled is not None:
-                tiled.render(planes)
+                tiled.render(planes, eye)
         for tiled in (objects, foliage):
             if tiled is not None:
                 tiled.render(planes, eye, s.object_distance_m)
         for tiled in signs:
             if tiled is not None:
-                tiled.render(planes)
+                tiled.render(planes, eye)
         data = fb.read(viewport=(0, 0, width, height), components=3, alignment=1)
         rgb = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)[::-1].astype(np.int32)
         return np.ascontiguousarray(rgb[..., 0] | (rgb[..., 1] << 8) | (rgb[..., 2] << 16))
