@@ -29,7 +29,9 @@ world ``x, y``; variation from an integer hash of the wall seed, so the same sce
   with joints and per-slab tone; unpaved ground as grass or gravel by a noise mask; worn road paint;
   granite kerbs.
 * sky: horizon-zenith gradient, a glow around the sun and two layers of value-noise clouds on a plane
-  1.5 km up (coverage and shading from fbm).
+  1.5 km up (coverage and shading from fbm); it depends on the direction only, so it is baked once per
+  renderer into an equirectangular texture (:data:`SKY_TEX_W` x :data:`SKY_TEX_H`, elevations from
+  :data:`SKY_LAT0` degrees up) that each frame samples.
 * foliage: tree crowns whose fragments are cut out by a 3D leaf-cluster noise (alpha-tested, so branches
   of light show through) and shaded per cluster.
 * shade: the baked ground shadows and contact occlusion (:mod:`.realistic`) multiply what lies under them.
@@ -435,11 +437,36 @@ uniform vec3 sun_dir;
 uniform vec3 sun_rgb;
 """ + SKY_COLOUR + """
 void main() {
-    vec3 d = normalize(cam_basis * vec3(v_ndc.x * tan_half.x, v_ndc.y * tan_half.y, 1.0));
+    // baked once per renderer into an equirectangular texture (SKY_TEX_FS samples it): v_ndc spans
+    // longitude -180..180 degrees (atan(x, y), from north) and elevation SKY_LAT0..90 degrees
+    float lon = v_ndc.x * 3.14159265;
+    float lat = radians(SKY_LAT0 + (v_ndc.y * 0.5 + 0.5) * (90.0 - SKY_LAT0));
+    vec3 d = vec3(cos(lat) * sin(lon), cos(lat) * cos(lon), sin(lat));
     vec3 c = sky_colour(d, true);
     f_colour = vec4(clamp(mix(horizon, c, sky_clear), 0.0, 1.0), 1.0);
 }
 """
+
+# The sky drawn per frame: a lookup in the baked sky (the sky depends on the direction only)
+SKY_TEX_FS = """
+#version 330
+uniform mat3 cam_basis;
+uniform vec2 tan_half;
+uniform sampler2D sky_tex;
+in vec2 v_ndc;
+out vec4 f_colour;
+void main() {
+    vec3 d = normalize(cam_basis * vec3(v_ndc.x * tan_half.x, v_ndc.y * tan_half.y, 1.0));
+    float lon = atan(d.x, d.y);
+    float lat = degrees(asin(clamp(d.z, -1.0, 1.0)));
+    vec2 uv = vec2(lon / 6.28318531 + 0.5, (lat - SKY_LAT0) / (90.0 - SKY_LAT0));
+    f_colour = vec4(texture(sky_tex, uv).rgb, 1.0);
+}
+"""
+
+#: the baked sky: elevation SKY_LAT0 (degrees; the rare sky seen below the horizon takes the lowest row) to the
+#: zenith, SKY_TEX_W x SKY_TEX_H texels (11.4 per degree, more than a 640 px, 90-degree view's 7.1 px)
+SKY_LAT0, SKY_TEX_W, SKY_TEX_H = -30.0, 4096, 1366
 
 FOLIAGE_VS = """
 #version 330
@@ -532,13 +559,15 @@ def ground_material_runs(colours) -> list[tuple[int, int, int]]:
 
 
 def program_sources(name: str, max_lamps: int, ground_mat: int = 0) -> tuple[str, str]:
-    """``(vertex, fragment)`` source of a realistic program (``facade``, ``ground``, ``sky``, ``foliage``,
-    ``shade``), weather variant with the lamp array of ``max_lamps``; ``ground_mat`` (the ground only): the one
+    """``(vertex, fragment)`` source of a realistic program (``facade``, ``ground``, ``sky`` (the sky bake),
+    ``sky_tex`` (the sky per frame), ``foliage``, ``shade``), weather variant with the lamp array of ``max_lamps``; ``ground_mat`` (the ground only): the one
     material compiled (:data:`GROUND_MATERIALS`; 0 all)."""
     from urbanarena.render.scene3d import shaders
 
     vs, fs = {"facade": (FACADE_VS, FACADE_FS), "ground": (GROUND_VS, GROUND_FS), "sky": (shaders.SKY_VS, SKY_FS),
-              "foliage": (FOLIAGE_VS, FOLIAGE_FS), "shade": (SHADE_VS, SHADE_FS)}[name]
+              "sky_tex": (shaders.SKY_VS, SKY_TEX_FS), "foliage": (FOLIAGE_VS, FOLIAGE_FS),
+              "shade": (SHADE_VS, SHADE_FS)}[name]
+    fs = fs.replace("SKY_LAT0", f"{SKY_LAT0:.1f}")
     fs = fs.replace("LIGHT_FS_HERE", shaders.LIGHT_FS)
     if name == "ground":
         fs = fs.replace("#version 330\n", f"#version 330\n#define GROUND_MAT {int(ground_mat)}\n", 1)

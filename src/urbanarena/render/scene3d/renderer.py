@@ -326,7 +326,7 @@ def realistic_identity() -> str:
     from urbanarena.render.scene3d import realistic_shaders as RS
 
     src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
-                  for n in ("facade", "ground", "sky", "foliage", "shade"))
+                  for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade"))
     return f"{RS.REALISTIC_VERSION}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
@@ -397,13 +397,15 @@ class SceneRenderer:
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = program(shaders.SIGN_VS, shaders.SIGN_FS)
-        self.prog_foliage = self.prog_shade = None
+        self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
+        self._sky_tex = None
         ground_runs, ground_progs = [], {}
         if real:
             from urbanarena.render.scene3d.realistic_shaders import ground_material_runs
 
             self.prog_ground, self.prog_facade, self.prog_sky = (real_program(n) for n in ("ground", "facade", "sky"))
             self.prog_foliage, self.prog_shade = real_program("foliage"), real_program("shade")
+            self.prog_sky_draw = real_program("sky_tex")  # samples the sky baked by prog_sky (_bake_sky)
             # one program per ground material, so that no pixel runs the other materials' code (llvmpipe
             # executes every branch of a shader); the runs keep the painter's order
             ground_runs = ground_material_runs(self.meshes.ground.colours)
@@ -470,8 +472,12 @@ class SceneRenderer:
             self.sign_vaos.append((tex, vao(self.prog_sign, mesh, ("positions", "normals", "uv", *extra[0]),
                                             ("in_pos", "in_normal", "in_uv", *extra[1]))))
         quad = np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], dtype="f4")
-        self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, [(self._keep(ctx.buffer(quad.tobytes())), "2f",
-                                                                    "in_ndc")]))
+        quad_buf = self._keep(ctx.buffer(quad.tobytes()))
+        self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, [(quad_buf, "2f", "in_ndc")]))
+        if self.prog_sky_draw is not None:
+            self.vao_sky_draw = self._keep(ctx.vertex_array(self.prog_sky_draw, [(quad_buf, "2f", "in_ndc")]))
+        else:
+            self.prog_sky_draw, self.vao_sky_draw = self.prog_sky, self.vao_sky
         s = self.settings
         sun = tuple(float(v) for v in s.sun_dir)
         hz = tuple(c / 255.0 for c in s.horizon_rgb)
@@ -495,6 +501,25 @@ class SceneRenderer:
                 for name, value in style_uniforms(s, self.weather.lighting).items():
                     if name in prog:
                         prog[name].value = value
+
+    def _bake_sky(self) -> None:
+        """Render the realistic sky (``prog_sky``, its uniforms set) once into the equirectangular texture that
+        ``prog_sky_draw`` samples (:data:`.realistic_shaders.SKY_TEX_W` x ``SKY_TEX_H``, linear filtering,
+        longitude wrapping)."""
+        from urbanarena.render.scene3d.realistic_shaders import SKY_TEX_H, SKY_TEX_W
+
+        ctx = self.ctx
+        tex = self._keep(ctx.texture((SKY_TEX_W, SKY_TEX_H), 4))
+        tex.filter = (self._mgl.LINEAR, self._mgl.LINEAR)
+        tex.repeat_x, tex.repeat_y = True, False
+        fb = ctx.framebuffer([tex])
+        fb.use()
+        ctx.viewport = (0, 0, SKY_TEX_W, SKY_TEX_H)
+        ctx.disable(self._mgl.DEPTH_TEST | self._mgl.BLEND)
+        self.vao_sky.render(self._mgl.TRIANGLES)
+        fb.release()
+        self.prog_sky_draw["sky_tex"].value = 1
+        self._sky_tex = tex
 
     def _fbo(self, width: int, height: int):
         key = (width, height)
@@ -527,6 +552,8 @@ class SceneRenderer:
         mgl = self._mgl
         ctx = self.ctx
         s = self.settings
+        if self.prog_sky_draw is not self.prog_sky and self._sky_tex is None:
+            self._bake_sky()
         ms, resolve = self._fbo(width, height)
         ms.use()
         ctx.viewport = (0, 0, width, height)
@@ -561,10 +588,12 @@ class SceneRenderer:
         # 2. sky at the far plane: only where nothing stands
         ctx.depth_func = "<="
         basis = Camera(yaw_deg, pitch_deg, hfov_deg, width, height).basis()
-        self.prog_sky["cam_basis"].write(basis.astype("f4").tobytes())
+        self.prog_sky_draw["cam_basis"].write(basis.astype("f4").tobytes())
         tx = math.tan(math.radians(hfov_deg) / 2)
-        self.prog_sky["tan_half"].value = (tx, tx * height / width)
-        self.vao_sky.render(mgl.TRIANGLES)
+        self.prog_sky_draw["tan_half"].value = (tx, tx * height / width)
+        if self._sky_tex is not None:
+            self._sky_tex.use(1)
+        self.vao_sky_draw.render(mgl.TRIANGLES)
         # 3. ground layers in painter's order (later layers cover earlier ones), hidden behind whatever
         #    stands on them; no depth writes, so coplanar layers never fight
         if self.vao_ground is not None:
