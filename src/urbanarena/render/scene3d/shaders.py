@@ -80,13 +80,17 @@ vec3 lamp_light(vec3 p, vec3 n) {
     vec3 acc = vec3(0.0);
     float r2 = lamp_range * lamp_range;
     // lamps are sorted by horizontal distance w from the eye; one whose w differs from the fragment's by
-    // more than the reach (plus a metre of margin) is out of reach (triangle inequality), so it is skipped
-    // -- and past the far end the loop stops -- without changing any sum
+    // more than the reach (plus a metre of margin) is out of reach (triangle inequality), so the loop starts at
+    // the first lamp not too near and stops past the far ones, without changing any sum
     float dp = length(p.xy - eye.xy);
     float w_lo = dp - lamp_range - 1.0, w_hi = dp + lamp_range + 1.0;
-    for (int i = 0; i < n_lamps; i++) {
+    int first = 0, last = n_lamps;   // binary search: the first lamp with w >= w_lo
+    while (first < last) {
+        int mid = (first + last) / 2;
+        if (lamps[mid].w < w_lo) first = mid + 1; else last = mid;
+    }
+    for (int i = first; i < n_lamps; i++) {
         if (lamps[i].w > w_hi) break;
-        if (lamps[i].w < w_lo) continue;
         vec3 L = lamps[i].xyz - p;
         float d2 = dot(L, L);
         if (d2 >= r2) continue;
