@@ -104,3 +104,30 @@ def test_ground_material_runs_follow_the_layer_colours():
     assert ground_material_runs(near)[0] == (0, 6, 1)
     assert ground_material_runs(far)[:2] == [(0, 3, 0), (3, 3, 1)]
     assert ground_material_runs(np.zeros((0, 3), np.float32)) == []
+
+
+def test_lamp_loop_compiled_out_by_day_draws_the_same(gl, monkeypatch):
+    from test_scene3d_cache import tiny_scene
+
+    from urbanarena.render.scene3d import shaders
+    from urbanarena.render.scene3d.renderer import SceneRenderer
+
+    scene, pose = tiny_scene(), (5.0, -6.0, 0.0, 5.0, 90.0, 160, 90, 1.7)
+    cases = [("cloudy", "flat"), ("rain", "flat"), ("clear", "realistic"), ("fog", "realistic")]
+
+    def draw():
+        out = []
+        for cond, style in cases:
+            r = SceneRenderer(scene, RenderSettings.for_condition(cond, style=style))
+            out.append(r.render_view(*pose))
+            r.release()
+        return out
+
+    assert "#define NO_LAMPS" in shaders.variant(shaders.PLAIN_FS, True, 48, lamps=False)
+    compiled_out = draw()
+    original = shaders.variant
+    monkeypatch.setattr(shaders, "variant", lambda src, weather, max_lamps=48, lamps=True:
+                        original(src, weather, max_lamps, True))
+    with_loop = draw()
+    for (cond, style), a, b in zip(cases, compiled_out, with_loop):
+        assert np.array_equal(a, b), (cond, style)

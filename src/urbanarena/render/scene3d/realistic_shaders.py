@@ -558,10 +558,11 @@ def ground_material_runs(colours) -> list[tuple[int, int, int]]:
     return [(3 * int(a), 3 * int(b - a), int(mat[a])) for a, b in zip(starts, ends)]
 
 
-def program_sources(name: str, max_lamps: int, ground_mat: int = 0) -> tuple[str, str]:
+def program_sources(name: str, max_lamps: int, ground_mat: int = 0, lamps: bool = True) -> tuple[str, str]:
     """``(vertex, fragment)`` source of a realistic program (``facade``, ``ground``, ``sky`` (the sky bake),
     ``sky_tex`` (the sky per frame), ``foliage``, ``shade``), weather variant with the lamp array of ``max_lamps``; ``ground_mat`` (the ground only): the one
-    material compiled (:data:`GROUND_MATERIALS`; 0 all)."""
+    material compiled (:data:`GROUND_MATERIALS`; 0 all); ``lamps`` false: the lamp loop compiled out
+    (:func:`.shaders.variant`)."""
     from urbanarena.render.scene3d import shaders
 
     vs, fs = {"facade": (FACADE_VS, FACADE_FS), "ground": (GROUND_VS, GROUND_FS), "sky": (shaders.SKY_VS, SKY_FS),
@@ -571,7 +572,7 @@ def program_sources(name: str, max_lamps: int, ground_mat: int = 0) -> tuple[str
     fs = fs.replace("LIGHT_FS_HERE", shaders.LIGHT_FS)
     if name == "ground":
         fs = fs.replace("#version 330\n", f"#version 330\n#define GROUND_MAT {int(ground_mat)}\n", 1)
-    return shaders.variant(vs, True, max_lamps), shaders.variant(fs, True, max_lamps)
+    return shaders.variant(vs, True, max_lamps, lamps), shaders.variant(fs, True, max_lamps, lamps)
 
 
 #: bumped when the realistic style's geometry (.realistic) changes pixels; shader changes are hashed

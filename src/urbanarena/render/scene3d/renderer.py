@@ -384,15 +384,18 @@ class SceneRenderer:
         real = self.settings.is_realistic
         # weather / time-of-day shader variant (.conditions); the realistic style always uses it (.styles)
         wx = not self.settings.is_clear_day or real
+        from urbanarena.render.scene3d.conditions import MAX_LAMPS, lighting
+
+        lamps = lighting(self.settings).lamps > 0  # street lamps on (dusk, night): the lamp loop is compiled in
 
         def program(vs, fs):
-            return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx), fragment_shader=shaders.variant(fs, wx)))
+            return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx, MAX_LAMPS, lamps),
+                                          fragment_shader=shaders.variant(fs, wx, MAX_LAMPS, lamps)))
 
         def real_program(name, ground_mat=0):
-            from urbanarena.render.scene3d.conditions import MAX_LAMPS
             from urbanarena.render.scene3d.realistic_shaders import program_sources
 
-            vs, fs = program_sources(name, MAX_LAMPS, ground_mat)
+            vs, fs = program_sources(name, MAX_LAMPS, ground_mat, lamps)
             return self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
