@@ -51,16 +51,22 @@ def _speed(scene, poses, style: str, condition: str) -> dict[str, Any]:
     t0 = time.perf_counter()
     r = SceneRenderer(scene, RenderSettings.for_condition(condition, style=style))
     setup = time.perf_counter() - t0
+    # warm-up: first-use costs (program compiles, the realistic sky bake, the panorama resampling maps,
+    # which are shared by every renderer of the process) are not counted in the rates
     r.render_view(*poses[0], 0.0, 0.0, 90.0, 640, 360)
-    t = time.perf_counter()
+    r.render_panorama(*poses[0], width=2048)
+    t, c = time.perf_counter(), time.process_time()
     n = len(_views(r, poses))
     fps = n / (time.perf_counter() - t)
-    t = time.perf_counter()
+    frame_cpu_ms = (time.process_time() - c) / n * 1e3
+    t, c = time.perf_counter(), time.process_time()
     for x, y in poses[:3]:
         r.render_panorama(x, y, width=2048)
-    panos = min(3, len(poses)) / (time.perf_counter() - t)
+    k = min(3, len(poses))
+    panos = k / (time.perf_counter() - t)
+    pano_cpu_ms = (time.process_time() - c) / k * 1e3
     out = {"style": style, "condition": condition, "fps_640": round(fps, 2), "panos_per_s": round(panos, 3),
-           "setup_s": round(setup, 3)}
+           "frame_cpu_ms": round(frame_cpu_ms, 2), "pano_cpu_ms": round(pano_cpu_ms, 1), "setup_s": round(setup, 3)}
     if r.meshes.shade is not None:
         m = r.meshes.shade
         out["shade_bake_s"] = round(r.meshes.bake["bake_s"], 3)
@@ -159,10 +165,19 @@ def format_report(result: dict[str, Any]) -> str:
         lines.append("")
         lines.append(f"{'style':10} {'condition':9} {'fps 640x360':>11} {'panos/s':>8} {'setup s':>8} "
                      f"{'bake s':>7} {'bake tris':>9} {'bake MB':>8}")
+        lines[-1] += f" {'frame cpu ms':>12} {'pano cpu ms':>11}"
         for s in result["speed"]:
             lines.append(f"{s['style']:10} {s['condition']:9} {s['fps_640']:11.1f} {s['panos_per_s']:8.2f} "
                          f"{s['setup_s']:8.2f} {s.get('shade_bake_s', 0):7.2f} {s.get('shade_triangles', 0):9d} "
-                         f"{s.get('shade_bytes', 0) / 1e6:8.2f}")
+                         f"{s.get('shade_bytes', 0) / 1e6:8.2f} {s.get('frame_cpu_ms', 0):12.1f} "
+                         f"{s.get('pano_cpu_ms', 0):11.1f}")
+        by = {(s["style"], s["condition"]): s for s in result["speed"]}
+        for cond in ("clear", "night"):
+            a, b = by.get(("realistic", cond)), by.get(("flat", cond))
+            if a and b and a.get("frame_cpu_ms") and a.get("pano_cpu_ms"):
+                lines.append(f"realistic / flat ({cond}), CPU time per frame {a['frame_cpu_ms'] / b['frame_cpu_ms']:.2f}, "
+                             f"per panorama {a['pano_cpu_ms'] / b['pano_cpu_ms']:.2f}; wall time per frame "
+                             f"{b['fps_640'] / a['fps_640']:.2f}, per panorama {b['panos_per_s'] / a['panos_per_s']:.2f}")
     m0, m1 = result.get("machine_start", {}), result.get("machine_end", {})
     lines.append("")
     lines.append(f"machine: {m0.get('cores')} cores, load average {m0.get('loadavg')} -> "

@@ -29,7 +29,9 @@ world ``x, y``; variation from an integer hash of the wall seed, so the same sce
   with joints and per-slab tone; unpaved ground as grass or gravel by a noise mask; worn road paint;
   granite kerbs.
 * sky: horizon-zenith gradient, a glow around the sun and two layers of value-noise clouds on a plane
-  1.5 km up (coverage and shading from fbm).
+  1.5 km up (coverage and shading from fbm); it depends on the direction only, so it is baked once per
+  renderer into an equirectangular texture (:data:`SKY_TEX_W` x :data:`SKY_TEX_H`, elevations from
+  :data:`SKY_LAT0` degrees up) that each frame samples.
 * foliage: tree crowns whose fragments are cut out by a 3D leaf-cluster noise (alpha-tested, so branches
   of light show through) and shaded per cluster.
 * shade: the baked ground shadows and contact occlusion (:mod:`.realistic`) multiply what lies under them.
@@ -356,42 +358,63 @@ in vec3 v_world;
 out vec4 f_colour;
 """ + "LIGHT_FS_HERE" + NOISE + TONE + SKY_COLOUR + """
 bool is(vec3 a, vec3 rgb) { return all(lessThan(abs(a - rgb / 255.0), vec3(0.002))); }
+// the ground materials (vertex colour = the flat style's layer colour); GROUND_MAT k > 0 compiles material k
+// alone (the renderer draws each run of one material with its own program), 0 all of them
+vec3 asphalt(vec2 p, float fine) {
+    float grain = h21(p * 33.0, 5u) - 0.5;
+    float patches = step(0.7, vnoise(p * 0.09, 6u));
+    float wear = fbm3(p * 0.35, 7u);
+    vec3 a = vec3(0.29, 0.295, 0.305) * (0.82 + 0.32 * wear) * (1.0 - 0.18 * patches) * (1.0 + 0.22 * grain * fine);
+    a *= 1.0 - 0.25 * smoothstep(0.72, 0.78, vnoise(p * 0.6 + 3.0, 8u));   // tar seams and oil
+    float cn = vnoise(p * 0.45, 18u) - 0.5;                                   // cracks: noise contours
+    return a * (1.0 - 0.4 * fine * (1.0 - smoothstep(0.0, fwidth(cn), abs(cn))));
+}
+vec3 paving(vec2 p) {                         // slabs 0.5 m with joints
+    vec2 q = p / 0.5;
+    float tone = h21(q, 9u);
+    vec3 a = vec3(0.63, 0.62, 0.59) * (0.8 + 0.32 * tone) * (0.9 + 0.16 * fbm3(p * 0.5, 10u));
+    float joint = max(gridline(p.x, 0.5, 0.01), gridline(p.y, 0.5, 0.01));
+    return mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);
+}
+vec3 unpaved(vec2 p, float fine) {            // grass or granite setts
+    float m = fbm3(p * 0.06, 11u);
+    float g = h21(p * 20.0, 12u) - 0.5;
+    vec3 grass = mix(vec3(0.25, 0.36, 0.15), vec3(0.36, 0.42, 0.2), vnoise(p * 0.8, 13u)) * (1.0 + 0.6 * g * fine);
+    // granite setts 0.3 x 0.2 m in offset rows, dark joints
+    float srow = floor(p.y / 0.2);
+    float su = p.x / 0.3 + 0.5 * mod(srow, 2.0);
+    vec3 gravel = vec3(0.5, 0.48, 0.45) * (0.75 + 0.4 * h21(vec2(floor(su), srow), 14u)) * (1.0 + 0.3 * g * fine);
+    float sj = max(gridline(p.y, 0.2, 0.012), gridline(su * 0.3, 0.3, 0.012));
+    gravel = mix(gravel, vec3(0.2, 0.19, 0.18), sj * 0.85);
+    return mix(gravel, grass, smoothstep(0.58, 0.66, m));
+}
+vec3 paint(vec2 p) {                          // road paint, worn
+    float w = fbm3(p * 1.3, 15u);
+    return mix(vec3(0.86, 0.86, 0.82), vec3(0.35, 0.36, 0.37), smoothstep(0.55, 0.8, w));
+}
+vec3 kerb(vec2 p) { return vec3(0.66, 0.65, 0.63) * (0.9 + 0.15 * h21(p * 3.0, 16u)); }
 void main() {
     vec2 p = v_world.xy;
     vec3 a = v_albedo;
     float dist = length(v_world - eye);
     float fine = 1.0 - smoothstep(20.0, 60.0, dist);          // detail fades where it would alias
-    if (is(a, vec3(72.0, 74.0, 78.0))) {                      // asphalt
-        float grain = h21(p * 33.0, 5u) - 0.5;
-        float patches = step(0.7, vnoise(p * 0.09, 6u));
-        float wear = fbm3(p * 0.35, 7u);
-        a = vec3(0.29, 0.295, 0.305) * (0.82 + 0.32 * wear) * (1.0 - 0.18 * patches) * (1.0 + 0.22 * grain * fine);
-        a *= 1.0 - 0.25 * smoothstep(0.72, 0.78, vnoise(p * 0.6 + 3.0, 8u));   // tar seams and oil
-        float cn = vnoise(p * 0.45, 18u) - 0.5;                                   // cracks: noise contours
-        a *= 1.0 - 0.4 * fine * (1.0 - smoothstep(0.0, fwidth(cn), abs(cn)));
-    } else if (is(a, vec3(168.0, 165.0, 158.0))) {            // paving slabs
-        vec2 q = p / 0.5;
-        float tone = h21(q, 9u);
-        a = vec3(0.63, 0.62, 0.59) * (0.8 + 0.32 * tone) * (0.9 + 0.16 * fbm3(p * 0.5, 10u));
-        float joint = max(gridline(p.x, 0.5, 0.01), gridline(p.y, 0.5, 0.01));
-        a = mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);
-    } else if (is(a, vec3(132.0, 128.0, 118.0))) {            // unpaved: grass or gravel
-        float m = fbm3(p * 0.06, 11u);
-        float g = h21(p * 20.0, 12u) - 0.5;
-        vec3 grass = mix(vec3(0.25, 0.36, 0.15), vec3(0.36, 0.42, 0.2), vnoise(p * 0.8, 13u)) * (1.0 + 0.6 * g * fine);
-        // granite setts 0.3 x 0.2 m in offset rows, dark joints
-        float srow = floor(p.y / 0.2);
-        float su = p.x / 0.3 + 0.5 * mod(srow, 2.0);
-        vec3 gravel = vec3(0.5, 0.48, 0.45) * (0.75 + 0.4 * h21(vec2(floor(su), srow), 14u)) * (1.0 + 0.3 * g * fine);
-        float sj = max(gridline(p.y, 0.2, 0.012), gridline(su * 0.3, 0.3, 0.012));
-        gravel = mix(gravel, vec3(0.2, 0.19, 0.18), sj * 0.85);
-        a = mix(gravel, grass, smoothstep(0.58, 0.66, m));
-    } else if (is(a, vec3(236.0, 236.0, 230.0))) {            // road paint, worn
-        float w = fbm3(p * 1.3, 15u);
-        a = mix(vec3(0.86, 0.86, 0.82), vec3(0.35, 0.36, 0.37), smoothstep(0.55, 0.8, w));
-    } else if (is(a, vec3(186.0, 184.0, 178.0))) {            // granite kerb
-        a = vec3(0.66, 0.65, 0.63) * (0.9 + 0.15 * h21(p * 3.0, 16u));
-    }
+#if GROUND_MAT == 1
+    a = asphalt(p, fine);
+#elif GROUND_MAT == 2
+    a = paving(p);
+#elif GROUND_MAT == 3
+    a = unpaved(p, fine);
+#elif GROUND_MAT == 4
+    a = paint(p);
+#elif GROUND_MAT == 5
+    a = kerb(p);
+#else
+    if (is(a, vec3(72.0, 74.0, 78.0))) a = asphalt(p, fine);
+    else if (is(a, vec3(168.0, 165.0, 158.0))) a = paving(p);
+    else if (is(a, vec3(132.0, 128.0, 118.0))) a = unpaved(p, fine);
+    else if (is(a, vec3(236.0, 236.0, 230.0))) a = paint(p);
+    else if (is(a, vec3(186.0, 184.0, 178.0))) a = kerb(p);
+#endif
     vec3 n = vec3(0.0, 0.0, 1.0);
     vec3 c = a * (1.0 - 0.45 * wet) * (light_at(n) + lamp_light(v_world, n));
     vec3 v = normalize(eye - v_world);
@@ -414,11 +437,36 @@ uniform vec3 sun_dir;
 uniform vec3 sun_rgb;
 """ + SKY_COLOUR + """
 void main() {
-    vec3 d = normalize(cam_basis * vec3(v_ndc.x * tan_half.x, v_ndc.y * tan_half.y, 1.0));
+    // baked once per renderer into an equirectangular texture (SKY_TEX_FS samples it): v_ndc spans
+    // longitude -180..180 degrees (atan(x, y), from north) and elevation SKY_LAT0..90 degrees
+    float lon = v_ndc.x * 3.14159265;
+    float lat = radians(SKY_LAT0 + (v_ndc.y * 0.5 + 0.5) * (90.0 - SKY_LAT0));
+    vec3 d = vec3(cos(lat) * sin(lon), cos(lat) * cos(lon), sin(lat));
     vec3 c = sky_colour(d, true);
     f_colour = vec4(clamp(mix(horizon, c, sky_clear), 0.0, 1.0), 1.0);
 }
 """
+
+# The sky drawn per frame: a lookup in the baked sky (the sky depends on the direction only)
+SKY_TEX_FS = """
+#version 330
+uniform mat3 cam_basis;
+uniform vec2 tan_half;
+uniform sampler2D sky_tex;
+in vec2 v_ndc;
+out vec4 f_colour;
+void main() {
+    vec3 d = normalize(cam_basis * vec3(v_ndc.x * tan_half.x, v_ndc.y * tan_half.y, 1.0));
+    float lon = atan(d.x, d.y);
+    float lat = degrees(asin(clamp(d.z, -1.0, 1.0)));
+    vec2 uv = vec2(lon / 6.28318531 + 0.5, (lat - SKY_LAT0) / (90.0 - SKY_LAT0));
+    f_colour = vec4(texture(sky_tex, uv).rgb, 1.0);
+}
+"""
+
+#: the baked sky: elevation SKY_LAT0 (degrees; the rare sky seen below the horizon takes the lowest row) to the
+#: zenith, SKY_TEX_W x SKY_TEX_H texels (11.4 per degree, more than a 640 px, 90-degree view's 7.1 px)
+SKY_LAT0, SKY_TEX_W, SKY_TEX_H = -30.0, 4096, 1366
 
 FOLIAGE_VS = """
 #version 330
@@ -488,15 +536,43 @@ void main() {
 """
 
 
-def program_sources(name: str, max_lamps: int) -> tuple[str, str]:
-    """``(vertex, fragment)`` source of a realistic program (``facade``, ``ground``, ``sky``, ``foliage``,
-    ``shade``), weather variant with the lamp array of ``max_lamps``."""
+#: the ground materials by the flat style's layer colour (vertex colour, 0-255): ``GROUND_MAT`` of each
+GROUND_MATERIALS = {(72, 74, 78): 1, (168, 165, 158): 2, (132, 128, 118): 3, (236, 236, 230): 4, (186, 184, 178): 5}
+
+
+def ground_material_runs(colours) -> list[tuple[int, int, int]]:
+    """``(first vertex, vertex count, GROUND_MAT)`` of each run of consecutive ground triangles of one material
+    (``colours``: ``(3 T, 3)`` vertex colours in 0-1; a colour outside :data:`GROUND_MATERIALS` gets 0, the
+    program holding every material). Drawing the runs in order keeps the painter's order."""
+    import numpy as np
+
+    c = np.asarray(colours, dtype=np.float64)[::3]
+    mat = np.zeros(len(c), np.int64)
+    for rgb, k in GROUND_MATERIALS.items():   # the shader's test: every channel within 0.002 of rgb / 255
+        mat[np.all(np.abs(c - np.asarray(rgb) / 255.0) < 0.002, axis=1)] = k
+    if not len(mat):
+        return []
+    edges = np.flatnonzero(np.diff(mat)) + 1
+    starts = np.concatenate([[0], edges])
+    ends = np.concatenate([edges, [len(mat)]])
+    return [(3 * int(a), 3 * int(b - a), int(mat[a])) for a, b in zip(starts, ends)]
+
+
+def program_sources(name: str, max_lamps: int, ground_mat: int = 0, lamps: bool = True) -> tuple[str, str]:
+    """``(vertex, fragment)`` source of a realistic program (``facade``, ``ground``, ``sky`` (the sky bake),
+    ``sky_tex`` (the sky per frame), ``foliage``, ``shade``), weather variant with the lamp array of ``max_lamps``; ``ground_mat`` (the ground only): the one
+    material compiled (:data:`GROUND_MATERIALS`; 0 all); ``lamps`` false: the lamp loop compiled out
+    (:func:`.shaders.variant`)."""
     from urbanarena.render.scene3d import shaders
 
     vs, fs = {"facade": (FACADE_VS, FACADE_FS), "ground": (GROUND_VS, GROUND_FS), "sky": (shaders.SKY_VS, SKY_FS),
-              "foliage": (FOLIAGE_VS, FOLIAGE_FS), "shade": (SHADE_VS, SHADE_FS)}[name]
+              "sky_tex": (shaders.SKY_VS, SKY_TEX_FS), "foliage": (FOLIAGE_VS, FOLIAGE_FS),
+              "shade": (SHADE_VS, SHADE_FS)}[name]
+    fs = fs.replace("SKY_LAT0", f"{SKY_LAT0:.1f}")
     fs = fs.replace("LIGHT_FS_HERE", shaders.LIGHT_FS)
-    return shaders.variant(vs, True, max_lamps), shaders.variant(fs, True, max_lamps)
+    if name == "ground":
+        fs = fs.replace("#version 330\n", f"#version 330\n#define GROUND_MAT {int(ground_mat)}\n", 1)
+    return shaders.variant(vs, True, max_lamps, lamps), shaders.variant(fs, True, max_lamps, lamps)
 
 
 #: bumped when the realistic style's geometry (.realistic) changes pixels; shader changes are hashed

@@ -248,13 +248,16 @@ class _Tiled:
     draw the same vertices (positions first in each ``stride_bytes`` record)."""
 
     def __init__(self, vao, first: np.ndarray, count: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                 source: tuple | None = None):
+                 source: tuple | None = None, front_to_back: bool = False):
         self.vao, self.first, self.count, self.lo, self.hi = vao, first, count, lo, hi
         self.source = source
+        #: draw the visible tiles nearest first (the realistic style: the depth test then rejects hidden
+        #: fragments before their costly shading); else in storage order (the flat style's pixels)
+        self.front_to_back = front_to_back
 
     def with_vao(self, vao) -> "_Tiled":
-        """The same tiling drawn through another vertex array over the same vertices."""
-        return _Tiled(vao, self.first, self.count, self.lo, self.hi)
+        """The same tiling, in the same order, drawn through another vertex array over the same vertices."""
+        return _Tiled(vao, self.first, self.count, self.lo, self.hi, front_to_back=self.front_to_back)
 
     def visible(self, planes: np.ndarray) -> np.ndarray:
         """Mask of tiles whose bounding box is not entirely outside one plane (conservative)."""
@@ -268,10 +271,23 @@ class _Tiled:
         import moderngl
 
         vis = self.visible(planes)
-        if max_dist_m is not None and eye is not None:
+        d2 = None
+        if eye is not None:
             nearest = np.clip(eye[None, :], self.lo, self.hi)  # closest box point to the eye
-            vis &= np.einsum("tk,tk->t", nearest - eye, nearest - eye) <= max_dist_m * max_dist_m
+            d2 = np.einsum("tk,tk->t", nearest - eye, nearest - eye)
+        if max_dist_m is not None and d2 is not None:
+            vis &= d2 <= max_dist_m * max_dist_m
         if not vis.any():
+            return
+        if self.front_to_back and d2 is not None:
+            idx = np.flatnonzero(vis)
+            idx = idx[np.argsort(d2[idx], kind="stable")]
+            # runs of tiles consecutive both in the nearest-first order and in storage: one draw call each
+            cut = np.flatnonzero(np.diff(idx) != 1) + 1
+            for run in np.split(idx, cut):
+                a, b = int(run[0]), int(run[-1])
+                first = int(self.first[a])
+                self.vao.render(moderngl.TRIANGLES, vertices=int(self.first[b] + self.count[b] - first), first=first)
             return
         # merge runs of consecutive visible tiles into one draw call each
         edges = np.diff(np.concatenate([[0], vis.astype(np.int8), [0]]))
@@ -310,7 +326,7 @@ def realistic_identity() -> str:
     from urbanarena.render.scene3d import realistic_shaders as RS
 
     src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
-                  for n in ("facade", "ground", "sky", "foliage", "shade"))
+                  for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade"))
     return f"{RS.REALISTIC_VERSION}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
@@ -368,29 +384,42 @@ class SceneRenderer:
         real = self.settings.is_realistic
         # weather / time-of-day shader variant (.conditions); the realistic style always uses it (.styles)
         wx = not self.settings.is_clear_day or real
+        from urbanarena.render.scene3d.conditions import MAX_LAMPS, lighting
+
+        lamps = lighting(self.settings).lamps > 0  # street lamps on (dusk, night): the lamp loop is compiled in
 
         def program(vs, fs):
-            return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx), fragment_shader=shaders.variant(fs, wx)))
+            return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx, MAX_LAMPS, lamps),
+                                          fragment_shader=shaders.variant(fs, wx, MAX_LAMPS, lamps)))
 
-        def real_program(name):
-            from urbanarena.render.scene3d.conditions import MAX_LAMPS
+        def real_program(name, ground_mat=0):
             from urbanarena.render.scene3d.realistic_shaders import program_sources
 
-            vs, fs = program_sources(name, MAX_LAMPS)
+            vs, fs = program_sources(name, MAX_LAMPS, ground_mat, lamps)
             return self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = program(shaders.SIGN_VS, shaders.SIGN_FS)
-        self.prog_foliage = self.prog_shade = None
+        self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
+        self._sky_tex = None
+        ground_runs, ground_progs = [], {}
         if real:
+            from urbanarena.render.scene3d.realistic_shaders import ground_material_runs
+
             self.prog_ground, self.prog_facade, self.prog_sky = (real_program(n) for n in ("ground", "facade", "sky"))
             self.prog_foliage, self.prog_shade = real_program("foliage"), real_program("shade")
+            self.prog_sky_draw = real_program("sky_tex")  # samples the sky baked by prog_sky (_bake_sky)
+            # one program per ground material, so that no pixel runs the other materials' code (llvmpipe
+            # executes every branch of a shader); the runs keep the painter's order
+            ground_runs = ground_material_runs(self.meshes.ground.colours)
+            ground_progs = {k: real_program("ground", k) for k in sorted({k for _, _, k in ground_runs}) if k}
         else:
             self.prog_ground = program(shaders.GROUND_VS, shaders.GROUND_FS)
             self.prog_facade = program(shaders.FACADE_VS, shaders.FACADE_FS)
             self.prog_sky = program(shaders.SKY_VS, shaders.SKY_FS)
         self._lit_programs = tuple(p for p in (self.prog_plain, self.prog_ground, self.prog_facade, self.prog_sign,
-                                               self.prog_foliage, self.prog_shade) if p is not None)
+                                               self.prog_foliage, self.prog_shade, *ground_progs.values())
+                                   if p is not None)
         m = self.meshes
 
         def vao(prog, mesh, fields, names, tiled=True):
@@ -407,10 +436,18 @@ class SceneRenderer:
             va = self._keep(ctx.vertex_array(prog, [(buf, fmt, *used)]))
             if not tiled:
                 return va
-            return _Tiled(va, first, count, lo, hi, source=(buf, 4 * sum(widths), mesh.feature))
+            return _Tiled(va, first, count, lo, hi, source=(buf, 4 * sum(widths), mesh.feature), front_to_back=real)
 
         self.vao_ground = vao(self.prog_ground, m.ground, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"), tiled=False)  # painter's order kept
+        #: realistic style: (vertex array, first vertex, count) per run of one ground material, in order
+        self.ground_runs = []
+        if ground_progs and self.vao_ground is not None:
+            gbuf = self._keep(ctx.buffer(m.ground.interleaved(("positions", "colours")).tobytes()))
+            gvaos = {k: self._keep(ctx.vertex_array(p, [(gbuf, "3f 3f" if "in_colour" in p else "3f 12x", "in_pos",
+                                                          *(("in_colour",) if "in_colour" in p else ()))]))
+                     for k, p in ground_progs.items()}
+            self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"))
         self.vao_objects = vao(self.prog_plain, m.objects, ("positions", "normals", "colours"),
@@ -438,8 +475,12 @@ class SceneRenderer:
             self.sign_vaos.append((tex, vao(self.prog_sign, mesh, ("positions", "normals", "uv", *extra[0]),
                                             ("in_pos", "in_normal", "in_uv", *extra[1]))))
         quad = np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], dtype="f4")
-        self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, [(self._keep(ctx.buffer(quad.tobytes())), "2f",
-                                                                    "in_ndc")]))
+        quad_buf = self._keep(ctx.buffer(quad.tobytes()))
+        self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, [(quad_buf, "2f", "in_ndc")]))
+        if self.prog_sky_draw is not None:
+            self.vao_sky_draw = self._keep(ctx.vertex_array(self.prog_sky_draw, [(quad_buf, "2f", "in_ndc")]))
+        else:
+            self.prog_sky_draw, self.vao_sky_draw = self.prog_sky, self.vao_sky
         s = self.settings
         sun = tuple(float(v) for v in s.sun_dir)
         hz = tuple(c / 255.0 for c in s.horizon_rgb)
@@ -463,6 +504,25 @@ class SceneRenderer:
                 for name, value in style_uniforms(s, self.weather.lighting).items():
                     if name in prog:
                         prog[name].value = value
+
+    def _bake_sky(self) -> None:
+        """Render the realistic sky (``prog_sky``, its uniforms set) once into the equirectangular texture that
+        ``prog_sky_draw`` samples (:data:`.realistic_shaders.SKY_TEX_W` x ``SKY_TEX_H``, linear filtering,
+        longitude wrapping)."""
+        from urbanarena.render.scene3d.realistic_shaders import SKY_TEX_H, SKY_TEX_W
+
+        ctx = self.ctx
+        tex = self._keep(ctx.texture((SKY_TEX_W, SKY_TEX_H), 4))
+        tex.filter = (self._mgl.LINEAR, self._mgl.LINEAR)
+        tex.repeat_x, tex.repeat_y = True, False
+        fb = ctx.framebuffer([tex])
+        fb.use()
+        ctx.viewport = (0, 0, SKY_TEX_W, SKY_TEX_H)
+        ctx.disable(self._mgl.DEPTH_TEST | self._mgl.BLEND)
+        self.vao_sky.render(self._mgl.TRIANGLES)
+        fb.release()
+        self.prog_sky_draw["sky_tex"].value = 1
+        self._sky_tex = tex
 
     def _fbo(self, width: int, height: int):
         key = (width, height)
@@ -495,6 +555,8 @@ class SceneRenderer:
         mgl = self._mgl
         ctx = self.ctx
         s = self.settings
+        if self.prog_sky_draw is not self.prog_sky and self._sky_tex is None:
+            self._bake_sky()
         ms, resolve = self._fbo(width, height)
         ms.use()
         ctx.viewport = (0, 0, width, height)
@@ -516,29 +578,35 @@ class SceneRenderer:
         planes = _frustum_planes(P @ V)
         for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
-                tiled.render(planes)
+                tiled.render(planes, eye)
         if self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
             self.vao_foliage.render(planes, eye, s.object_distance_m)
         for tex, tiled in self.sign_vaos:
             tex.use(0)
-            tiled.render(planes)
+            tiled.render(planes, eye)
         if dynamic:  # figures and barriers of this frame (render/scene3d/dynamic.py)
             draw_dynamic(ctx, self.prog_plain, dynamic)
         # 2. sky at the far plane: only where nothing stands
         ctx.depth_func = "<="
         basis = Camera(yaw_deg, pitch_deg, hfov_deg, width, height).basis()
-        self.prog_sky["cam_basis"].write(basis.astype("f4").tobytes())
+        self.prog_sky_draw["cam_basis"].write(basis.astype("f4").tobytes())
         tx = math.tan(math.radians(hfov_deg) / 2)
-        self.prog_sky["tan_half"].value = (tx, tx * height / width)
-        self.vao_sky.render(mgl.TRIANGLES)
+        self.prog_sky_draw["tan_half"].value = (tx, tx * height / width)
+        if self._sky_tex is not None:
+            self._sky_tex.use(1)
+        self.vao_sky_draw.render(mgl.TRIANGLES)
         # 3. ground layers in painter's order (later layers cover earlier ones), hidden behind whatever
         #    stands on them; no depth writes, so coplanar layers never fight
         if self.vao_ground is not None:
             ctx.depth_func = "<"
             ms.depth_mask = False
-            self.vao_ground.render(mgl.TRIANGLES)
+            if self.ground_runs:
+                for va, first, count in self.ground_runs:
+                    va.render(mgl.TRIANGLES, vertices=count, first=first)
+            else:
+                self.vao_ground.render(mgl.TRIANGLES)
             if self.vao_shade is not None:  # baked ground shade multiplies the ground (realistic.py)
                 ctx.enable(mgl.BLEND)
                 ctx.blend_func = mgl.ZERO, mgl.SRC_COLOR
@@ -619,13 +687,13 @@ class SceneRenderer:
         planes = _frustum_planes(P @ V)
         for tiled in (facades, solids):
             if tiled is not None:
-                tiled.render(planes)
+                tiled.render(planes, eye)
         for tiled in (objects, foliage):
             if tiled is not None:
                 tiled.render(planes, eye, s.object_distance_m)
         for tiled in signs:
             if tiled is not None:
-                tiled.render(planes)
+                tiled.render(planes, eye)
         data = fb.read(viewport=(0, 0, width, height), components=3, alignment=1)
         rgb = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)[::-1].astype(np.int32)
         return np.ascontiguousarray(rgb[..., 0] | (rgb[..., 1] << 8) | (rgb[..., 2] << 16))

@@ -60,7 +60,7 @@ LIGHT_FS = """
 uniform vec3 eye;
 uniform float inv_fog2;
 uniform float sigma;
-uniform vec4 lamps[MAX_LAMPS];  // xyz: light centre (local metres), w unused
+uniform vec4 lamps[MAX_LAMPS];  // xyz: light centre (local metres), w: horizontal distance from the eye (ascending)
 uniform int n_lamps;
 uniform vec3 lamp_rgb;          // colour * I0
 uniform float lamp_range;
@@ -77,9 +77,23 @@ float lamp_intensity(float cos_g) {
     return i * smoothstep(0.1736, 0.5, cos_g);  // cos 80 deg, cos 60 deg
 }
 vec3 lamp_light(vec3 p, vec3 n) {
+#ifdef NO_LAMPS
+    return vec3(0.0);   // a condition without street lights (the loop would add nothing)
+#else
     vec3 acc = vec3(0.0);
     float r2 = lamp_range * lamp_range;
-    for (int i = 0; i < n_lamps; i++) {
+    // lamps are sorted by horizontal distance w from the eye; one whose w differs from the fragment's by
+    // more than the reach (plus a metre of margin) is out of reach (triangle inequality), so the loop starts at
+    // the first lamp not too near and stops past the far ones, without changing any sum
+    float dp = length(p.xy - eye.xy);
+    float w_lo = dp - lamp_range - 1.0, w_hi = dp + lamp_range + 1.0;
+    int first = 0, last = n_lamps;   // binary search: the first lamp with w >= w_lo
+    while (first < last) {
+        int mid = (first + last) / 2;
+        if (lamps[mid].w < w_lo) first = mid + 1; else last = mid;
+    }
+    for (int i = first; i < n_lamps; i++) {
+        if (lamps[i].w > w_hi) break;
         vec3 L = lamps[i].xyz - p;
         float d2 = dot(L, L);
         if (d2 >= r2) continue;
@@ -92,6 +106,7 @@ vec3 lamp_light(vec3 p, vec3 n) {
         acc += vec3(lamp_intensity(l.z) * cosi * win * win / max(d2, 0.25));
     }
     return lamp_rgb * acc;
+#endif
 }
 #endif
 """
@@ -551,11 +566,13 @@ void main() {
 """
 
 
-def variant(source: str, weather: bool, max_lamps: int = 48) -> str:
+def variant(source: str, weather: bool, max_lamps: int = 48, lamps: bool = True) -> str:
     """``source`` as compiled: unchanged for the clear day (``weather`` false: the preprocessor drops every
     ``WEATHER`` block, so those programs are the original ones), else with ``#define WEATHER`` and the lamp
-    array size after the ``#version`` line."""
+    array size after the ``#version`` line; ``lamps`` false (a condition whose street lamps are off) also defines
+    ``NO_LAMPS``, which compiles the lamp loop out (it would add nothing: the same pixels, less work)."""
     if not weather:
         return source
     head, sep, rest = source.partition("#version 330\n")
-    return f"{head}{sep}#define WEATHER 1\n#define MAX_LAMPS {int(max_lamps)}\n{rest}"
+    no_lamps = "" if lamps else "#define NO_LAMPS 1\n"
+    return f"{head}{sep}#define WEATHER 1\n#define MAX_LAMPS {int(max_lamps)}\n{no_lamps}{rest}"

@@ -113,6 +113,7 @@ class WeatherPass:
         sel = nearest_lamps(self.lights, eye)
         arr = np.zeros((MAX_LAMPS, 4), np.float32)
         arr[:len(sel), :3] = sel
+        arr[:len(sel), 3] = np.hypot(sel[:, 0] - eye[0], sel[:, 1] - eye[1])  # ascending (nearest_lamps)
         data = arr.tobytes()
         for prog in self.r._lit_programs:
             if "lamps" in prog:
@@ -126,13 +127,28 @@ class WeatherPass:
         ``r``, both amplified by the gain ``G`` = ``Lighting.sensor_gain``; ``K`` = :data:`NOISE_K`, ``r`` =
         :data:`NOISE_READ`), rounded and clipped. Deterministic: the generator is seeded with
         ``rain_seed`` and the image size (PCG64), so the same settings give the same pixels."""
-        g = self.lighting.sensor_gain
-        v = img.astype(np.float32)
-        sigma = np.sqrt(g * NOISE_K * v + (g * NOISE_READ) ** 2)
-        h, w = img.shape[:2]
-        rng = np.random.default_rng([0x5E4502, int(self.r.settings.rain_seed) & 0xFFFFFFFF, h, w])
-        out = v + sigma * rng.standard_normal(img.shape, dtype=np.float32)
-        return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+        sigma, z = self._noise_tables(img.shape)
+        out = img.astype(np.float32)
+        out += sigma[img] * z   # the same float32 operations as v + sqrt(...) * z, per level from a table
+        np.rint(out, out=out)
+        np.clip(out, 0, 255, out=out)
+        return out.astype(np.uint8)
+
+    def _noise_tables(self, shape: tuple) -> tuple[np.ndarray, np.ndarray]:
+        """``(sigma per 8-bit level (256,), standard normal deviates of shape)``: the deviates depend on the
+        settings and the image size only, so they are drawn once per size (at most four sizes kept)."""
+        cache = self.__dict__.setdefault("_noise", {})
+        got = cache.get(shape)
+        if got is None:
+            g = self.lighting.sensor_gain
+            v = np.arange(256, dtype=np.float32)
+            sigma = np.sqrt(g * NOISE_K * v + (g * NOISE_READ) ** 2)
+            rng = np.random.default_rng([0x5E4502, int(self.r.settings.rain_seed) & 0xFFFFFFFF, shape[0], shape[1]])
+            got = (sigma, rng.standard_normal(shape, dtype=np.float32))
+            if len(cache) >= 4:
+                cache.pop(next(iter(cache)))
+            cache[shape] = got
+        return got
 
     def draw_rain(self, basis: np.ndarray, hfov_deg: float, width: int, height: int, P: np.ndarray) -> None:
         """Blend the rain-streak layers over the bound framebuffer (depth-tested, no depth writes)."""
