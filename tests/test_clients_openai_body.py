@@ -12,6 +12,7 @@ import pytest
 
 from urbanarena.agents.clients import Message, ModelRequest, UsageCounters, make_client
 from urbanarena.agents.clients.errors import ModelClientError
+from urbanarena.agents.clients.retry import RetryPolicy
 
 
 class _Server:
@@ -53,7 +54,9 @@ def server(monkeypatch):
 
 def _ask(server, body: dict | bytes):
     server.body = body if isinstance(body, bytes) else json.dumps(body).encode()
-    client = make_client(f"openai-compatible:{server.url}:m1", retry=None)
+    # no waits between retries: a 200 that is no completion is a retryable fault and would back off for a minute
+    client = make_client(f"openai-compatible:{server.url}:m1",
+                         retry=RetryPolicy(max_retries=2, backoff_initial_s=0.0, backoff_max_s=0.0, jitter_frac=0.0))
     try:
         return client.complete(ModelRequest([Message("user", "hi")], system="sys"), UsageCounters())
     finally:

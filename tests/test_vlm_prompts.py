@@ -93,7 +93,7 @@ def test_registry_builds_both_agents_with_their_parameters(tmp_path):
     assert set(c.config()["prompts"]) == set(CITYSEEKER_TEMPLATES)
     with pytest.raises(ValueError, match="cache_path"):
         make_agent("vlm-arena", model=SPEC, cache="read-only")
-    with pytest.raises(ValueError, match="model spec"):
+    with pytest.raises(ValueError, match="needs a model: give --model SPEC"):
         make_agent("vlm-cityseeker")
     with pytest.raises(ValueError):
         make_agent("vlm-arena", model=SPEC, generation={"temperature": 9})
