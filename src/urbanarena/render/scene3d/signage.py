@@ -19,9 +19,9 @@ Then variations (ours, chosen so most signs stay readable): 12 % of wall signs a
 towards grey) and 12 % ``angled`` (the face turned 8-18 degrees about its vertical axis). Freestanding
 (post-mounted) signs keep their kind ``panel`` but get a font family.
 
-Fonts: each sign draws its lines in one of :data:`FAMILIES` (seeded): Noto Sans, Oswald, Roboto Slab and
+Fonts: each sign draws its lines in one of :data:`FAMILIES` (seeded): Noto Sans, Oswald, Bitter and
 Playfair Display, all SIL Open Font License 1.1 and shipped by the PyPI packages ``fontpkg-noto-sans``,
-``fontpkg-oswald``, ``fontpkg-roboto-slab`` and ``fontpkg-playfair-display``. A family whose package is
+``fontpkg-oswald``, ``fontpkg-bitter`` and ``fontpkg-playfair-display``. A family whose package is
 missing falls back to the default sign font (:func:`.fonts.sign_font`); :func:`family_identity` names the
 files in use (part of the realistic renderer's identity).
 """
@@ -46,14 +46,14 @@ from urbanarena.render.scene3d.palette import stable_unit
 FAMILIES: dict[str, tuple[str, str, str]] = {
     "noto-sans": ("Noto Sans", "fontpkg_noto_sans", "NotoSans[wdth,wght].ttf"),
     "oswald": ("Oswald", "fontpkg_oswald", "Oswald[wght].ttf"),
-    "roboto-slab": ("Roboto Slab", "fontpkg_roboto_slab", "RobotoSlab[wght].ttf"),
+    "bitter": ("Bitter", "fontpkg_bitter", "Bitter[wght].ttf"),
     "playfair-display": ("Playfair Display", "fontpkg_playfair_display", "PlayfairDisplay[wght].ttf"),
 }
 #: cumulative shares of the wall sign kinds (module docstring)
 KIND_SHARES = (("fascia", 0.40), ("backlit", 0.62), ("window", 0.76), ("blade", 0.88), ("vertical", 1.0))
 #: gap between the wall and a blade sign's inner edge (metres)
 BLADE_GAP_M = 0.15
-SIGNAGE_VERSION = "1"
+SIGNAGE_VERSION = "2"
 #: window lettering: face colour (the glass) and letter colours (white, cream, gilt)
 WINDOW_GLASS_RGB = (44, 52, 60)
 WINDOW_INK = ((240, 240, 236), (236, 226, 196), (214, 178, 96))
