@@ -4,14 +4,14 @@
 into a mix of sign kinds, each chosen per POI by a seeded rule (:func:`~.palette.stable_unit` of the POI id,
 so the same city gives the same signs):
 
-* ``fascia`` (40 %) -- a thin board over the shopfront; alone on its wall it grows with the facade
+* ``fascia`` (50 %) -- a thin board over the shopfront; alone on its wall it grows with the facade
   (cap height x ``clip(height_m / 9, 1, 1.35)``, never wider than the wall);
-* ``backlit`` (22 %) -- a deep light box, letters on a dark or white face;
-* ``window`` (14 %) -- lettering on the shop window glass (no body, 1.1-2.3 m up, white, cream or gilt letters on a
+* ``backlit`` (28 %) -- a deep light box, letters on a dark or white face;
+* ``window`` (8 %) -- lettering on the shop window glass (no body, 1.1-2.3 m up, white, cream or gilt letters on a
   glass-dark face);
-* ``blade`` (12 %) -- a projecting sign perpendicular to the wall on a bracket, 0.15 m clear of the wall, on
+* ``blade`` (8 %) -- a projecting sign perpendicular to the wall on a bracket, 0.15 m clear of the wall, on
   the sign's left end, short names only (others stay fascia);
-* ``vertical`` (12 %) -- a tall narrow panel with the letters stacked down it (names of at most 9 letters;
+* ``vertical`` (6 %) -- a tall narrow panel with the letters stacked down it (names of at most 9 letters;
   others stay fascia).
 
 Then variations (ours, chosen so most signs stay readable): 12 % of wall signs are ``small`` (cap height x 0.7),
@@ -50,10 +50,12 @@ FAMILIES: dict[str, tuple[str, str, str]] = {
     "playfair-display": ("Playfair Display", "fontpkg_playfair_display", "PlayfairDisplay[wght].ttf"),
 }
 #: cumulative shares of the wall sign kinds (module docstring)
-KIND_SHARES = (("fascia", 0.40), ("backlit", 0.62), ("window", 0.76), ("blade", 0.88), ("vertical", 1.0))
+KIND_SHARES = (("fascia", 0.50), ("backlit", 0.78), ("window", 0.86), ("blade", 0.94), ("vertical", 1.0))
+#: how much a narrow family's letters may grow to fill the layout's face
+MAX_CAP_GROWTH = 1.25
 #: gap between the wall and a blade sign's inner edge (metres)
 BLADE_GAP_M = 0.15
-SIGNAGE_VERSION = "2"
+SIGNAGE_VERSION = "3"
 #: window lettering: face colour (the glass) and letter colours (white, cream, gilt)
 WINDOW_GLASS_RGB = (44, 52, 60)
 WINDOW_INK = ((240, 240, 236), (236, 226, 196), (214, 178, 96))
@@ -132,12 +134,12 @@ def render_styled_sign(s: SignPlacement, cap_px: float, size_px: tuple[int, int]
             d.text((w / 2.0, (i + 0.5) * step + cap / 2.0), c, font=font, fill=fg, anchor="ms")
     else:
         n = len(s.lines)
-        cap = cap_px
-        font = font_for(s.family, cap, s.width_axis)
+        # letters fill the face: up to 1.25 x the layout's cap height for a narrow family (the face has room
+        # for it above and below), smaller for a family wider than the layout's font
+        font = font_for(s.family, cap_px, s.width_axis)
         widest = max(font.getlength(t) for t in s.lines)
-        if widest > 0.9 * w:  # a family wider than the layout's font: shrink to fit the face
-            cap *= 0.9 * w / widest
-            font = font_for(s.family, cap, s.width_axis)
+        cap = cap_px * min(MAX_CAP_GROWTH, 0.9 * w / max(widest, 1e-6))
+        font = font_for(s.family, cap, s.width_axis)
         gap = 1.85 * cap
         y0 = h / 2.0 - (n - 1) * gap / 2.0 + cap / 2.0
         for i, text in enumerate(s.lines):
@@ -208,11 +210,11 @@ def restyle_signs(placements: list[SignPlacement], layout: SignLayout) -> list[S
         elif kind == "window":
             ww, hh = w * scale, h * scale
             z0 = max(1.1, min(2.3 - hh, s.z_bottom_m - hh - 0.3))
-            a = math.radians(facing)  # face moved back to 3 cm in front of the glass
-            # letters painted on the glass: a dark glass face, white or gilt letters
+            # letters painted on the glass (the face stays the layout's 0.12 m off the wall, clear of the
+            # shopfront frames): a dark glass face, white or gilt letters
             fg = WINDOW_INK[min(len(WINDOW_INK) - 1, int(stable_unit(pid, "window-ink") * len(WINDOW_INK)))]
             t = replace(s, cap_height_m=s.cap_height_m * scale, background=WINDOW_GLASS_RGB, text_colour=fg, **common)
-            t = _with_face(t, cx - 0.09 * math.sin(a), cy - 0.09 * math.cos(a), facing, ww, z0, z0 + hh)
+            t = _with_face(t, cx, cy, facing, ww, z0, z0 + hh)
         elif kind == "blade":
             ww = min(w, 1.6) if len(s.lines) == 1 else min(w, 1.3)
             k = ww / w
