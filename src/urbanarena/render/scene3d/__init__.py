@@ -4,6 +4,7 @@
   objects, roads, crosswalks, paved areas), hashable;
 * :mod:`.city_scene` — :func:`scene_from_city` from a city's OSM annotations;
 * :mod:`.layout` — storefront sign placement (facade choice, non-overlapping packing);
+* :mod:`.signage` — the realistic style's sign kinds, font families and variations (seeded per POI);
 * :mod:`.fonts`, :mod:`.palette`, :mod:`.attribution` — sign text, deterministic colours,
   "© OpenStreetMap contributors" on renders;
 * :mod:`.meshes` — numpy triangle meshes; :mod:`.shaders` — GLSL;

@@ -186,6 +186,11 @@ class SignPlacement:
     row: int = 0
     freestanding: bool = False
     squeezed: bool = False
+    #: realistic style only (:mod:`.signage`): sign kind (``panel`` = the flat style's box), font family key
+    #: (``""`` = the default sign font), fade in [0, 1] (colours washed towards grey)
+    kind: str = "panel"
+    family: str = ""
+    fade: float = 0.0
 
     @property
     def width_m(self) -> float:

@@ -511,8 +511,13 @@ def build_sign_atlas(signs: list[SignPlacement], px_per_m: float = 128.0, max_px
         ppm = min(px_per_m, max_px / max(s.width_m, 1e-6), max_px / max(s.height_m, 1e-6))
         w = max(4, int(round(s.width_m * ppm)))
         h = max(4, int(round(s.height_m * ppm)))
-        style = SignStyle(s.background, s.text_colour)
-        img = render_sign_image(s.lines, s.cap_height_m * ppm, style, s.width_axis, size_px=(w, h))
+        if s.kind == "panel" and not s.family:  # the flat style's sign
+            img = render_sign_image(s.lines, s.cap_height_m * ppm, SignStyle(s.background, s.text_colour),
+                                    s.width_axis, size_px=(w, h))
+        else:
+            from urbanarena.render.scene3d.signage import render_styled_sign
+
+            img = render_styled_sign(s, s.cap_height_m * ppm, (w, h))
         imgs.append((s.poi_id, np.pad(img, ((pad, pad), (pad, pad), (0, 0)), mode="edge")))
     atlas = SignAtlas()
     order = sorted(range(len(imgs)), key=lambda i: (-imgs[i][1].shape[0], imgs[i][0]))
@@ -567,9 +572,16 @@ def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilde
         # panel body behind the face (sides, top, bottom, back)
         cx, cy, _ = s.centre
         depth = panel_depth_m if not s.freestanding else 0.08
+        if s.kind != "panel":
+            from urbanarena.render.scene3d.signage import body_depth_m
+
+            depth = body_depth_m(s)
         body_col = tuple(int(c * 0.6) for c in s.background)
-        bx, by = cx - n[0] * (depth / 2 + 0.005), cy - n[1] * (depth / 2 + 0.005)
-        box(solids, bx, by, s.facing_deg, 0.0, 0.0, s.width_m, depth, zb, zt - zb, body_col)
+        if depth is not None:
+            bx, by = cx - n[0] * (depth / 2 + 0.005), cy - n[1] * (depth / 2 + 0.005)
+            box(solids, bx, by, s.facing_deg, 0.0, 0.0, s.width_m, depth, zb, zt - zb, body_col)
+        if s.kind == "blade":  # bracket from the wall over the blade's top edge
+            box(solids, cx, cy, s.facing_deg, 0.0, 0.0, s.width_m + 0.3, 0.04, zt, 0.05, POLE_RGB)
         if s.freestanding:
             for side in (-1, 1):
                 px_ = cx + side * (s.right[0] - s.left[0]) * 0.4 - n[0] * depth
@@ -628,6 +640,10 @@ def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m:
     layout = layout or SignLayout(scene)
     placements = layout.place()
     shop = {s.building_id for s in placements if s.building_id is not None}
+    if style == "realistic":
+        from urbanarena.render.scene3d.signage import restyle_signs
+
+        placements = restyle_signs(placements, layout)
     features = feature_table(scene)
     index = {kind: {} for kind in FEATURE_KINDS}
     for k, (kind, fid) in enumerate(features, 1):

@@ -316,8 +316,14 @@ def render_identity(scene: Scene, settings: RenderSettings, width: int | None = 
         "opencv": cv2.__version__,
         "poses_hash": poses,
         "attribution": scene.attribution,
-        **({"realistic": realistic_identity()} if settings.is_realistic else {}),
+        **({"realistic": realistic_identity(), "sign_families": _sign_families()} if settings.is_realistic else {}),
     }
+
+
+def _sign_families() -> dict:
+    from urbanarena.render.scene3d.signage import SIGNAGE_VERSION, family_identity
+
+    return {"version": SIGNAGE_VERSION, **family_identity()}
 
 
 def realistic_identity() -> str:
