@@ -35,7 +35,9 @@ def test_every_registered_agent_has_a_schema_matching_its_constructor():
         assert set(fields) == set(ctor), (name, set(fields) ^ set(ctor))
         for key, default in ctor.items():
             got = fields[key].default
-            if key == "cache":  # ModelAgent's own default is off; the run fills read-write
+            if default is inspect.Parameter.empty:  # required in the constructor: required in the schema
+                assert fields[key].is_required(), (name, key)
+            elif key == "cache":  # ModelAgent's own default is off; the run fills read-write
                 assert got == default == "off"
             elif isinstance(default, tuple):
                 assert tuple(got) == default, (name, key)

@@ -381,8 +381,9 @@ def test_bad_arena_input_is_one_line_and_leaves_no_run_dir(inputs, tmp_path, cas
         args = run_args(city_dir, bad, out, "http://127.0.0.1:9/v1")
         expect = "task 0 (t/loc)"
     elif case == "graph_agent":
-        # straight has no arena counterpart (random and oracle resolve to arena-random / arena-oracle)
-        args = ["run", "--city", city_dir, "--tasks", task_file, "--agent", "straight", "--out", out]
+        # forward has no arena counterpart (random, oracle and straight resolve to arena-random / arena-oracle /
+        # arena-straight)
+        args = ["run", "--city", city_dir, "--tasks", task_file, "--agent", "forward", "--out", out]
         expect = "run in the arena"
     elif case == "model_flag_for_baseline":
         args = ["run", "--city", city_dir, "--tasks", task_file, "--agent", "forward", "--out", out,

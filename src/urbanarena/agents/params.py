@@ -56,6 +56,18 @@ class RandomParams(_Params):
     stop_prob: float = Field(0.0, ge=0.0, le=1.0, description="probability of STOP at each step")
 
 
+class ArenaStraightParams(_Params):
+    """Walks straight ahead on arena tasks and answers at a fixed step (the `straight` baseline there)."""
+
+    answer_at_step: int = Field(50, ge=1, le=10**6, description="step at which it answers 'here'")
+
+
+class BCParams(_Params):
+    """A behaviour-cloning policy (`--agent bc:CHECKPOINT`, the `train` extra)."""
+
+    checkpoint: str = Field(..., min_length=1, description="safetensors file written by `urbanarena train bc`")
+
+
 class OracleParams(_Params):
     """Privileged: follows a path to the goal on the protocol's own action rule."""
 
@@ -228,6 +240,8 @@ AGENT_PARAMS: dict[str, type[_Params]] = {
     "oracle": OracleParams,
     "arena-oracle": ArenaOracleParams,
     "arena-random": ArenaRandomParams,
+    "arena-straight": ArenaStraightParams,
+    "bc": BCParams,
     "ug-oracle": UrbanGroundOracleParams,
     "ug-random": UrbanGroundRandomParams,
     "ocr": OcrParams,
