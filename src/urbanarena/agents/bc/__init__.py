@@ -5,6 +5,6 @@ the same observation encoders as the registered envs (:mod:`urbanarena.gym`). Ne
 extra (PyTorch CPU, safetensors); checkpoints are safetensors files, never pickles.
 """
 
-from urbanarena.agents.bc.features import FEATURE_SETS, featurize
+from urbanarena.agents.bc.features import FEATURE_SETS, MapNavFeaturizer, make_featurizer
 
-__all__ = ["FEATURE_SETS", "featurize"]
+__all__ = ["FEATURE_SETS", "MapNavFeaturizer", "make_featurizer"]

@@ -1,9 +1,11 @@
 """``bc:CHECKPOINT``: the behaviour-cloning policy as an agent of ``urbanarena run`` (docs/gym.md).
 
-It reads the runner's arena observation through the ``Arena-v1`` encoder
-(:func:`urbanarena.gym.arena.encode_arena_observation`: current-location map and reference map resized
-to the checkpoint's map size) and takes the masked arg-max action (deterministic: the seed does not
-change it). It never looks at the camera view (``uses_images = False``: the runner renders none).
+It reads the runner's arena observation with the checkpoint's featurizer
+(:class:`urbanarena.agents.bc.features.MapNavFeaturizer`: the current-location map and the reference
+map at the runner's full resolution, read for the goal's distance and bearing; the arrows, the recent
+actions and the step) and takes the masked arg-max action (deterministic: the seed does not change it).
+A blind checkpoint's featurizer replaces the maps by zeros. It never looks at the camera view
+(``uses_images = False``: the runner renders none).
 """
 
 from __future__ import annotations
@@ -29,27 +31,26 @@ class BCAgent(Agent):
         from urbanarena.agents.bc.train import load_checkpoint
 
         self.model, self.meta = load_checkpoint(checkpoint)
-        self.map_px = int(self.meta["config"]["map_px"])
         self.step_limit = int(self.meta["step_limit"])
+        from urbanarena.agents.bc.features import make_featurizer
+
+        self.featurizer = make_featurizer(self.meta["feature_set"], self.step_limit,
+                                          bool(self.meta["config"]["blind"]))
 
     def config(self) -> dict[str, Any]:
         return {"name": self.name, "checkpoint": self.params["checkpoint"], "meta": self.meta}
 
     def reset(self, task: Task, context: AgentContext) -> None:
-        pass
+        self.featurizer.reset()
 
     def act(self, observation: dict[str, Any]):
         import torch
 
-        from urbanarena.agents.bc.features import featurize
-        from urbanarena.gym.arena import ACTIONS, encode_arena_observation
+        from urbanarena.gym.arena import ACTIONS
 
-        enc = encode_arena_observation(observation, "map", (self.map_px, self.map_px), (self.map_px, self.map_px),
-                                       self.step_limit)
-        img, vec, mask = featurize("map_navigation", enc, self.step_limit, raw=observation)
+        vec, mask = self.featurizer(observation)
         with torch.no_grad():
-            logits = self.model(torch.from_numpy(img[None]), torch.from_numpy(vec[None]),
-                                torch.from_numpy(mask[None].astype(np.float32)))
+            logits = self.model(torch.from_numpy(vec[None]), torch.from_numpy(mask[None].astype(np.float32)))
         return ACTIONS[int(logits.argmax(1)[0])]
 
 

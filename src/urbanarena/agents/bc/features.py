@@ -1,21 +1,23 @@
-"""Model inputs of the behaviour-cloning policy, from an env observation (numpy only, no torch).
+"""Model inputs of the behaviour-cloning policy, from what the VLM agent is given (numpy + OpenCV, no torch).
 
-``map_navigation`` (``Arena-v1``, ``observation="map"``): images ``(9, H, W)`` in [0, 1] (``H = W =
-map_px``, 64): the current-location map and the reference start/goal map resized (6 channels), then
-the current-location map cropped at full resolution (640 px: ``H x W`` pixels, about 110 m) around the
-agent marker (3 channels; :func:`marker_centre` finds the marker's red pixels, so the crop shows the
-marker's heading triangle and the streets around it; the reference map is drawn over another extent,
-so it is not cropped);
-vector (66 floats) = per branch key LEFT / RIGHT / UP ``[shown, sin, cos of the branch's compass
-bearing, sin, cos of its turn]`` (15), one-hot of the last two executed actions over
-:data:`urbanarena.gym.arena.ACTIONS` (2 x 25) and ``step / step_limit`` (1). The action mask is
-``observation["action_mask"]``.
+``map_navigation`` (:class:`MapNavFeaturizer`, one per episode): the ``ArenaEnv`` observation the runner
+and ``Arena-v1`` share (``map``: the current-location map, ``reference_images[0]``: the start/goal map,
+``arrows``, ``recent_actions``, ``step``). The maps are read by :mod:`urbanarena.agents.bc.mapread`
+(the goal relative to the agent in metres and the agent's heading); the vector (:data:`N_MAP_NAV`
+floats) is
 
-``urbanground`` (``Continuous-v1``, ``observation="map"``, ``action="discrete"``): images = the map-mode
-image (zeros in first-person mode) ``(3, H, W)``; vector = ``[mode, sin, cos of the camera yaw,
-step / step_limit]`` plus one-hot of the last two macros; mask the macro mask.
+* goal, from the images (zeros when the maps cannot be read, always for the blind ablation): ``[read,
+  d / 100, min(d, 40) / 20, cos, sin of the goal's bearing relative to the heading, the metres of goal
+  distance gained by the last step / 7]`` with ``d`` the goal distance in metres;
+* per branch key LEFT / RIGHT / UP: from the images ``[cos, sin of the branch's bearing relative to the
+  goal's bearing]``, and from the arrows ``[shown, sin, cos of the branch's compass bearing, sin, cos of
+  its turn]`` (7 x 3);
+* one-hot of the last two executed actions over :data:`urbanarena.gym.arena.ACTIONS` (2 x 25) and
+  ``step / step_limit``.
 
-A blind policy gets the same vector and zero images (the same model without images).
+The action mask is :func:`urbanarena.gym.arena.action_mask` (branch keys only while their arrow shows).
+The blind ablation is the same featurizer and network with every image replaced by zeros, so it keeps
+the arrows, the recent actions and the step and loses the goal.
 """
 
 from __future__ import annotations
@@ -25,7 +27,11 @@ from typing import Any
 
 import numpy as np
 
-FEATURE_SETS = ("map_navigation", "urbanground")
+from urbanarena.agents.bc.mapread import GoalTracker
+
+FEATURE_SETS = ("map_navigation",)
+#: metres of the largest arena step (W LARGE), the scale of the progress feature
+STEP_M = 7.0
 
 
 def _angle(deg: float) -> tuple[float, float]:
@@ -40,65 +46,71 @@ def _one_hot(idx: int, n: int) -> np.ndarray:
     return v
 
 
-def marker_centre(img: np.ndarray | None) -> tuple[int, int] | None:
-    """``(row, col)`` centroid of the pure-red pixels (R > 200, G and B < 80: the agent marker of the
-    current-location map, ``urbanarena.render.maps.MapStyle.agent``), or ``None`` when there are none."""
-    if img is None:
-        return None
-    a = np.asarray(img)
-    hit = (a[:, :, 0] > 200) & (a[:, :, 1] < 80) & (a[:, :, 2] < 80)
-    if not hit.any():
-        return None
-    rows, cols = np.nonzero(hit)
-    return int(round(rows.mean())), int(round(cols.mean()))
+def _zeros_like(img):
+    return None if img is None else np.zeros_like(np.asarray(img))
 
 
-def crop_at(img: np.ndarray | None, centre: tuple[int, int] | None, size: int) -> np.ndarray:
-    """A ``size x size`` RGB crop of ``img`` centred at ``centre`` (zero padded; zeros without either)."""
-    out = np.zeros((size, size, 3), np.uint8)
-    if img is None or centre is None:
-        return out
-    a = np.asarray(img)[:, :, :3]
-    r0, c0 = centre[0] - size // 2, centre[1] - size // 2
-    rs, cs = max(0, r0), max(0, c0)
-    re, ce = min(a.shape[0], r0 + size), min(a.shape[1], c0 + size)
-    if rs < re and cs < ce:
-        out[rs - r0:re - r0, cs - c0:ce - c0] = a[rs:re, cs:ce]
-    return out
+class MapNavFeaturizer:
+    """``(vector float32, mask int8)`` per step of a map-navigation episode (module docstring).
 
-
-def featurize(kind: str, obs: dict[str, Any], step_limit: int, last_actions: tuple[int, int] = (-1, -1),
-              raw: dict[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(images (C, H, W) float32, vector float32, mask int8)`` of an encoded observation ``obs`` and, for
-    map navigation, the env's raw observation ``raw`` (full-resolution maps for the crops; module docstring).
-
-    Raises: ``ValueError`` for an unknown ``kind``.
+    Args: ``step_limit`` (the protocol's, 50), ``blind`` (images replaced by zeros).
+    Call :meth:`reset` at each episode's start (the goal tracker and the last distance are per episode).
     """
-    if kind == "map_navigation":
-        from urbanarena.gym.arena import ACTIONS
 
-        size = int(obs["map"].shape[0])
-        raw = raw or {}
-        crop = crop_at(raw.get("map"), marker_centre(raw.get("map")), size)
-        img = np.concatenate([obs["map"], obs["reference"], crop], axis=2).transpose(2, 0, 1).astype(np.float32)
-        img /= 255.0
-        vec = []
+    def __init__(self, step_limit: int, blind: bool = False):
+        self.step_limit = int(step_limit)
+        self.blind = bool(blind)
+        self.reset()
+
+    def reset(self) -> None:
+        self.tracker = GoalTracker()
+        self._last_d: float | None = None
+
+    def goal(self, raw: dict[str, Any]) -> tuple[float, float, float] | None:
+        """``(east_m, north_m, heading_deg)`` of the goal relative to the agent, or ``None``."""
+        loc = raw.get("map")
+        refs = raw.get("reference_images") or []
+        ref = refs[0] if refs else None
+        if self.blind:
+            loc, ref = _zeros_like(loc), _zeros_like(ref)
+        return self.tracker.update(loc, ref)
+
+    def __call__(self, raw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+        from urbanarena.gym.arena import ACTIONS, encode_arena_observation
+
+        obs = encode_arena_observation(raw, "text", (1, 1), (1, 1), self.step_limit)
+        g = self.goal(raw)
+        head = [0.0] * 6
+        rel = [(0.0, 0.0)] * 3
+        if g is not None:
+            east, north, heading = g
+            d = math.hypot(east, north)
+            bearing = math.degrees(math.atan2(east, north)) if d > 1e-6 else heading
+            gained = 0.0 if self._last_d is None else (self._last_d - d) / STEP_M
+            self._last_d = d
+            s, c = _angle(bearing - heading)
+            head = [1.0, d / 100.0, min(d, 40.0) / 20.0, c, s, float(np.clip(gained, -2.0, 2.0))]
+            rel = [_angle(float(obs["arrows_bearing_deg"][i]) - bearing)[::-1] for i in range(3)]  # (cos, sin)
+        vec = list(head)
         for i in range(3):
             shown = float(obs["action_mask"][len(ACTIONS) - 4 + i])  # LEFT, RIGHT, UP precede ANSWER
-            vec += [shown, *_angle(obs["arrows_bearing_deg"][i]), *_angle(obs["arrows_turn_deg"][i])]
+            cr, sr = rel[i] if shown else (0.0, 0.0)
+            vec += [cr, sr, shown, *_angle(obs["arrows_bearing_deg"][i]), *_angle(obs["arrows_turn_deg"][i])]
         recent = [int(v) for v in obs["recent_actions"]][-2:]
         parts = [np.asarray(vec, np.float32), _one_hot(recent[0], len(ACTIONS)), _one_hot(recent[1], len(ACTIONS)),
-                 np.asarray([float(obs["step"]) / float(step_limit)], np.float32)]
-        return img, np.concatenate(parts), np.asarray(obs["action_mask"], np.int8)
-    if kind == "urbanground":
-        from urbanarena.gym.continuous import MACROS
+                 np.asarray([float(obs["step"]) / float(self.step_limit)], np.float32)]
+        return np.concatenate(parts), np.asarray(obs["action_mask"], np.int8)
 
-        img = np.asarray(obs["map"]).transpose(2, 0, 1).astype(np.float32) / 255.0
-        yaw = float(obs["state"][2])
-        parts = [np.asarray([float(obs["mode"]), *_angle(yaw), float(obs["step"]) / float(step_limit)], np.float32),
-                 _one_hot(last_actions[0], len(MACROS)), _one_hot(last_actions[1], len(MACROS))]
-        return img, np.concatenate(parts), np.asarray(obs["action_mask"], np.int8)
+
+#: length of the map-navigation vector
+N_MAP_NAV = 6 + 7 * 3 + 2 * 25 + 1
+
+
+def make_featurizer(kind: str, step_limit: int, blind: bool = False):
+    """The featurizer of a feature set. Raises ``ValueError`` for an unknown ``kind``."""
+    if kind == "map_navigation":
+        return MapNavFeaturizer(step_limit, blind)
     raise ValueError(f"unknown feature set {kind!r}; one of {', '.join(FEATURE_SETS)}")
 
 
-__all__ = ["FEATURE_SETS", "featurize"]
+__all__ = ["FEATURE_SETS", "MapNavFeaturizer", "N_MAP_NAV", "make_featurizer"]

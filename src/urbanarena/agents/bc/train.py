@@ -1,20 +1,27 @@
 """Behaviour cloning from oracle demonstrations (``urbanarena train bc``; docs/gym.md).
 
-Demonstrations: every task of the train split runs once through the registered env with the mode's
-privileged oracle (``arena-oracle`` in ``Arena-v1`` map navigation; ``ug-oracle`` in
-``Continuous-v1``); only episodes the oracle solves are kept. Each step gives ``(images, vector,
-mask)`` (:func:`~urbanarena.agents.bc.features.featurize`) and the oracle's action as the label.
+Demonstrations: every task of the train split runs once through ``Arena-v1`` (``observation="map"``)
+with the privileged ``arena-oracle``; only episodes the oracle solves are kept. Each step gives the
+featurizer's ``(vector, mask)`` (:mod:`urbanarena.agents.bc.features`, fed what the VLM agent sees) and
+the oracle's action as the label.
 
-Training: Adam (learning rate ``lr``), mini-batches of ``batch``, ``epochs`` passes, cross-entropy
-on the masked logits; ``torch.manual_seed(seed)`` and a seeded shuffle, ``threads`` intra-op
-threads. The checkpoint is one safetensors file: the weights plus a ``urbanarena_bc`` metadata
-entry (JSON: feature set, shapes, blind, step limit, map size, training figures).
+DAgger (Ross, Gordon and Bagnell, AISTATS 2011), ``dagger`` rounds (ours: 2 by default): the policy
+trained so far runs on the train tasks; at every state it visits where the agent stands free at a
+node (where decisions are taken) the oracle's planner (:func:`~urbanarena.agents.arena_oracle.plan_to_goal`)
+labels the state with the first action of its fewest-step plan from there, and the labelled states
+join the data set for the next fit. States between nodes keep no label (the planner starts at nodes).
+
+Training: Adam (learning rate ``lr``), mini-batches of ``batch``, ``epochs`` passes, cross-entropy on
+the masked logits, each sample weighted 1 (``DECISION_WEIGHT`` where a branch arrow shows or the label
+is not ``W LARGE``); ``torch.manual_seed(seed)``, a seeded shuffle and ``threads`` intra-op threads.
+The checkpoint is one safetensors file: the weights plus a ``urbanarena_bc`` metadata entry (JSON:
+feature set, shapes, blind, step limit, training figures). The data set can be kept as an ``.npz``
+file (``save_dataset``; arrays only, loaded without pickle).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,15 +30,12 @@ from typing import Any, Sequence
 import numpy as np
 
 from urbanarena.agents.base import AgentContext
-from urbanarena.agents.bc.features import featurize
+from urbanarena.agents.bc.features import make_featurizer
 from urbanarena.errors import UrbanArenaError
 
 META_KEY = "urbanarena_bc"
-#: loss weight of decision samples (a branch arrow shows, or the oracle did something else than W LARGE)
+#: loss weight of decision samples (a branch arrow shows, or the label is not W LARGE)
 DECISION_WEIGHT = 3.0
-#: weight of the auxiliary position regression
-AUX_WEIGHT = 10.0
-MAP_PX = 64
 
 
 @dataclass
@@ -40,43 +44,75 @@ class TrainConfig:
 
     family: str = "map_navigation"
     blind: bool = False
-    epochs: int = 15
-    batch: int = 128
-    lr: float = 3e-3
+    epochs: int = 30
+    batch: int = 256
+    lr: float = 2e-3
     seed: int = 0
     threads: int = 1
-    map_px: int = MAP_PX
+    hidden: int = 128
+    dagger: int = 2
 
 
-def collect_map_navigation(env, tasks: Sequence[Any], seed: int = 0) -> tuple[list, dict[str, Any]]:
-    """Oracle demonstrations of map-navigation tasks in an ``Arena-v1`` env (``observation="map"``)."""
+@dataclass
+class Dataset:
+    """Labelled steps: ``vectors (N, V)`` float32, ``masks (N, A)`` int8, ``actions (N,)`` int64."""
+
+    vectors: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+
+    @classmethod
+    def of(cls, samples: Sequence[tuple[np.ndarray, np.ndarray, int]], n_vector: int, n_actions: int) -> "Dataset":
+        if not samples:
+            return cls(np.zeros((0, n_vector), np.float32), np.zeros((0, n_actions), np.int8), np.zeros(0, np.int64))
+        return cls(np.stack([s[0] for s in samples]).astype(np.float32), np.stack([s[1] for s in samples]).astype(np.int8),
+                   np.asarray([s[2] for s in samples], np.int64))
+
+    def __len__(self) -> int:
+        return int(self.actions.shape[0])
+
+    def __add__(self, other: "Dataset") -> "Dataset":
+        return Dataset(np.concatenate([self.vectors, other.vectors]), np.concatenate([self.masks, other.masks]),
+                       np.concatenate([self.actions, other.actions]))
+
+
+def save_dataset(ds: Dataset, path: str | Path) -> Path:
+    """Write ``ds`` as a compressed ``.npz`` (plain arrays; read back with ``np.load(allow_pickle=False)``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, vectors=ds.vectors, masks=ds.masks, actions=ds.actions)
+    return path
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    with np.load(Path(path), allow_pickle=False) as z:
+        return Dataset(z["vectors"], z["masks"], z["actions"])
+
+
+def _context(env, task, seed: int) -> AgentContext:
+    return AgentContext(city=env.city, motion=env.arena.motion, seed=seed, protocol_id=env.protocol_id,
+                        task_id=task.task_id)
+
+
+def collect_oracle(env, tasks: Sequence[Any], blind: bool, seed: int = 0) -> tuple[list, dict[str, Any]]:
+    """Oracle demonstrations of map-navigation tasks in an ``Arena-v1`` env: ``([(vector, mask, action)],
+    counts)``; episodes the oracle does not solve are dropped (counted)."""
     from urbanarena.agents.arena_oracle import ArenaOracleAgent
     from urbanarena.gym.arena import action_index
 
-    from urbanarena.render.maps import map_renderer_for
-
-    from urbanarena.gym.arena import MAP_PX as FULL
-
-    renderer = map_renderer_for(env.city, FULL[0], FULL[1])
-
-    def to_unit(x: float, y: float) -> tuple[float, float]:
-        u, v = renderer.world_to_px(x, y)
-        return 2.0 * float(u) / FULL[0] - 1.0, 2.0 * float(v) / FULL[1] - 1.0
-
+    feat = make_featurizer("map_navigation", env.max_steps, blind)
     samples, kept, failed = [], 0, 0
     for task in tasks:
-        obs, _ = env.reset(seed=seed, options={"task": task})
+        env.reset(seed=seed, options={"task": task})
+        feat.reset()
         oracle = ArenaOracleAgent()
-        oracle.reset(task, AgentContext(city=env.city, motion=env.arena.motion, seed=seed,
-                                        protocol_id=env.protocol_id, task_id=task.task_id))
+        oracle.reset(task, _context(env, task, seed))
         ep, done = [], False
         while not done:
             a = action_index(oracle.act(env.raw_obs))
-            pose = env.arena.pose()
-            yaw = math.radians(pose.yaw_deg)
-            aux = (*to_unit(pose.x_m, pose.y_m), *to_unit(*env.arena.goal_xy), math.sin(yaw), math.cos(yaw))
-            ep.append((featurize("map_navigation", obs, env.max_steps, raw=env.raw_obs), a, aux))
-            obs, _, term, trunc, _ = env.step(a)
+            vec, mask = feat(env.raw_obs)
+            ep.append((vec, mask, a))
+            _, _, term, trunc, _ = env.step(a)
             done = term or trunc
         if env.score.get("evaluation_score") == 1.0:
             samples += ep
@@ -86,35 +122,77 @@ def collect_map_navigation(env, tasks: Sequence[Any], seed: int = 0) -> tuple[li
     return samples, {"episodes": kept, "oracle_failures": failed, "samples": len(samples)}
 
 
-def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
-    """Fit a :class:`~urbanarena.agents.bc.model.BCPolicy` to ``samples`` ``[((img, vec, mask), action, aux)]``
-    (``aux``: the agent's and the goal's map positions in [-1, 1] and the sin, cos of the camera yaw, the
-    auxiliary targets). Loss: per-sample
-    weighted cross-entropy (weight :data:`DECISION_WEIGHT` where a branch arrow shows or the label is not
-    ``W LARGE``, else 1) plus :data:`AUX_WEIGHT` x the mean squared error of ``aux`` (not for a blind model).
+def oracle_label(env, task) -> int | None:
+    """The oracle planner's first action from the env's current state, or ``None`` (between nodes, or no
+    plan)."""
+    from urbanarena.agents.arena_oracle import plan_to_goal
+    from urbanarena.gym.arena import action_index
+    from urbanarena.tasks.families.cityarena import CityArenaFamily
 
-    Returns: ``(model, figures)`` with ``train_accuracy``, ``final_loss``, ``seconds``.
+    state = env.arena.state
+    if state is None or state.v is not None:
+        return None
+    goal = CityArenaFamily.goal_xy_m(task, env.city)
+    radius = CityArenaFamily.radius_m(task, env.protocol_id)
+    try:
+        plan = plan_to_goal(env.arena.motion, state, goal, radius, max_expansions=20_000)
+    except (ValueError, AssertionError):
+        return None
+    if plan is None or not plan.actions:
+        return None
+    return action_index(plan.actions[0])
+
+
+def collect_dagger(env, tasks: Sequence[Any], model, blind: bool, seed: int = 0) -> tuple[list, dict[str, Any]]:
+    """Run ``model`` on ``tasks``; label the visited node states with :func:`oracle_label` (module docstring)."""
+    import torch
+
+    feat = make_featurizer("map_navigation", env.max_steps, blind)
+    samples, solved = [], 0
+    for task in tasks:
+        env.reset(seed=seed, options={"task": task})
+        feat.reset()
+        done = False
+        while not done:
+            vec, mask = feat(env.raw_obs)
+            label = oracle_label(env, task)
+            if label is not None:
+                samples.append((vec, mask, label))
+            with torch.no_grad():
+                a = int(model(torch.from_numpy(vec[None]), torch.from_numpy(mask[None].astype(np.float32))).argmax(1)[0])
+            _, _, term, trunc, _ = env.step(a)
+            done = term or trunc
+        solved += int(env.score.get("evaluation_score") == 1.0)
+    return samples, {"samples": len(samples), "policy_success": round(solved / max(1, len(tasks)), 4)}
+
+
+def fit(ds: Dataset, cfg: TrainConfig, n_actions: int, model=None):
+    """Fit (or keep fitting) a :class:`~urbanarena.agents.bc.model.BCPolicy` on ``ds`` (module docstring).
+
+    Returns: ``(model, figures)`` with ``train_accuracy``, ``train_accuracy_decisions``, ``final_loss``,
+    ``seconds``. Raises :class:`UrbanArenaError` on an empty data set.
     """
     import torch
 
     from urbanarena.agents.bc.model import BCPolicy
+    from urbanarena.gym.arena import ACTIONS, action_index
 
-    if not samples:
+    if len(ds) == 0:
         raise UrbanArenaError("no demonstration samples to train on (did the oracle solve any task?)")
     torch.manual_seed(cfg.seed)
     torch.set_num_threads(max(1, int(cfg.threads)))
-    imgs = torch.from_numpy(np.stack([s[0][0] for s in samples]))
-    vecs = torch.from_numpy(np.stack([s[0][1] for s in samples]))
-    masks = torch.from_numpy(np.stack([s[0][2] for s in samples]).astype(np.float32))
-    ys = torch.tensor([s[1] for s in samples], dtype=torch.long)
-    auxs = torch.tensor([s[2] for s in samples], dtype=torch.float32)
-    from urbanarena.gym.arena import ACTIONS, action_index
-
+    vecs = torch.from_numpy(ds.vectors)
+    masks = torch.from_numpy(ds.masks.astype(np.float32))
+    ys = torch.from_numpy(ds.actions)
     walk = action_index("W LARGE")
     branch = masks[:, len(ACTIONS) - 4:len(ACTIONS) - 1].sum(1) > 0
-    weights = torch.where(branch | (ys != walk), torch.tensor(DECISION_WEIGHT), torch.tensor(1.0))
-    model = BCPolicy(imgs.shape[1], vecs.shape[1], n_actions, blind=cfg.blind)
+    dec = branch | (ys != walk)
+    weights = torch.where(dec, torch.tensor(DECISION_WEIGHT), torch.tensor(1.0))
+    if model is None:
+        model = BCPolicy(vecs.shape[1], n_actions, hidden=cfg.hidden)
+    model.train()
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=max(1, cfg.epochs))
     rng = np.random.default_rng(cfg.seed)
     t0 = time.perf_counter()
     loss_v = float("nan")
@@ -122,24 +200,21 @@ def train_policy(samples: list, cfg: TrainConfig, n_actions: int):
         order = torch.from_numpy(rng.permutation(len(ys)))
         for i in range(0, len(ys), cfg.batch):
             b = order[i:i + cfg.batch]
-            logits, aux = model(imgs[b], vecs[b], masks[b], with_aux=True)
-            ce = torch.nn.functional.cross_entropy(logits, ys[b], reduction="none")
+            ce = torch.nn.functional.cross_entropy(model(vecs[b], masks[b]), ys[b], reduction="none")
             loss = (ce * weights[b]).sum() / weights[b].sum()
-            if not cfg.blind:
-                loss = loss + AUX_WEIGHT * torch.nn.functional.mse_loss(aux, auxs[b])
             opt.zero_grad()
             loss.backward()
             opt.step()
             loss_v = float(loss.detach())
+        sched.step()
+    model.eval()
     with torch.no_grad():
-        pred = torch.cat([model(imgs[i:i + 512], vecs[i:i + 512], masks[i:i + 512]).argmax(1)
-                          for i in range(0, len(ys), 512)])
+        pred = model(vecs, masks).argmax(1)
     acc = float((pred == ys).float().mean())
-    dec = branch | (ys != walk)
     acc_dec = float((pred[dec] == ys[dec]).float().mean()) if bool(dec.any()) else float("nan")
-    return model, {"train_accuracy": round(acc, 4), "train_accuracy_decisions": round(acc_dec, 4), "final_loss": round(loss_v, 4),
-                   "seconds": round(time.perf_counter() - t0, 2), "image_shape": list(imgs.shape[1:]),
-                   "n_vector": int(vecs.shape[1]), "n_actions": int(n_actions)}
+    return model, {"train_accuracy": round(acc, 4), "train_accuracy_decisions": round(acc_dec, 4),
+                   "final_loss": round(loss_v, 4), "seconds": round(time.perf_counter() - t0, 2),
+                   "n_vector": int(vecs.shape[1]), "n_actions": int(n_actions), "samples": len(ds)}
 
 
 def save_checkpoint(model, path: str | Path, meta: dict[str, Any]) -> Path:
@@ -170,35 +245,47 @@ def load_checkpoint(path: str | Path):
         with safe_open(str(p), framework="pt") as f:
             meta = json.loads((f.metadata() or {})[META_KEY])
         state = load_file(str(p))
-    except (KeyError, ValueError, OSError, SafetensorError) as e:
+        model = BCPolicy(int(meta["figures"]["n_vector"]), int(meta["figures"]["n_actions"]),
+                         hidden=int(meta["config"]["hidden"]))
+        model.load_state_dict(state)
+    except (KeyError, ValueError, OSError, RuntimeError, SafetensorError) as e:
         raise UrbanArenaError(f"{p}: not a urbanarena bc checkpoint ({type(e).__name__}: {e})") from None
-    shape = meta["figures"]["image_shape"]
-    model = BCPolicy(int(shape[0]), int(meta["figures"]["n_vector"]), int(meta["figures"]["n_actions"]),
-                     blind=bool(meta["config"]["blind"]))
-    model.load_state_dict(state)
     model.eval()
     return model, meta
 
 
 def train_bc(city, tasks: Sequence[Any], out: str | Path, cfg: TrainConfig, protocol: str = "cityarena-v1",
-             task_dir: str | Path | None = None) -> dict[str, Any]:
-    """Collect demonstrations on ``tasks`` (train split of ``city``), train, save; returns the metadata."""
+             task_dir: str | Path | None = None, dataset_out: str | Path | None = None) -> dict[str, Any]:
+    """Collect demonstrations on ``tasks`` (train split of ``city``), train with ``cfg.dagger`` DAgger rounds,
+    save the checkpoint (and the final data set as ``.npz`` when ``dataset_out``); returns the metadata."""
     t0 = time.perf_counter()
     if cfg.family != "map_navigation":
         raise UrbanArenaError(f"--family {cfg.family!r}: bc training is implemented for map_navigation")
+    from urbanarena.agents.bc.features import N_MAP_NAV
     from urbanarena.gym.arena import ACTIONS, ArenaTaskEnv
 
     env = ArenaTaskEnv(city=city, split="train", family="map_navigation", protocol=protocol, observation="map",
-                       tasks=list(tasks), task_dir=task_dir, map_size=(cfg.map_px, cfg.map_px))
-    samples, demo = collect_map_navigation(env, tasks, cfg.seed)
+                       tasks=list(tasks), task_dir=task_dir)
+    samples, demo = collect_oracle(env, tasks, cfg.blind, cfg.seed)
+    ds = Dataset.of(samples, N_MAP_NAV, len(ACTIONS))
     collect_s = time.perf_counter() - t0
-    model, figs = train_policy(samples, cfg, len(ACTIONS))
-    meta = {"config": asdict(cfg), "figures": figs, "demonstrations": demo, "protocol": protocol,
+    model, figs = fit(ds, cfg, len(ACTIONS))
+    rounds = []
+    for _ in range(max(0, int(cfg.dagger))):
+        t1 = time.perf_counter()
+        extra, info = collect_dagger(env, tasks, model, cfg.blind, cfg.seed)
+        ds = ds + Dataset.of(extra, N_MAP_NAV, len(ACTIONS))
+        model, figs = fit(ds, cfg, len(ACTIONS))
+        rounds.append(dict(info, seconds=round(time.perf_counter() - t1, 2)))
+    if dataset_out is not None:
+        save_dataset(ds, dataset_out)
+    meta = {"config": asdict(cfg), "figures": figs, "demonstrations": demo, "dagger": rounds, "protocol": protocol,
             "step_limit": env.max_steps, "city": {"name": city.name, "content_hash": city.content_hash},
-            "collect_seconds": round(collect_s, 2), "feature_set": cfg.family}
+            "collect_seconds": round(collect_s, 2), "total_seconds": round(time.perf_counter() - t0, 2),
+            "feature_set": cfg.family}
     save_checkpoint(model, out, meta)
     return meta
 
 
-__all__ = ["META_KEY", "TrainConfig", "collect_map_navigation", "load_checkpoint", "save_checkpoint", "train_bc",
-           "train_policy"]
+__all__ = ["DECISION_WEIGHT", "Dataset", "META_KEY", "TrainConfig", "collect_dagger", "collect_oracle", "fit",
+           "load_checkpoint", "load_dataset", "oracle_label", "save_checkpoint", "save_dataset", "train_bc"]
