@@ -3,7 +3,7 @@
 Builds (or loads) the train split's city (``--city helsinki --split train`` means ``helsinki-train``),
 takes ``--tasks FILE`` or generates ``--per-family N`` oracle-verified map-navigation tasks there
 (``--task-seed S``; the ``tasks generate`` suite builder with the arena oracle), collects the oracle's
-demonstrations through ``urbanarena/Arena-v1`` and trains the behaviour-cloning policy
+demonstrations through ``urbanarena/Arena-v1``, trains the behaviour-cloning policy with ``--dagger`` rounds
 (:mod:`urbanarena.agents.bc.train`). Prints the figures; the checkpoint is one safetensors file.
 Needs the ``train`` extra. Bad input prints ``error: ...`` and exits 2.
 
@@ -36,11 +36,13 @@ def bc(
     city: str = typer.Option("helsinki", "--city", help="City (helsinki: the split's area)."),
     split: str = typer.Option("train", "--split", help="Split the city must be (train)."),
     tasks: Optional[Path] = typer.Option(None, "--tasks", help="Task file of the train city (default: generate)."),
-    per_family: int = typer.Option(150, "--per-family", help="Tasks generated when --tasks is not given."),
+    per_family: int = typer.Option(300, "--per-family", help="Tasks generated when --tasks is not given."),
     task_seed: int = typer.Option(0, "--task-seed", help="Seed of the generated tasks."),
     blind: bool = typer.Option(False, "--blind", help="Ablation: the same model without images."),
-    epochs: int = typer.Option(15, "--epochs", help="Training passes over the demonstrations."),
-    lr: float = typer.Option(3e-3, "--lr", help="Adam learning rate."),
+    epochs: int = typer.Option(30, "--epochs", help="Training passes over the demonstrations (per fit)."),
+    dagger: int = typer.Option(0, "--dagger", help="DAgger rounds (the oracle labels the policy's own states)."),
+    dataset_out: Optional[Path] = typer.Option(None, "--dataset-out", help="Also write the labelled steps (.npz)."),
+    lr: float = typer.Option(2e-3, "--lr", help="Adam learning rate."),
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and shuffling."),
     threads: int = typer.Option(1, "--threads", help="PyTorch intra-op threads."),
 ) -> None:
@@ -52,8 +54,8 @@ def bc(
     try:
         if split != "train":
             raise UrbanArenaError("--split: behaviour cloning trains on the train split only")
-        if epochs < 1 or per_family < 1:
-            raise UrbanArenaError("--epochs and --per-family must be at least 1")
+        if epochs < 1 or per_family < 1 or dagger < 0:
+            raise UrbanArenaError("--epochs and --per-family must be at least 1, --dagger at least 0")
         c = load_split_city(city, split)
         if tasks is None:
             from urbanarena.agents.arena_oracle import ArenaOracleSolver
@@ -66,8 +68,9 @@ def bc(
                                           solver=ArenaOracleSolver(c)), tasks)
         ts = resolve_task_set(str(tasks), c)
         meta = train_bc(c, [t for t in ts.tasks if t.extra.get("task_kind") == family], out,
-                        TrainConfig(family=family, blind=blind, epochs=epochs, lr=lr, seed=seed, threads=threads),
-                        task_dir=ts.source_files[0].parent)
+                        TrainConfig(family=family, blind=blind, epochs=epochs, lr=lr, seed=seed, threads=threads,
+                                    dagger=dagger),
+                        task_dir=ts.source_files[0].parent, dataset_out=dataset_out)
     except (UrbanArenaError, ValueError, OSError, ImportError) as e:
         raise fail(e) from None
-    typer.echo(f"{out}: {json.dumps({k: meta[k] for k in ('demonstrations', 'figures', 'collect_seconds')})}")
+    typer.echo(f"{out}: {json.dumps({k: meta[k] for k in ('demonstrations', 'dagger', 'figures', 'collect_seconds', 'total_seconds')})}")

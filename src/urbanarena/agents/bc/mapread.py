@@ -123,6 +123,8 @@ def scale_bar_m_per_px(img: np.ndarray | None) -> float | None:
     if crop.shape[0] < 12 or crop.shape[1] < 20:
         return None
     bg = np.median(crop.reshape(-1, 3), axis=0).astype(np.uint8)
+    if float(bg.mean()) < 128.0:  # a scale bar is dark on a light map; a dark image has none
+        return None
     crop = crop.astype(np.int16)
     scores = []
     for nice in _NICE:
