@@ -59,7 +59,7 @@ from gymnasium import spaces
 from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude
 from urbanarena.gym.common import (
     CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, check_choice, encode_text, fit_image,
-    load_split_city, load_tasks, progress_reward,
+    init_task_source, progress_reward,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -172,17 +172,8 @@ class ArenaTaskEnv(ImageTaskEnv, gym.Env):
         self.progress_scale_m = float(progress_scale_m)
         self.step_cost = float(step_cost)
         self.family = CityArenaFamily()
-        self.city = load_split_city(city, split)
-        self._n_gen, self._seed_gen, self._split = int(n_tasks), int(task_seed), split
-        self.source = load_tasks(self.city, split, tasks, self._generate, mode="arena", family=family,
-                                 n_tasks=int(n_tasks), task_seed=int(task_seed))
-        if task_dir is not None:
-            from pathlib import Path
-
-            self.source.base_dir = Path(task_dir)
-        self.source.tasks = [t for t in self.source.tasks if t.extra.get("task_kind") == family]
-        if not self.source.tasks:
-            raise GymConfigError(f"no {family} task among the tasks ({self.source.origin})")
+        init_task_source(self, city, split, tasks, lambda t: t.extra.get("task_kind") == family, mode="arena",
+                         family=family, n_tasks=n_tasks, task_seed=task_seed, task_dir=task_dir)
         self.uses_view = "rgb" in observation
         self.uses_map = "map" in observation
         self._observer: Any = None
@@ -205,11 +196,7 @@ class ArenaTaskEnv(ImageTaskEnv, gym.Env):
         self.observation_space = spaces.Dict(obs)
         self.action_space = spaces.Discrete(len(ACTIONS))
         self.env: gym.Env | None = None
-        self.task: Task | None = None
-        self.raw_obs: dict[str, Any] | None = None
-        self.score: dict[str, Any] | None = None
         self._refs: dict[str, np.ndarray] = {}
-        self._done = True
 
     # ------------------------------------------------------------ tasks
     def _generate(self, city: City, out) -> None:

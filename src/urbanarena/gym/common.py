@@ -196,6 +196,35 @@ def load_tasks(city: City, split: str | None, tasks: str | Sequence[Task] | None
     return TaskSource(city, list(ts.tasks), out.parent, f"generated:{out}")
 
 
+def init_task_source(env, city: str | City, split: str | None, tasks, keep, *, mode: str, family: str,
+                     n_tasks: int, task_seed: int, task_dir: str | Path | None = None) -> None:
+    """What every registered env does first: ``env.city`` (:func:`load_split_city`), the generation settings
+    its ``_generate(city, out)`` reads (``_n_gen``, ``_seed_gen``, ``_split``), and ``env.source``
+    (:func:`load_tasks`) kept to the tasks where ``keep(task)`` holds, reference images resolved against
+    ``task_dir`` when given. Then :func:`clear_episode`.
+
+    Raises: GymConfigError (no task of ``family`` left, or :func:`load_tasks`'s), SplitError.
+    """
+    env.city = load_split_city(city, split)
+    env._n_gen, env._seed_gen, env._split = int(n_tasks), int(task_seed), split
+    env.source = load_tasks(env.city, split, tasks, env._generate, mode=mode, family=family, n_tasks=int(n_tasks),
+                            task_seed=int(task_seed))
+    if task_dir is not None:
+        env.source.base_dir = Path(task_dir)
+    env.source.tasks = [t for t in env.source.tasks if keep(t)]
+    if not env.source.tasks:
+        raise GymConfigError(f"no {family} task among the tasks ({env.source.origin})")
+    clear_episode(env)
+
+
+def clear_episode(env) -> None:
+    """No episode running: ``task``, ``raw_obs`` and ``score`` ``None``, ``step`` refused until ``reset``."""
+    env.task = None
+    env.raw_obs = None
+    env.score = None
+    env._done = True
+
+
 #: ``info`` keys whose value is a dict whenever it is present (kept as dicts by :func:`vector_info`)
 DICT_INFO_KEYS = frozenset({"pose", "counters", "score", "goal_distance_m", "dynamics"})
 
@@ -249,5 +278,5 @@ def progress_reward(before_m: float | None, after_m: float | None, scale_m: floa
 
 
 __all__ = ["CHARSET", "GymConfigError", "ImageTaskEnv", "MAX_TEXT", "OBSERVATIONS", "REWARDS", "TaskSource", "check_choice",
-           "encode_text", "fit_image", "generated_dir", "load_split_city", "load_tasks", "progress_reward",
+           "clear_episode", "encode_text", "fit_image", "generated_dir", "init_task_source", "load_split_city", "load_tasks", "progress_reward",
            "split_city_name", "vector_info"]

@@ -50,7 +50,7 @@ from gymnasium import spaces
 
 from urbanarena.gym.common import (
     CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, check_choice, encode_text, fit_image,
-    load_split_city, load_tasks, progress_reward,
+    init_task_source, progress_reward,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -139,13 +139,8 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
         self.map_size = tuple(int(v) for v in map_size)
         self.progress_scale_m, self.step_cost, self.collision_cost = (float(progress_scale_m), float(step_cost),
                                                                       float(collision_cost))
-        self.city = load_split_city(city, split)
-        self._n_gen, self._seed_gen = int(n_tasks), int(task_seed)
-        self.source = load_tasks(self.city, split, tasks, self._generate, mode="continuous", family=family,
-                                 n_tasks=int(n_tasks), task_seed=int(task_seed))
-        self.source.tasks = [t for t in self.source.tasks if t.category == family]
-        if not self.source.tasks:
-            raise GymConfigError(f"no {family} task among the tasks ({self.source.origin})")
+        init_task_source(self, city, split, tasks, lambda t: t.category == family, mode="continuous", family=family,
+                         n_tasks=n_tasks, task_seed=task_seed)
         self.env = ContinuousEnv(self.city)
         self._observers: dict[str | None, Any] = {}
         obs = {
@@ -162,10 +157,6 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
         self.observation_space = spaces.Dict(obs)
         self.action_space = (spaces.Text(MAX_ACTION_TEXT, min_length=0, charset=CHARSET) if action == "json"
                              else spaces.Discrete(len(MACROS)))
-        self.task: Task | None = None
-        self.raw_obs: dict[str, Any] | None = None
-        self.score: dict[str, Any] | None = None
-        self._done = True
 
     def _generate(self, city: City, out) -> None:
         from urbanarena.tasks.generators.urbanground import generate_urbanground_suite, save_urbanground_suite

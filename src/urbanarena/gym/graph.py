@@ -34,8 +34,8 @@ from gymnasium import spaces
 
 from urbanarena.env.graph_env import MAX_CHOICES, STOP, GraphNavEnv
 from urbanarena.gym.common import (
-    CHARSET, MAX_TEXT, REWARDS, GymConfigError, check_choice, encode_text, load_split_city, load_tasks,
-    progress_reward, vector_info,
+    CHARSET, MAX_TEXT, REWARDS, GymConfigError, check_choice, encode_text, init_task_source, progress_reward,
+    vector_info,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -101,15 +101,10 @@ class GraphTaskEnv(gym.Env):
         self.reward_kind = reward
         self.max_steps = int(max_steps if max_steps is not None else self.family.default_max_steps)
         self.progress_scale_m, self.step_cost = float(progress_scale_m), float(step_cost)
-        self.city = load_split_city(city, split)
         if tasks is None and family != "cityseeker":
             raise GymConfigError(f"family={family!r}: give tasks=FILE (only cityseeker tasks are generated here)")
-        self._n_gen, self._seed_gen, self._split = int(n_tasks), int(task_seed), split
-        self.source = load_tasks(self.city, split, tasks, self._generate, mode="graph", family=family,
-                                 n_tasks=int(n_tasks), task_seed=int(task_seed))
-        self.source.tasks = [t for t in self.source.tasks if t.family == family]
-        if not self.source.tasks:
-            raise GymConfigError(f"no {family} task among the tasks ({self.source.origin})")
+        init_task_source(self, city, split, tasks, lambda t: t.family == family, mode="graph", family=family,
+                         n_tasks=n_tasks, task_seed=task_seed)
         self.base = GraphNavEnv(self.city, make_motion(self.protocol_id, self.city, self.family.action_style))
         self.env = StepLimit(self.base, self.max_steps)
         self.observation_space = spaces.Dict({
@@ -120,10 +115,6 @@ class GraphTaskEnv(gym.Env):
             "step": spaces.Box(0, self.max_steps, shape=(), dtype=np.int64),
         })
         self.action_space = spaces.Discrete(MAX_CHOICES + 1)
-        self.task: Task | None = None
-        self.raw_obs: dict[str, Any] | None = None
-        self.score: dict[str, Any] | None = None
-        self._done = True
 
     def _generate(self, city: City, out) -> None:
         from urbanarena.tasks.generators.cityseeker_needs import generate_needs_suite, save_needs_suite
