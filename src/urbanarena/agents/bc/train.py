@@ -7,9 +7,10 @@ the oracle's action as the label.
 
 DAgger (Ross, Gordon and Bagnell, AISTATS 2011), ``dagger`` rounds (ours; 0 by default, docs/gym.md): the policy
 trained so far runs on the train tasks; at every state it visits where the agent stands free at a
-node (where decisions are taken) the oracle's planner (:func:`~urbanarena.agents.arena_oracle.plan_to_goal`)
+node with the camera along the travel direction (where decisions are taken) the oracle's planner (:func:`~urbanarena.agents.arena_oracle.plan_to_goal`)
 labels the state with the first action of its fewest-step plan from there, and the labelled states
-join the data set for the next fit. States between nodes keep no label (the planner starts at nodes).
+join the data set for the next fit. Other states keep no label (the planner starts at a node; from a
+camera turned away it would first reset the view, which undoes the first half of a reversal).
 
 Training: Adam (learning rate ``lr``), mini-batches of ``batch``, ``epochs`` passes, cross-entropy on
 the masked logits, each sample weighted 1 (``DECISION_WEIGHT`` where a branch arrow shows or the label
@@ -123,15 +124,15 @@ def collect_oracle(env, tasks: Sequence[Any], blind: bool, seed: int = 0) -> tup
 
 
 def oracle_label(env, task) -> int | None:
-    """The oracle planner's first action from the env's current state, or ``None`` (between nodes, or no
-    plan)."""
+    """The oracle planner's first action from the env's current state, or ``None`` (between nodes, the camera
+    not along the travel direction, or no plan)."""
     from urbanarena.agents.arena_oracle import plan_to_goal
     from urbanarena.gym.arena import action_index
     from urbanarena.tasks.families.cityarena import CityArenaFamily
 
     state = env.arena.state
-    if state is None or state.v is not None:
-        return None
+    if state is None or state.v is not None or state.yaw_deg != state.travel_deg or state.pitch_deg != 0.0:
+        return None  # between nodes, or mid-turn (the planner would first reset the view: S undoes a reversal)
     goal = CityArenaFamily.goal_xy_m(task, env.city)
     radius = CityArenaFamily.radius_m(task, env.protocol_id)
     try:
