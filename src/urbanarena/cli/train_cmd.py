@@ -40,7 +40,7 @@ def bc(
     task_seed: int = typer.Option(0, "--task-seed", help="Seed of the generated tasks."),
     blind: bool = typer.Option(False, "--blind", help="Ablation: the same model without images."),
     epochs: int = typer.Option(30, "--epochs", help="Training passes over the demonstrations (per fit)."),
-    dagger: int = typer.Option(0, "--dagger", help="DAgger rounds (the oracle labels the policy's own states)."),
+    dagger: int = typer.Option(1, "--dagger", help="DAgger rounds (the oracle labels the policy's own states)."),
     dataset_out: Optional[Path] = typer.Option(None, "--dataset-out", help="Also write the labelled steps (.npz)."),
     lr: float = typer.Option(2e-3, "--lr", help="Adam learning rate."),
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and shuffling."),

@@ -5,7 +5,7 @@ with the privileged ``arena-oracle``; only episodes the oracle solves are kept. 
 featurizer's ``(vector, mask)`` (:mod:`urbanarena.agents.bc.features`, fed what the VLM agent sees) and
 the oracle's action as the label.
 
-DAgger (Ross, Gordon and Bagnell, AISTATS 2011), ``dagger`` rounds (ours; 0 by default, docs/gym.md): the policy
+DAgger (Ross, Gordon and Bagnell, AISTATS 2011), ``dagger`` rounds (ours; 1 by default, docs/gym.md): the policy
 trained so far runs on the train tasks; at every state it visits where the agent stands free at a
 node with the camera along the travel direction (where decisions are taken) the oracle's planner (:func:`~urbanarena.agents.arena_oracle.plan_to_goal`)
 labels the state with the first action of its fewest-step plan from there, and the labelled states
@@ -51,7 +51,7 @@ class TrainConfig:
     seed: int = 0
     threads: int = 1
     hidden: int = 128
-    dagger: int = 0
+    dagger: int = 1
 
 
 @dataclass
