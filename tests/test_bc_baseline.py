@@ -139,6 +139,20 @@ def test_bad_checkpoint_is_refused(tmp_path):
         load_checkpoint(tmp_path / "missing.safetensors")
 
 
+def test_train_bc_refuses_bad_options(tmp_path):
+    """``train bc`` trains on the train split only and takes no negative DAgger rounds (exit 2, no checkpoint)."""
+    from typer.testing import CliRunner
+
+    from urbanarena.cli.main import app
+
+    out = tmp_path / "x.safetensors"
+    res = CliRunner().invoke(app, ["train", "bc", "--out", str(out), "--split", "test"])
+    assert res.exit_code == 2 and "train split only" in res.output
+    res = CliRunner().invoke(app, ["train", "bc", "--out", str(out), "--dagger", "-1"])
+    assert res.exit_code == 2 and "--dagger at least 0" in res.output
+    assert not out.exists()
+
+
 def test_arena_straight_rule():
     """Hand-worked: W LARGE without arrows, the smallest turn where arrows show, ANSWER on the last step."""
     from urbanarena.agents.arena_random import ArenaStraightAgent
