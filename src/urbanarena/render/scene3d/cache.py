@@ -7,7 +7,8 @@ Layout: one folder per render identity::
 
 (``<scene name>-<condition>-<key[:16]>`` for a weather or time of day other than the clear day,
 e.g. ``helsinki-rain_night-...``, and ``<scene name>-realistic-...`` for the realistic render style
-(:mod:`.styles`); the key differs too, see below: the style is part of the settings.)
+(:mod:`.styles`); the key differs too, see below: the style is part of the settings, and so is the population:
+``settings.population = "snapshot"`` draws each node's people and vehicles, :mod:`.population`, into its panorama.)
 
 ``key`` is the SHA-256 of :func:`~urbanarena.render.scene3d.renderer.render_identity`: renderer version, scene
 content hash, :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (including the weather,
@@ -51,6 +52,7 @@ import numpy as np
 from urbanarena.errors import CityFormatError, ImageFormatError
 from urbanarena.render.panorama_store import DEFAULT_BUDGET_BYTES, CacheStats, LRUByteCache
 from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
+from urbanarena.render.scene3d.population_draw import node_population
 from urbanarena.render.scene3d.renderer import (
     DEFAULT_EYE_HEIGHT_M, DEFAULT_PANO_WIDTH, RENDERER_VERSION, RenderSettings, SceneRenderer, render_identity,
 )
@@ -183,10 +185,17 @@ class RenderedPanoramaStore:
         return self.path(node).is_file()
 
     # ------------------------------------------------------------ access
+    def population(self, node: str):
+        """The people and vehicles drawn into ``node``'s panorama (:func:`.population_draw.node_population`:
+        ``None`` unless ``settings.population`` is ``snapshot``)."""
+        x, y, _ = self.poses[node]
+        return node_population(self.scene, self.settings, node, x, y)
+
     def render(self, node: str) -> np.ndarray:
-        """Render ``node``'s panorama now (no cache involved)."""
+        """Render ``node``'s panorama now (no cache involved), with its population when the settings have one."""
         x, y, bearing = self.poses[node]
-        return self.renderer.render_panorama(x, y, self.eye_height_m, self.width, bearing)
+        return self.renderer.render_panorama(x, y, self.eye_height_m, self.width, bearing,
+                                             dynamic=self.population(node))
 
     def get(self, node: str) -> np.ndarray:
         """RGB ``uint8`` panorama ``(W/2, W, 3)`` of ``node`` (read-only): memory, else disk, else rendered
@@ -265,7 +274,9 @@ def _worker_init(scene_dict: dict, settings: dict, width: int, eye: float, threa
 
 def _worker_render(job: tuple[str, float, float, float, str]) -> str:
     node, x, y, bearing, path = job
-    img = _W["renderer"].render_panorama(x, y, _W["eye"], _W["width"], bearing)
+    r = _W["renderer"]
+    img = r.render_panorama(x, y, _W["eye"], _W["width"], bearing,
+                            dynamic=node_population(r.scene, r.settings, node, x, y))
     write_png(Path(path), img)
     return node
 

@@ -1,0 +1,62 @@
+"""Drawing a node's population (:mod:`.population`) into its panorama and into the ID pass.
+
+* :class:`PopulationObjects` -- a snapshot as the renderer's ``dynamic=`` argument: its mesh
+  (:func:`.population_meshes.placements_mesh`, placement ``i`` as feature ``i + 1``) is built once and drawn into
+  all six cube faces of the panorama, lit by the condition's street-furniture program.
+* :func:`node_population` -- the objects the panorama store draws for a node (``None`` without population).
+* :func:`population_pixels` -- the ID pass of a view with the population: pixels of each placement, and the people
+  and vehicles in all (what the coverage acceptance measures, ``urbanarena bench population``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from urbanarena.render.scene3d.meshes import MeshData
+from urbanarena.render.scene3d.population import PEOPLE_KINDS, VEHICLE_KINDS, Snapshot, snapshot_for_settings
+from urbanarena.render.scene3d.population_meshes import placements_mesh
+
+
+class PopulationObjects:
+    """A :class:`~.population.Snapshot` drawable as ``dynamic=`` (mesh built on first use, then reused)."""
+
+    def __init__(self, snap: Snapshot):
+        self.snapshot = snap
+        self.placements = snap.placements
+        self._mesh: MeshData | None = None
+
+    def __bool__(self) -> bool:
+        return bool(self.placements)
+
+    def mesh(self) -> MeshData:
+        if self._mesh is None:
+            self._mesh = placements_mesh(self.placements)
+        return self._mesh
+
+
+def node_population(scene, settings, node: str, x_m: float, y_m: float) -> PopulationObjects | None:
+    """What the panorama store draws into ``node``'s panorama: its snapshot when ``settings.population`` is
+    ``snapshot`` (and it places anything), else ``None``."""
+    snap = snapshot_for_settings(scene, settings, node, x_m, y_m)
+    return PopulationObjects(snap) if snap is not None and snap.placements else None
+
+
+def population_pixels(renderer, objs: PopulationObjects, x_m: float, y_m: float, yaw_deg: float,
+                      pitch_deg: float = 0.0, hfov_deg: float = 90.0, width: int = 640, height: int = 360,
+                      eye_height_m: float = 1.7) -> dict:
+    """Visible pixels of the population in one view (ID pass: the scene occludes it and it occludes the scene).
+
+    Returns:
+        ``{"per_placement": {placement id: px}, "people_px": int, "vehicles_px": int, "total_px": int}``.
+    """
+    ids = renderer.render_ids(x_m, y_m, yaw_deg, pitch_deg, hfov_deg, width, height, eye_height_m, dynamic=objs)
+    base = len(renderer.features)
+    k = ids[ids > base] - base - 1
+    counts = np.bincount(k, minlength=len(objs.placements)) if k.size else np.zeros(len(objs.placements), int)
+    per = {p.id: int(c) for p, c in zip(objs.placements, counts) if c}
+    people = sum(int(c) for p, c in zip(objs.placements, counts) if p.kind in PEOPLE_KINDS)
+    vehicles = sum(int(c) for p, c in zip(objs.placements, counts) if p.kind in VEHICLE_KINDS)
+    return {"per_placement": per, "people_px": people, "vehicles_px": vehicles, "total_px": people + vehicles}
+
+
+__all__ = ["PopulationObjects", "node_population", "population_pixels"]
