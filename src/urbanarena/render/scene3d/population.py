@@ -48,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -345,32 +346,53 @@ def _cyclist(pid: str, x: float, y: float, heading: float, rng: np.random.Genera
                      int(rng.integers(1 << 30)))
 
 
-_LAYOUTS: "dict[str, _Layout]" = {}
+_LAYOUTS: "dict[int, tuple]" = {}
 _LAYOUT_LOCK = threading.Lock()
 
 
 def layout_of(scene: Scene) -> _Layout:
-    """The scene's placement layout (built once per scene content, the last four kept)."""
-    h = scene.content_hash()
+    """The scene's placement layout (built once per scene object, the last four kept)."""
     with _LAYOUT_LOCK:
-        lay = _LAYOUTS.get(h)
-        if lay is None:
-            lay = _LAYOUTS[h] = _Layout(scene)
-            while len(_LAYOUTS) > 4:
-                _LAYOUTS.pop(next(iter(_LAYOUTS)))
+        got = _LAYOUTS.get(id(scene))
+        if got is not None and got[0]() is scene:
+            return got[1]
+        lay = _Layout(scene)
+        _LAYOUTS[id(scene)] = (weakref.ref(scene), lay)
+        while len(_LAYOUTS) > 4:
+            _LAYOUTS.pop(next(iter(_LAYOUTS)))
         return lay
 
 
 # ------------------------------------------------------------------ the snapshot
-def _kept(lay: _Layout, p: Placement, cam: Point, on_road: bool) -> bool:
-    fp = p.footprint()
-    if fp.distance(cam) < CAMERA_CLEAR_M:
-        return False
-    if lay.buildings.intersects(fp) or lay.objects.intersects(fp):
-        return False
-    if on_road is False and lay.carriageways.intersects(Point(p.x_m, p.y_m)):
-        return False
-    return True
+def _footprints(ps: list[Placement]) -> np.ndarray:
+    """Oriented rectangles of ``ps`` as shapely polygons (vectorised)."""
+    a = np.radians([p.heading_deg for p in ps])
+    f = np.stack([np.sin(a), np.cos(a)], axis=1)
+    r = np.stack([np.cos(a), -np.sin(a)], axis=1)
+    hl = np.array([p.length_m / 2 for p in ps])[:, None]
+    hw = np.array([p.width_m / 2 for p in ps])[:, None]
+    c = np.array([[p.x_m, p.y_m] for p in ps])
+    ring = np.stack([c + sf * hl * f + sr * hw * r for sf, sr in ((1, 1), (1, -1), (-1, -1), (-1, 1), (1, 1))],
+                    axis=1)
+    return shapely.polygons(ring)
+
+
+def _filter(lay: _Layout, cands: list[tuple[Placement, bool]], x_m: float, y_m: float) -> list[Placement]:
+    """The candidates kept (module docstring): clear of the camera, buildings and furniture, and people off the
+    carriageways unless they cross it."""
+    if not cands:
+        return []
+    ps = [p for p, _ in cands]
+    fps = _footprints(ps)
+    cam = Point(x_m, y_m)
+    ok = shapely.distance(fps, cam) >= CAMERA_CLEAR_M
+    ok &= ~shapely.intersects(lay.buildings, fps)
+    ok &= ~shapely.intersects(lay.objects, fps)
+    off_road = np.array([not on for _, on in cands])
+    if off_road.any():
+        pts = shapely.points([(p.x_m, p.y_m) for p in ps])
+        ok &= ~(off_road & shapely.intersects(lay.carriageways, pts))
+    return [p for p, k in zip(ps, ok) if k]
 
 
 def snapshot(scene: Scene, node: str, x_m: float, y_m: float, condition: str = "clear",
@@ -395,11 +417,11 @@ def snapshot(scene: Scene, node: str, x_m: float, y_m: float, condition: str = "
     factor = CONDITION_FACTOR.get(weather, 1.0) * CONDITION_FACTOR.get(tod, 1.0)
     cam = Point(x_m, y_m)
     R2 = radius_m * radius_m
-    out: list[Placement] = []
+    cands: list[tuple[Placement, bool]] = []
 
     def keep(p: Placement, on_road: bool) -> None:
-        if (p.x_m - x_m) ** 2 + (p.y_m - y_m) ** 2 <= R2 and _kept(lay, p, cam, on_road):
-            out.append(p)
+        if (p.x_m - x_m) ** 2 + (p.y_m - y_m) ** 2 <= R2:
+            cands.append((p, on_road))
 
     for p in lay.parked(seed, condition):
         keep(p, True)
@@ -499,6 +521,7 @@ def snapshot(scene: Scene, node: str, x_m: float, y_m: float, condition: str = "
                 x, y = np.array([c.x_m, c.y_m]) + t * across + rng.uniform(-1.0, 1.0) * along
                 facing = (c.road_bearing_deg + (90.0 if rng.random() < 0.5 else -90.0)) % 360.0
                 keep(_person(f"cross:{c.id}:{k}", "crossing", x, y, facing, rng, f"crosswalk:{c.id}"), True)
+    out = _filter(lay, cands, x_m, y_m)
     out.sort(key=lambda p: p.id)
     return Snapshot(node, float(x_m), float(y_m), tuple(out))
 
