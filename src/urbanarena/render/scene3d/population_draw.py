@@ -59,4 +59,34 @@ def population_pixels(renderer, objs: PopulationObjects, x_m: float, y_m: float,
     return {"per_placement": per, "people_px": people, "vehicles_px": vehicles, "total_px": people + vehicles}
 
 
-__all__ = ["PopulationObjects", "node_population", "population_pixels"]
+def visible_placements(renderer, objs: PopulationObjects, x_m: float, y_m: float, centre_bearing_deg: float = 0.0,
+                       min_px: int = 1, **view) -> dict[str, int]:
+    """``{placement id: most pixels in one view}`` over the four level views at ``centre + 0/90/180/270`` degrees
+    (640 x 360, 90 degrees unless ``view`` says otherwise) for the placements showing at least ``min_px``."""
+    best: dict[str, int] = {}
+    for k in range(4):
+        got = population_pixels(renderer, objs, x_m, y_m, (centre_bearing_deg + 90.0 * k) % 360.0, **view)
+        for pid, n in got["per_placement"].items():
+            best[pid] = max(best.get(pid, 0), n)
+    return {pid: n for pid, n in sorted(best.items()) if n >= min_px}
+
+
+class StartVisibility:
+    """The population counting generator's visibility hook: every counted placement shows at least ``min_px``
+    pixels in one of the four level views from the start node (``(placement ids, node) -> bool``)."""
+
+    def __init__(self, city, renderer, min_px: int = 30):
+        self.city, self.renderer, self.min_px = city, renderer, int(min_px)
+
+    def __call__(self, ids, node: str) -> bool:
+        from urbanarena.render.scene3d.city_scene import node_pose
+
+        x, y, b = node_pose(self.city, node)
+        objs = node_population(self.renderer.scene, self.renderer.settings, node, x, y)
+        if objs is None:
+            return False
+        seen = visible_placements(self.renderer, objs, x, y, b, self.min_px)
+        return all(i in seen for i in ids)
+
+
+__all__ = ["PopulationObjects", "StartVisibility", "node_population", "population_pixels", "visible_placements"]
