@@ -31,7 +31,9 @@ heading, ``width_m`` across, ``height_m`` up):
   :data:`SHOPPING_POIS` named POIs within :data:`SHOPPING_RADIUS_M` of it) and on pedestrian streets, times
   the condition's factor (:data:`CONDITION_FACTOR`: fewer at night and in rain).
 * ``waiting`` -- people standing at the kerb at either end of a crosswalk, facing across the road (0-4 each end),
-  and ``crossing`` -- people on the stripes (a third of the crosswalks).
+  and ``crossing`` -- people on the stripes (a third of the crosswalks). No walker or cyclist stands in a waiting
+  zone (within :data:`WAIT_ZONE_ALONG_M` of the crosswalk's axis, up to :data:`WAIT_ZONE_ACROSS_M` beyond the
+  kerb), so whoever stands there is waiting: the count of people waiting at a crosswalk is unambiguous.
 * ``cyclist`` -- on cycleways/footways at least 3 m wide and in the kerb lane of carriageways without parking.
 
 Every placement is dropped when its footprint comes within :data:`CAMERA_CLEAR_M` of the camera (the agent stands
@@ -89,6 +91,8 @@ SHOPPING_POIS = 4
 SHOPPING_RADIUS_M = 20.0
 SIDEWALK_OFFSET_M = 1.0
 CYCLE_GAP_MEAN_M = 60.0
+WAIT_ZONE_ALONG_M = 2.0
+WAIT_ZONE_ACROSS_M = 2.5
 CONDITION_FACTOR = {"day": 1.0, "dusk": 0.8, "night": 0.35, "clear": 1.0, "cloudy": 1.0, "rain": 0.6, "fog": 0.8}
 
 #: keep-out radius around street objects by kind (metres; others 0.2 m): the furniture's meshes, as the continuous
@@ -395,6 +399,30 @@ def _filter(lay: _Layout, cands: list[tuple[Placement, bool]], x_m: float, y_m: 
     return [p for p, k in zip(ps, ok) if k]
 
 
+def _clear_waiting_zones(lay: _Layout, cands: list, x_m: float, y_m: float, radius_m: float) -> list:
+    """Drop walkers and cyclists standing in a crosswalk's waiting zone (within :data:`WAIT_ZONE_ALONG_M` of its
+    axis, up to :data:`WAIT_ZONE_ACROSS_M` beyond the kerb), so that whoever stands there is waiting to cross."""
+    near = [c for c in lay.crosswalks if math.hypot(c.x_m - x_m, c.y_m - y_m) <= radius_m + 5.0]
+    if not near:
+        return cands
+    out = []
+    for p, on in cands:
+        if p.kind in ("pedestrian", "cyclist"):
+            hit = False
+            for c in near:
+                a = math.radians(c.road_bearing_deg)
+                dx, dy = p.x_m - c.x_m, p.y_m - c.y_m
+                along = abs(dx * math.sin(a) + dy * math.cos(a))
+                across = abs(dx * math.cos(a) - dy * math.sin(a))
+                if along <= WAIT_ZONE_ALONG_M and c.road_width_m / 2 <= across <= c.road_width_m / 2 + WAIT_ZONE_ACROSS_M:
+                    hit = True
+                    break
+            if hit:
+                continue
+        out.append((p, on))
+    return out
+
+
 def snapshot(scene: Scene, node: str, x_m: float, y_m: float, condition: str = "clear",
              population_seed: int = 0, radius_m: float = RADIUS_M) -> Snapshot:
     """The people and vehicles of ``node``'s panorama (module docstring), camera at ``(x_m, y_m)``.
@@ -521,6 +549,7 @@ def snapshot(scene: Scene, node: str, x_m: float, y_m: float, condition: str = "
                 x, y = np.array([c.x_m, c.y_m]) + t * across + rng.uniform(-1.0, 1.0) * along
                 facing = (c.road_bearing_deg + (90.0 if rng.random() < 0.5 else -90.0)) % 360.0
                 keep(_person(f"cross:{c.id}:{k}", "crossing", x, y, facing, rng, f"crosswalk:{c.id}"), True)
+    cands = _clear_waiting_zones(lay, cands, x_m, y_m, radius_m)
     out = _filter(lay, cands, x_m, y_m)
     out.sort(key=lambda p: p.id)
     return Snapshot(node, float(x_m), float(y_m), tuple(out))
