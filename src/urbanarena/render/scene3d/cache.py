@@ -52,6 +52,7 @@ import numpy as np
 from urbanarena.errors import CityFormatError, ImageFormatError
 from urbanarena.render.panorama_store import DEFAULT_BUDGET_BYTES, CacheStats, LRUByteCache
 from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
+from urbanarena.render.scene3d.context import current
 from urbanarena.render.scene3d.population_draw import node_population
 from urbanarena.render.scene3d.renderer import (
     DEFAULT_EYE_HEIGHT_M, DEFAULT_PANO_WIDTH, RENDERER_VERSION, RenderSettings, SceneRenderer, render_identity,
@@ -194,8 +195,8 @@ class RenderedPanoramaStore:
     def render(self, node: str) -> np.ndarray:
         """Render ``node``'s panorama now (no cache involved), with its population when the settings have one."""
         x, y, bearing = self.poses[node]
-        return self.renderer.render_panorama(x, y, self.eye_height_m, self.width, bearing,
-                                             dynamic=self.population(node))
+        return render_with_population(self.renderer, x, y, self.eye_height_m, self.width, bearing,
+                                       self.population(node))
 
     def get(self, node: str) -> np.ndarray:
         """RGB ``uint8`` panorama ``(W/2, W, 3)`` of ``node`` (read-only): memory, else disk, else rendered
@@ -260,6 +261,17 @@ class RenderedPanoramaStore:
         return sorted(n for n in self.poses if not self.is_cached(n))
 
 
+def render_with_population(renderer: SceneRenderer, x: float, y: float, eye: float, width: int, bearing: float,
+                            population) -> np.ndarray:
+    """A panorama with ``population`` (or none) drawn into it; the population's GL arrays are freed after."""
+    try:
+        return renderer.render_panorama(x, y, eye, width, bearing, dynamic=population)
+    finally:
+        if population is not None:
+            with renderer._lock, current(renderer.ctx):
+                population.release()
+
+
 # ------------------------------------------------------------------ prerender
 _W: dict = {}
 
@@ -275,8 +287,8 @@ def _worker_init(scene_dict: dict, settings: dict, width: int, eye: float, threa
 def _worker_render(job: tuple[str, float, float, float, str]) -> str:
     node, x, y, bearing, path = job
     r = _W["renderer"]
-    img = r.render_panorama(x, y, _W["eye"], _W["width"], bearing,
-                            dynamic=node_population(r.scene, r.settings, node, x, y))
+    img = render_with_population(r, x, y, _W["eye"], _W["width"], bearing,
+                                  node_population(r.scene, r.settings, node, x, y))
     write_png(Path(path), img)
     return node
 

@@ -147,11 +147,15 @@ def _mesh_of(objs) -> MeshData:
 
 def draw_dynamic(ctx, prog, objs: DynamicObjects | Sequence | None) -> int:
     """Draw ``objs`` with the lit ``prog`` (its ``mvp``/lighting uniforms already set) into the bound
-    framebuffer; returns the number of triangles drawn. Buffers live only for this call."""
+    framebuffer; returns the number of triangles drawn. Buffers live only for this call; objects with a
+    ``draw(ctx, prog) -> triangles`` method draw themselves (and may keep theirs)."""
     import moderngl
 
     if not objs:
         return 0
+    own = getattr(objs, "draw", None)  # objects that draw themselves (.population_draw: kept, culled arrays)
+    if own is not None:
+        return own(ctx, prog)
     mesh = _mesh_of(objs)
     if mesh.n_triangles == 0:
         return 0

@@ -17,6 +17,10 @@ from urbanarena.render.scene3d.population import PEOPLE_KINDS, VEHICLE_KINDS, Sn
 from urbanarena.render.scene3d.population_meshes import placements_mesh
 
 
+#: side of the ground tiles the population's triangles are grouped by for frustum culling, metres
+TILE_M = 10.0
+
+
 class PopulationObjects:
     """A :class:`~.population.Snapshot` drawable as ``dynamic=`` (mesh built on first use, then reused)."""
 
@@ -24,6 +28,7 @@ class PopulationObjects:
         self.snapshot = snap
         self.placements = snap.placements
         self._mesh: MeshData | None = None
+        self._gl: dict = {}
 
     def __bool__(self) -> bool:
         return bool(self.placements)
@@ -32,6 +37,37 @@ class PopulationObjects:
         if self._mesh is None:
             self._mesh = placements_mesh(self.placements)
         return self._mesh
+
+    def draw(self, ctx, prog) -> int:
+        """Draw into the bound framebuffer with ``prog`` (its ``mvp`` set): the mesh is uploaded on first use and
+        kept until :meth:`release` (the six faces of a panorama upload it once), grouped in
+        :data:`TILE_M` ground tiles of which only those meeting the view frustum (read back from ``mvp``) are
+        drawn. Returns the triangles of the mesh."""
+        from urbanarena.render.scene3d.renderer import _frustum_planes, _Tiled
+
+        key = (id(ctx), id(prog))
+        got = self._gl.get(key)
+        if got is None:
+            mesh = self.mesh()
+            if mesh.n_triangles == 0:
+                return 0
+            mesh, first, count, lo, hi = mesh.tiles(TILE_M)
+            names = ("in_pos", "in_normal", "in_colour")
+            fmt = " ".join("3f" if name in prog else "12x" for name in names)
+            used = [name for name in names if name in prog]
+            buf = ctx.buffer(mesh.interleaved(("positions", "normals", "colours")).tobytes())
+            vao = ctx.vertex_array(prog, [(buf, fmt, *used)])
+            got = self._gl[key] = (buf, vao, _Tiled(vao, first, count, lo, hi), mesh.n_triangles)
+        mvp = np.frombuffer(prog["mvp"].read(), dtype="f4").reshape(4, 4).T.astype(np.float64)
+        got[2].render(_frustum_planes(mvp))
+        return got[3]
+
+    def release(self) -> None:
+        """Free the GL arrays :meth:`vertex_array` made (call with the renderer's context current)."""
+        for buf, vao, _, _ in self._gl.values():
+            vao.release()
+            buf.release()
+        self._gl.clear()
 
 
 def node_population(scene, settings, node: str, x_m: float, y_m: float) -> PopulationObjects | None:

@@ -80,8 +80,8 @@ def _person_template(mb: MeshBuilder, walking: bool, coat: bool, bag: bool, C: d
         box(mb, 0, 0, hd, 0.30, 0.0, 0.10, 0.32, leg_h - 0.10, 0.30, C["bag"])
     r = 0.11
     zc = 1.75 - r - 0.02
-    ellipsoid(mb, 0, 0, zc, r, r * 1.15, C["skin"], segments=8, rings=5)
-    ellipsoid(mb, 0, -0.02, zc + 0.03, r * 1.05, r * 0.95, C["hair"], segments=8, rings=3)
+    ellipsoid(mb, 0, 0, zc, r, r * 1.15, C["skin"], segments=6, rings=4)
+    ellipsoid(mb, 0, -0.02, zc + 0.03, r * 1.05, r * 0.95, C["hair"], segments=6, rings=2)
 
 
 def _wheel(mb: MeshBuilder, b: float, zc: float, radius: float, thickness: float, colour, sides: int = 12,
