@@ -364,6 +364,7 @@ class ContinuousEnv(gym.Env):
                     motion = [(t0 + t, sx, sy, syaw, spitch) for t, sx, sy, syaw, spitch in res.samples]
                     end_xy, moved = (res.x_m, res.y_m), res.moved_m
                     if self.dynamics is not None:
+                        blocks_before = self.dynamics.blocks
                         motion, t_block = self.dynamics.block_motion(t0, x0, y0, yaw0, pitch0, motion)
                         if t_block is not None:
                             ped_blocked = True
@@ -378,7 +379,8 @@ class ContinuousEnv(gym.Env):
                     duration, blocked, contacts = secs, res.blocked or ped_blocked, len(res.contacts)
                     self.last_result = (f"{parsed.label()}: walked {moved:.2f} m of {res.intended_m:.2f} m"
                                         + (" (blocked)" if blocked else "")
-                                        + (" (a pedestrian is in the way)" if ped_blocked else ""))
+                                        + ((" (a pedestrian is in the way)" if self.dynamics.blocks > blocks_before
+                                            else " (a vehicle is in the way)") if ped_blocked else ""))
                 elif kind == ActionKind.LOOK:
                     want = pitch0 + parsed.get("pitch")
                     pitch = min(max(want, c.pitch_min_deg), c.pitch_max_deg)
@@ -447,7 +449,9 @@ class ContinuousEnv(gym.Env):
     def _dynamics_info(self) -> dict[str, Any]:
         d = self.dynamics
         return {"pedestrian_collisions": len(d.contacts), "pedestrian_blocks": d.blocks,
-                "closures_announced": sorted(d.notice_times_s), "closure_violated": d.violation is not None}
+                "closures_announced": sorted(d.notice_times_s), "closure_violated": d.violation is not None,
+                **({"vehicle_collisions": len(d.vehicle_contacts), "vehicle_blocks": d.vehicle_blocks}
+                   if d.world.vehicles is not None else {})}
 
     def dynamics_record(self) -> dict[str, Any] | None:
         """What the scorer needs about the dynamic city (:meth:`.dynamics.EpisodeDynamics.record` at the current
