@@ -16,7 +16,7 @@ import pytest
 from generate_util import helsinki_area, helsinki_pbf_path
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.render.scene3d.population import (
-    CAMERA_CLEAR_M, RADIUS_M, check_population, snapshot,
+    CAMERA_CLEAR_M, CAMERA_CLEAR_VEHICLE_M, RADIUS_M, VEHICLE_KINDS, check_population, snapshot,
 )
 from urbanarena.render.scene3d.renderer import RenderSettings
 from urbanarena.render.scene3d.styles import settings_for_style
@@ -132,7 +132,8 @@ def test_snapshot_keeps_clear_of_camera_buildings_and_road(city, scene):
             kinds.add(p.kind)
             assert math.hypot(p.x_m - x, p.y_m - y) <= RADIUS_M + 1e-9
             fp = p.footprint()
-            assert fp.distance(Point(x, y)) >= CAMERA_CLEAR_M - 1e-9
+            clear = CAMERA_CLEAR_VEHICLE_M if p.kind in VEHICLE_KINDS else CAMERA_CLEAR_M
+            assert fp.distance(Point(x, y)) >= clear - 1e-9
             assert fp.intersection(buildings).area < 1e-6, p
             if p.kind in ("pedestrian", "waiting"):
                 assert not carriage.contains(Point(p.x_m, p.y_m)), p

@@ -36,8 +36,9 @@ heading, ``width_m`` across, ``height_m`` up):
   kerb), so whoever stands there is waiting: the count of people waiting at a crosswalk is unambiguous.
 * ``cyclist`` -- on cycleways/footways at least 3 m wide and in the kerb lane of carriageways without parking.
 
-Every placement is dropped when its footprint comes within :data:`CAMERA_CLEAR_M` of the camera (the agent stands
-there), overlaps a building or a street object's disc (trees, benches, lamps: the continuous mode's radii), or,
+Every placement is dropped when its footprint comes within :data:`CAMERA_CLEAR_M` (people) or
+:data:`CAMERA_CLEAR_VEHICLE_M` (vehicles) of the camera (the agent stands there; a car closer than that fills the
+view, as no street-view camera sees one), overlaps a building or a street object's disc (trees, benches, lamps: the continuous mode's radii), or,
 for people and cyclists off the road, lies on a carriageway; only placements within :data:`RADIUS_M` of the node
 are kept (a 1.7 m person at 90 m is under 14 px tall in a 640 px, 90-degree view). Variety: cars 3.9-4.9 m
 (vans 5.0-5.6 m) long from a palette of common car colours; people 1.50-1.95 m tall with shirt, trousers, hair
@@ -71,7 +72,8 @@ PEOPLE_KINDS = ("pedestrian", "waiting", "crossing", "cyclist")
 VEHICLE_KINDS = ("parked_car", "car", "tram")
 
 RADIUS_M = 90.0
-CAMERA_CLEAR_M = 1.0
+CAMERA_CLEAR_M = 1.5
+CAMERA_CLEAR_VEHICLE_M = 3.0
 PARK_BOTH_M = 9.0
 PARK_ONE_M = 6.0
 PARK_SLOT_M = 6.0
@@ -389,7 +391,8 @@ def _filter(lay: _Layout, cands: list[tuple[Placement, bool]], x_m: float, y_m: 
     ps = [p for p, _ in cands]
     fps = _footprints(ps)
     cam = Point(x_m, y_m)
-    ok = shapely.distance(fps, cam) >= CAMERA_CLEAR_M
+    vehicle = np.array([p.kind in VEHICLE_KINDS for p in ps])
+    ok = shapely.distance(fps, cam) >= np.where(vehicle, CAMERA_CLEAR_VEHICLE_M, CAMERA_CLEAR_M)
     ok &= ~shapely.intersects(lay.buildings, fps)
     ok &= ~shapely.intersects(lay.objects, fps)
     off_road = np.array([not on for _, on in cands])

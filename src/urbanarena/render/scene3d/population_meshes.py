@@ -10,7 +10,8 @@ Sizes follow each :class:`~.population.Placement` (``length_m`` along its headin
 * **cyclist**: two 0.68 m wheels (12-sided discs, dark tyres), a frame and handlebar, and a rider whose torso
   leans forward above the saddle (0.95 m).
 * **car** (``car``, ``parked_car``): a body box over four dark wheels (0.62 m), a cabin of tinted glass under a
-  roof in the body colour (a van: a tall box with a short bonnet), bumpers, head- and tail-lights.
+  roof in the body colour (a van: a tall box with a short bonnet), bumpers, head- and tail-lights, and a dark
+  1 cm slab on the road under it (the contact shadow that shows between the wheels).
 * **tram** section: white lower body with a green band, a window band of dark glass with white pillars,
   a white roof; the middle section carries a pantograph.
 
@@ -49,7 +50,7 @@ TRAM_GREEN = (40, 130, 70)
 
 
 PARTS = ("shirt", "trousers", "skin", "hair", "coat", "bag", "frame", "helmet", "body", "glass", "tyre", "front",
-         "back", "bumper", "tram_white", "tram_green", "dark")
+         "back", "bumper", "tram_white", "tram_green", "dark", "shadow")
 
 
 def _codes() -> dict:
@@ -129,6 +130,7 @@ def _car_template(mb: MeshBuilder, van: bool, C: dict) -> None:
         for b in (-L / 2 + 0.75, L / 2 - 0.8):
             _wheel(mb, b, wr, wr, 0.22, C["tyre"], sides=10, a=a)
     z0, zb = 0.28, (0.45 if van else 0.55) * H
+    box(mb, 0, 0, hd, 0.0, 0.0, W * 1.02, L * 0.98, 0.0, 0.01, C["shadow"])  # contact shadow on the road
     box(mb, 0, 0, hd, 0.0, 0.0, W, L, z0, zb - z0 + 0.2, C["body"])
     if van:
         box(mb, 0, 0, hd, 0.0, -0.35, W * 0.98, L * 0.75, zb + 0.2, H - zb - 0.25, C["body"])
@@ -149,6 +151,7 @@ def _tram_template(mb: MeshBuilder, pantograph: bool, C: dict) -> None:
     """One 9 m section of an articulated tram (module docstring)."""
     hd = 0.0
     L, W, H = REFERENCE_DIMS["tram"]
+    box(mb, 0, 0, hd, 0.0, 0.0, W * 1.02, L, 0.0, 0.01, C["shadow"])  # contact shadow
     box(mb, 0, 0, hd, 0.0, 0.0, W, L, 0.3, 0.6, C["tram_green"])
     box(mb, 0, 0, hd, 0.0, 0.0, W, L, 0.9, 0.9, C["tram_white"])
     box(mb, 0, 0, hd, 0.0, 0.0, W * 0.99, L * 0.995, 1.8, 1.2, C["glass"])
@@ -206,7 +209,7 @@ def _part_colours(p) -> np.ndarray:
             "hair": _pick(HAIRS, v, 3), "coat": _pick(COATS, v, 4), "bag": _pick(COATS, v, 5),
             "frame": _pick(SHIRTS, v, 5), "helmet": _pick(SHIRTS, v, 6), "body": body, "glass": GLASS,
             "tyre": TYRE, "front": LIGHT_FRONT, "back": LIGHT_BACK, "bumper": (36, 36, 38),
-            "tram_white": TRAM_WHITE, "tram_green": TRAM_GREEN, "dark": (40, 40, 42)}
+            "tram_white": TRAM_WHITE, "tram_green": TRAM_GREEN, "dark": (40, 40, 42), "shadow": (22, 22, 24)}
     return np.array([cols[n] for n in PARTS], dtype=np.float32) / 255.0
 
 
