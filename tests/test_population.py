@@ -91,6 +91,24 @@ def test_store_keys_and_flat_draws_nobody(city, tmp_path):
     assert "population" in real.identity and "population" not in bare.identity
 
 
+def test_store_renders_people_into_cached_panoramas(city, renderer, tmp_path):
+    """The store draws the node's snapshot (a realistic panorama with people differs from one without, is
+    written to and read back from the cache unchanged, and the prerender workers draw the same pixels)."""
+    from urbanarena.bench.population import shopping_nodes
+    from urbanarena.render.scene3d.cache import RenderedPanoramaStore, prerender, read_png
+
+    n = shopping_nodes(city)[0]
+    real = RenderedPanoramaStore(city, settings=settings_for_style("realistic"), root=tmp_path, width=256)
+    bare = RenderedPanoramaStore(city, settings=settings_for_style("realistic", population="none"), root=tmp_path,
+                                 width=256)
+    a, b = real.get(n), bare.get(n)
+    assert np.any(a != b)
+    assert np.array_equal(read_png(real.path(n)), a)
+    other = RenderedPanoramaStore(city, settings=settings_for_style("realistic"), root=tmp_path / "w", width=256)
+    prerender(other, nodes=[n, shopping_nodes(city)[1]], workers=2)
+    assert np.array_equal(read_png(other.path(n)), a)
+
+
 # ----------------------------------------------------------------- snapshot rules
 def test_snapshot_deterministic_and_seeded(city, scene):
     nodes = sorted(city.graph.nodes)

@@ -79,6 +79,14 @@ def render_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _emit(result: dict, format_report, json_out: bool, out) -> None:
+    """Print ``result`` as JSON (``--json``) or as ``format_report`` text; also write the JSON to ``out``."""
+    text = json.dumps(result, indent=2, default=str)
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+    sys.stdout.write(text + "\n" if json_out else format_report(result) + "\n")
+
+
 def _realism(photos, nodes: int, speed: bool, shared, json_out: bool, out) -> None:
     from urbanarena.bench.realism import format_report, measure
     from urbanarena.errors import UrbanArenaError
@@ -90,10 +98,7 @@ def _realism(photos, nodes: int, speed: bool, shared, json_out: bool, out) -> No
                          progress=None if json_out else (lambda s: typer.echo(s, err=True)))
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
-    text = json.dumps(result, indent=2, default=str)
-    if out is not None:
-        out.write_text(text + "\n", encoding="utf-8")
-    sys.stdout.write(text + "\n" if json_out else format_report(result) + "\n")
+    _emit(result, format_report, json_out, out)
 
 
 def _population(quick: bool, speed: bool, json_out: bool, out) -> None:
@@ -105,10 +110,7 @@ def _population(quick: bool, speed: bool, json_out: bool, out) -> None:
                          progress=None if json_out else (lambda s: typer.echo(s, err=True)))
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
-    text = json.dumps(result, indent=2, default=str)
-    if out is not None:
-        out.write_text(text + "\n", encoding="utf-8")
-    sys.stdout.write(text + "\n" if json_out else format_report(result) + "\n")
+    _emit(result, format_report, json_out, out)
 
 
 def bench(
