@@ -247,3 +247,22 @@ def test_counting_targets_ground_truth(city, scene, renderer):
         assert all(c["id"] in seen for c in extra["counted"])
         # the oracle (answers task.answer) scores 100 % under the family's metric
         assert mra_match(task.answer, task.answer).score == 1.0
+
+
+def test_population_count_is_an_opt_in_suite_kind(city):
+    """``generate_suite(kinds=["population_count"])`` builds counting tasks whose answers are the snapshot's counts;
+    the default kinds never include it (ordinary counting tasks never count people or vehicles)."""
+    from urbanarena.tasks.generators import ALL_KINDS, generate_suite
+
+    assert "population_count" not in ALL_KINDS
+    res = generate_suite(city, per_family=3, seed=0, kinds=["population_count"])
+    tasks = res.task_file.tasks
+    assert tasks and all(t.extra["task_kind"] == "object_count" for t in tasks)
+    from urbanarena.render.scene3d.city_scene import scene_from_city
+
+    scene = scene_from_city(city)
+    for t in tasks:
+        x, y, _ = _pose(city, t.start.node)
+        snap = snapshot(scene, t.start.node, x, y, t.extra["population"]["condition"])
+        kinds = ("waiting",) if t.extra["range"] == "crosswalk_waiting" else ("parked_car",)
+        assert int(t.answer) == snap.count(kinds, anchor=t.extra["anchor"])

@@ -61,21 +61,30 @@ def generate(ctx: GenContext, wanted: dict[str, int], scene=None, condition: str
     Args:
         scene: the city's scene (default :func:`~urbanarena.render.scene3d.city_scene.scene_from_city`).
         condition: the render condition the panoramas are drawn in (the snapshot depends on it).
-        nodes: start nodes to try (default all, sorted).
+        nodes: start nodes to try (default: ``max(120, 12 x the largest wanted count)`` drawn with ``ctx.rng``,
+            sorted, as :mod:`.object_count` draws its starts).
     Raises:
         FamilyUnavailable: the city has no annotations, or no start gives a target.
     """
     from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
     from urbanarena.render.scene3d.population import POPULATION_VERSION, RADIUS_M, city_seed, snapshot
 
+    from urbanarena.tasks.generators.real_imagery import is_real_imagery
+
     if ctx.ann is None:
         raise FamilyUnavailable(KIND, "the city has no annotations (nothing rendered, no people)")
+    if is_real_imagery(ctx.city):
+        raise FamilyUnavailable(KIND, "real imagery: the people in photographs are not the rendered snapshot's")
     scene = scene if scene is not None else scene_from_city(ctx.city)
     pool = CandidatePool(KIND)
     roads = {r.id: r for r in scene.roads}
     crosswalks = list(scene.crosswalks)
     seed = city_seed(scene, population_seed)
-    for s in nodes if nodes is not None else ctx.nodes():
+    if nodes is None:
+        every = ctx.nodes()
+        k = min(len(every), max(120, 12 * max(wanted.values(), default=1)))
+        nodes = [every[int(i)] for i in sorted(ctx.rng.choice(len(every), size=k, replace=False).tolist())]
+    for s in nodes:
         x, y, heading = node_pose(ctx.city, s)
         targets = []
         if crosswalks:
