@@ -120,7 +120,7 @@ def test_agent_cannot_walk_into_a_moving_car_and_sees_it():
     sx, sy = cx, cy + 3.0  # 3 m north of the car's middle, walk south into it
     env.reset(options={"start_xy_m": (sx, sy), "start_yaw_deg": 180.0})
     _, _, _, _, info = env.step({"action": "move", "dir": "forward", "seconds": 2.0})  # 2.8 m
-    assert info["blocked"] and info["dynamics"]["pedestrian_blocked"]
+    assert info["blocked"] and info["dynamics"]["vehicle_blocked"] and not info["dynamics"]["pedestrian_blocked"]
     assert info["pose"]["y_m"] == pytest.approx(cy + 1.15, abs=1e-4)
     assert "vehicle is in the way" in env.last_result
     objs = env.world.scene_objects(0.0)
