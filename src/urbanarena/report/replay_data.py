@@ -430,7 +430,8 @@ class RunReplay:
             else:
                 view = ArenaViewSettings.from_stored((cfg.get("extra") or {}).get("arena_view"))
                 if self.render_style is not None:
-                    view = dataclasses.replace(view, render_style=self.render_style)
+                    # another style than the run's: that style's own population too
+                    view = dataclasses.replace(view, render_style=self.render_style, population=None)
                 ep = EpisodeReplay(row, self.city, view=view, task=task, task_dir=task_dir, city_dir=self.city_dir,
                                    trace_dir=trace)
             self._episodes[eid] = ep
