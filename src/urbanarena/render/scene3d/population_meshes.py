@@ -10,7 +10,8 @@ Sizes follow each :class:`~.population.Placement` (``length_m`` along its headin
 * **cyclist**: two 0.68 m wheels (12-sided discs, dark tyres), a frame and handlebar, and a rider whose torso
   leans forward above the saddle (0.95 m).
 * **car** (``car``, ``parked_car``): a body box over four dark wheels (0.62 m), a cabin of tinted glass under a
-  roof in the body colour (a van: a tall box with a short bonnet), bumpers, head- and tail-lights, and a dark
+  roof in the body colour (a van: a tall box with a short bonnet), bumpers, tail-lights and headlights (in the
+  street lamps' head colour, so they glow at dusk and night as the lamps do), and a dark
   1 cm slab on the road under it (the contact shadow that shows between the wheels).
 * **tram** section: white lower body with a green band, a window band of dark glass with white pillars,
   a white roof; the middle section carries a pantograph.
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from urbanarena.render.scene3d.meshes import MeshBuilder, MeshData, _rgb, box, ellipsoid
+from urbanarena.render.scene3d.meshes import LAMP_HEAD_RGB, MeshBuilder, MeshData, _rgb, box, ellipsoid
 
 MESHES_VERSION = "population-meshes-1"
 
@@ -43,7 +44,8 @@ HAIRS = ((30, 24, 20), (70, 48, 30), (150, 110, 60), (200, 190, 170), (120, 60, 
 COATS = ((40, 40, 48), (110, 90, 70), (60, 70, 60), (150, 140, 120), (30, 50, 80))
 GLASS = (40, 52, 64)
 TYRE = (22, 22, 24)
-LIGHT_FRONT = (250, 245, 220)
+#: headlights in the street lamps' head colour, which the lit program makes glow at dusk and night
+LIGHT_FRONT = LAMP_HEAD_RGB
 LIGHT_BACK = (200, 20, 20)
 TRAM_WHITE = (232, 232, 226)
 TRAM_GREEN = (40, 130, 70)
