@@ -9,10 +9,10 @@ Sizes follow each :class:`~.population.Placement` (``length_m`` along its headin
   fifth; walkers have their legs apart in mid-stride.
 * **cyclist**: two 0.68 m wheels (12-sided discs, dark tyres), a frame and handlebar, and a rider whose torso
   leans forward above the saddle (0.95 m).
-* **car** (``car``, ``parked_car``): a body box over four dark wheels (0.62 m), a cabin of tinted glass under a
-  roof in the body colour (a van: a tall box with a short bonnet), bumpers, tail-lights and headlights (in the
-  street lamps' head colour, so they glow at dusk and night as the lamps do), and a dark
-  1 cm slab on the road under it (the contact shadow that shows between the wheels).
+* **car** (``car``, ``parked_car``): a body box over four dark wheels (0.62 m), a tapered cabin of tinted glass
+  (sloped wind- and rear screens) under a roof in the body colour (a van: a tall box with a short bonnet), bumpers,
+  tail-lights and headlights (in the street lamps' head colour, so they glow at dusk and night as the lamps do),
+  and a dark 1 cm slab on the road under it (the contact shadow that shows between the wheels).
 * **tram** section: white lower body with a green band, a window band of dark glass with white pillars,
   a white roof; the middle section carries a pantograph.
 
@@ -30,7 +30,7 @@ import numpy as np
 
 from urbanarena.render.scene3d.meshes import LAMP_HEAD_RGB, MeshBuilder, MeshData, _rgb, box, ellipsoid
 
-MESHES_VERSION = "population-meshes-1"
+MESHES_VERSION = "population-meshes-2"
 
 #: reference (length, width, height) of each template family, metres
 REFERENCE_DIMS = {"person": (0.35, 0.5, 1.75), "cyclist": (1.75, 0.6, 1.75), "car": (4.4, 1.8, 1.5),
@@ -123,6 +123,22 @@ def _cyclist_template(mb: MeshBuilder, C: dict) -> None:
     ellipsoid(mb, 0, 0.22, seat + 0.55 + r + 0.10, r * 1.15, r * 0.75, C["helmet"], segments=8, rings=3)
 
 
+def _tapered_box(mb: MeshBuilder, b: float, sx_bottom: float, sx_top: float, sy_bottom: float, sy_top: float,
+                 z0: float, sz: float, colour, top_shift: float = 0.0) -> None:
+    """A box whose top face is smaller than its bottom (a car cabin with sloped wind- and rear screens), centred
+    at local forward ``b``, the top moved ``top_shift`` m forward; heading north, at the origin."""
+    def ring(sx, sy, z, db):
+        return np.array([[-sx / 2, b + db - sy / 2, z], [sx / 2, b + db - sy / 2, z],
+                         [sx / 2, b + db + sy / 2, z], [-sx / 2, b + db + sy / 2, z]])
+
+    lo = ring(sx_bottom, sy_bottom, z0, 0.0)
+    hi = ring(sx_top, sy_top, z0 + sz, top_shift)
+    quads = [np.stack([lo[i], lo[(i + 1) % 4], hi[(i + 1) % 4], hi[i]]) for i in range(4)]
+    quads.append(hi)
+    q = np.stack(quads)
+    mb.add(np.concatenate([q[:, [0, 1, 2]], q[:, [0, 2, 3]]], axis=0), _rgb(colour))
+
+
 def _car_template(mb: MeshBuilder, van: bool, C: dict) -> None:
     """A car or van at its reference size (module docstring)."""
     hd = 0.0
@@ -139,9 +155,11 @@ def _car_template(mb: MeshBuilder, van: bool, C: dict) -> None:
         box(mb, 0, 0, hd, 0.0, L * 0.75 / 2 - 0.35 + 0.02, W * 0.9, 0.05, zb + 0.3, (H - zb) * 0.45, C["glass"])
         box(mb, 0, 0, hd, 0.0, -0.35, W * 1.002, L * 0.3, zb + 0.35, (H - zb) * 0.4, C["glass"])
     else:
-        cab_l = 0.5 * L
-        box(mb, 0, 0, hd, 0.0, -0.08 * L, W * 0.86, cab_l, zb + 0.2, H - zb - 0.28, C["glass"])
-        box(mb, 0, 0, hd, 0.0, -0.1 * L, W * 0.84, cab_l * 0.8, H - 0.08, 0.06, C["body"])   # roof
+        cab_l = 0.56 * L
+        top_l = 0.36 * L
+        _tapered_box(mb, -0.06 * L, W * 0.9, W * 0.8, cab_l, top_l, zb + 0.2, H - zb - 0.26, C["glass"],
+                     top_shift=-0.05 * L)
+        _tapered_box(mb, -0.11 * L, W * 0.81, W * 0.78, top_l * 1.02, top_l * 0.96, H - 0.065, 0.04, C["body"])
     for a in (-W / 2 + 0.25, W / 2 - 0.25):
         box(mb, 0, 0, hd, a, L / 2 + 0.01, 0.3, 0.04, zb - 0.05, 0.12, C["front"])
         box(mb, 0, 0, hd, a, -L / 2 - 0.01, 0.3, 0.04, zb - 0.05, 0.12, C["back"])
