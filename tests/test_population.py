@@ -266,3 +266,29 @@ def test_population_count_is_an_opt_in_suite_kind(city):
         snap = snapshot(scene, t.start.node, x, y, t.extra["population"]["condition"])
         kinds = ("waiting",) if t.extra["range"] == "crosswalk_waiting" else ("parked_car",)
         assert int(t.answer) == snap.count(kinds, anchor=t.extra["anchor"])
+
+
+def test_count_visibility_sees_people_in_front_of_objects(city, scene, renderer):
+    """With ``population=`` the object-count visibility hook draws each node's people and vehicles: an object
+    never shows more pixels than without them, and some object near parked cars shows fewer."""
+    from urbanarena.render.scene3d.visibility import CountVisibility, VisibilityPass
+
+    vis = VisibilityPass(renderer)
+    bare = CountVisibility(city, vis)
+    busy = CountVisibility(city, vis, population=settings_for_style("realistic"))
+    assert CountVisibility(city, vis, population=settings_for_style("flat")).population is None
+    cars = [p for n in sorted(city.graph.nodes)[::60] for p in snapshot(scene, n, *_pose(city, n)[:2])
+            .of_kind("parked_car")]
+    pairs = []
+    for car in cars[:25]:
+        objs = [o for o in scene.objects if o.kind in ("tree", "street_lamp", "traffic_sign")
+                and math.hypot(o.x_m - car.x_m, o.y_m - car.y_m) < 6.0]
+        nodes = sorted(city.graph.nodes, key=lambda n: math.dist(_pose(city, n)[:2], (car.x_m, car.y_m)))[:2]
+        pairs += [(o.id, n) for o in objs[:1] for n in nodes]
+    assert pairs
+    less = 0
+    for oid, n in pairs:
+        a, b = bare.pixels("object", oid, n), busy.pixels("object", oid, n)
+        assert b <= a
+        less += b < a
+    assert less >= 1
