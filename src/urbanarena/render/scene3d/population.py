@@ -317,9 +317,12 @@ class _Layout:
                     x, y, h = self.at(ln.line, s, off)
                     if self.near_crosswalk(x, y, CROSSWALK_CLEAR_M):
                         continue
-                    out.append(_vehicle(f"parked:{ln.road}:{side:+d}:{k}", "parked_car", x, y,
-                                        h if side > 0 else (h + 180.0) % 360.0 if rng.random() < 0.1 else h,
-                                        rng, f"road:{ln.road}", side))
+                    # facing the traffic of its kerb's side (right: along the road, left: against it), 10 % not
+                    facing = h if side > 0 else (h + 180.0) % 360.0
+                    if rng.random() < 0.1:
+                        facing = (facing + 180.0) % 360.0
+                    out.append(_vehicle(f"parked:{ln.road}:{side:+d}:{k}", "parked_car", x, y, facing, rng,
+                                        f"road:{ln.road}", side))
         with self._lock:
             self._parked[key] = out
         return out
