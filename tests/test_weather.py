@@ -44,7 +44,8 @@ def test_condition_names_parse_and_round_trip():
 def test_settings_keys_default_unchanged_and_conditions_distinct():
     d = RenderSettings()
     assert d.condition == "clear" and d.is_clear_day
-    legacy = {k: v for k, v in asdict(d).items() if k not in ("weather", "time_of_day", "rain_seed")}
+    legacy = {k: v for k, v in asdict(d).items()
+              if k not in ("weather", "time_of_day", "rain_seed", "population", "population_seed")}
     assert d.identity_dict() == legacy  # the clear day keys exactly what it keyed before conditions
     keys = {c: RenderSettings.for_condition(c).key() for c in (*CONDITIONS, "rain+night", "fog+dusk")}
     assert len(set(keys.values())) == len(keys)

@@ -79,6 +79,14 @@ def render_table(result: dict) -> str:
     return "\n".join(lines)
 
 
+def _emit(result: dict, format_report, json_out: bool, out) -> None:
+    """Print ``result`` as JSON (``--json``) or as ``format_report`` text; also write the JSON to ``out``."""
+    text = json.dumps(result, indent=2, default=str)
+    if out is not None:
+        out.write_text(text + "\n", encoding="utf-8")
+    sys.stdout.write(text + "\n" if json_out else format_report(result) + "\n")
+
+
 def _realism(photos, nodes: int, speed: bool, shared, json_out: bool, out) -> None:
     from urbanarena.bench.realism import format_report, measure
     from urbanarena.errors import UrbanArenaError
@@ -90,14 +98,24 @@ def _realism(photos, nodes: int, speed: bool, shared, json_out: bool, out) -> No
                          progress=None if json_out else (lambda s: typer.echo(s, err=True)))
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
-    text = json.dumps(result, indent=2, default=str)
-    if out is not None:
-        out.write_text(text + "\n", encoding="utf-8")
-    sys.stdout.write(text + "\n" if json_out else format_report(result) + "\n")
+    _emit(result, format_report, json_out, out)
+
+
+def _population(quick: bool, speed: bool, json_out: bool, out) -> None:
+    from urbanarena.bench.population import format_report, measure
+    from urbanarena.errors import UrbanArenaError
+
+    try:
+        result = measure(nodes=20 if quick else None, with_speed=speed,
+                         progress=None if json_out else (lambda s: typer.echo(s, err=True)))
+    except (UrbanArenaError, ValueError, OSError) as e:
+        raise fail(e) from None
+    _emit(result, format_report, json_out, out)
 
 
 def bench(
-    name: str = typer.Argument("all", help="all, cut, env, graph, graph1m, render, sweep, or realism (not in all)."),
+    name: str = typer.Argument("all", help="all, cut, env, graph, graph1m, render, sweep, or realism / population "
+                                           "(not in all)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of the table."),
     quick: bool = typer.Option(False, "--quick", help="Small inputs through the same code (seconds; goals not judged)."),
     out: Path | None = typer.Option(None, "--out", help="Also write the JSON result to this file."),
@@ -110,13 +128,17 @@ def bench(
                                                "(repeatable; default the shared panoramas/ folder)."),
     nodes: int = typer.Option(6, "--nodes", help="realism: pose nodes of the default city (4 views each)."),
     speed: bool = typer.Option(False, "--speed", help="realism: also frames/s, panoramas/s and bake figures per "
-                                                      "style, clear noon and night."),
+                                                      "style, clear noon and night; population: panoramas/s and "
+                                                      "frames/s with people and vehicles."),
 ) -> None:
     """Measure speed and memory (perspective cut, env step, sweep, graphs, rendering) and print figures and ratios."""
     from urbanarena import bench as B
 
     if name == "realism":
         _realism(photo, nodes, speed, shared, json_out, out)
+        return
+    if name == "population":  # people and vehicles on the shopping streets (--quick: their first 20 nodes)
+        _population(quick, speed, json_out, out)
         return
 
     names = B.NAMES if name == "all" else (name,)

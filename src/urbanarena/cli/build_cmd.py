@@ -60,7 +60,9 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from urbanarena.cli.common import checked_style, fail, render_style_option
+from urbanarena.cli.common import (
+    checked_population, checked_style, fail, population_option, render_style_option,
+)
 
 from urbanarena.errors import UrbanArenaError, UnknownCityError
 
@@ -291,13 +293,15 @@ def write_maps(city, directory: Path) -> list[Path]:
 
 
 def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, force: bool = False,
-               progress: Callable[[int, int], None] | None = None, render_style: str | None = None) -> BuildReport:
+               progress: Callable[[int, int], None] | None = None, render_style: str | None = None,
+               population: str | None = None) -> BuildReport:
     """Build ``src`` into the cache (module docstring: stages, caching).
 
     Args:
         prerender: render every panorama (stage 3).
         render_style: the style the panoramas are rendered in (default
             :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; each style has its own cache folder).
+        population: people and vehicles in the panoramas (``snapshot``/``none``; default the style's).
         workers: processes for the prerender (1 = this process).
         force: rebuild every stage even when cached.
         progress: ``(done, total)`` callback during the prerender.
@@ -360,14 +364,14 @@ def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, f
         city = city if city is not None else load_city(directory)
         from urbanarena.render.scene3d.styles import settings_for_style
 
-        store = rendered_store_for(city, settings=settings_for_style(render_style))
+        store = rendered_store_for(city, settings=settings_for_style(render_style, population=population))
         if force and store.dir.exists():
             shutil.rmtree(store.dir)
         fig = run_prerender(store, workers=workers, progress=progress)
         pano = {"directory": str(store.dir), "total": len(store.poses), "rendered": fig["rendered"],
                 "cached": fig["cached"], "seconds": round(fig["seconds"], 3),
                 "per_panorama_s": round(fig["per_panorama_s"], 4), "width": store.width, "workers": workers,
-                "render_style": store.settings.style}
+                "render_style": store.settings.style, "population": store.settings.population}
         stages["panoramas"] = "built" if fig["rendered"] else "cached"
         timings["panoramas"] = time.perf_counter() - t
     else:
@@ -421,6 +425,7 @@ def build(
     force: bool = typer.Option(False, "--force", help="Rebuild even when cached (graph, maps, panoramas)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     render_style: str = render_style_option(),
+    population: Optional[str] = population_option(),
 ) -> None:
     """Build an OpenStreetMap city (graph, annotations, maps; --prerender: panoramas) and cache it as NAME."""
     try:
@@ -434,7 +439,8 @@ def build(
                 typer.echo(f"  panoramas {done}/{total}", err=True)
 
         rep = build_city(src, prerender=prerender, workers=workers, force=force,
-                         progress=None if as_json else progress, render_style=checked_style(render_style))
+                         progress=None if as_json else progress, render_style=checked_style(render_style),
+                         population=checked_population(population))
     except (UrbanArenaError, OSError) as e:
         raise fail(e) from None
     if as_json:

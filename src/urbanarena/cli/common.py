@@ -62,6 +62,28 @@ def render_style_option():
     return typer.Option(DEFAULT_RENDER_STYLE, "--render-style", help=RENDER_STYLE_HELP)
 
 
+#: help of ``--population`` (the commands that render panoramas)
+POPULATION_HELP = ("People and vehicles in rendered panoramas: snapshot (a deterministic moment per node) or none; "
+                   "default: the render style's (snapshot for realistic, none for flat).")
+
+
+def population_option():
+    """The ``--population snapshot|none`` option (default ``None``: the render style's default)."""
+    return typer.Option(None, "--population", help=POPULATION_HELP)
+
+
+def checked_population(population: str | None) -> str | None:
+    """``population`` (or ``None``) or the bad-input exit (status 2) naming the known modes."""
+    from urbanarena.render.scene3d.population import check_population
+
+    if population is None:
+        return None
+    try:
+        return check_population(population)
+    except ValueError as e:
+        raise fail(e) from None
+
+
 def checked_style(style: str) -> str:
     """``style`` or the bad-input exit (status 2) naming the known styles."""
     from urbanarena.render.scene3d.styles import check_style

@@ -34,7 +34,9 @@ from typing import Any, Optional
 
 import typer
 
-from urbanarena.cli.common import checked_style, fail, render_style_option
+from urbanarena.cli.common import (
+    checked_population, checked_style, fail, population_option, render_style_option,
+)
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 from rich.table import Table
@@ -181,6 +183,7 @@ def run(
         1, "--rounds", help="Graph tasks: run each (task, seed) job N times in sequence with a memory scoped to the "
                             "job (R1/R2 retrieve from earlier rounds); the row is the last round."),
     render_style: str = render_style_option(),
+    population: Optional[str] = population_option(),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
@@ -203,7 +206,8 @@ def run(
                                             ("oracle_perception", oracle_perception)) if on},
             strategy=strategy, rounds=rounds, concurrency=concurrency, ray_address=ray_address,
             requests_per_min=requests_per_min, tokens_per_min=tokens_per_min,
-            arena_view={"render_style": checked_style(render_style)},
+            arena_view={"render_style": checked_style(render_style),
+                        **({"population": checked_population(population)} if population else {})},
         )
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:

@@ -214,7 +214,9 @@ def generate(
     name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1, cityseeker: "
                                       "<city>-needs7-v1, urbanground: <city>-urbanground-v1)."),
     families: Optional[str] = typer.Option(None, "--families", help="Comma-separated subset of the families "
-                                           "(urbanground: of the sub-families, e.g. l2_short_range,l5_road_closure)."),
+                                           "(urbanground: of the sub-families, e.g. l2_short_range,l5_road_closure; "
+                                           "arena: also population_count, counting people and vehicles, only "
+                                           "when named)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit tasks must be solvable in "
                                             "(arena 50, cityseeker 35, urbanground 600)."),
     condition: Optional[str] = typer.Option(None, "--condition", help="urbanground: weather / time of day every "
@@ -236,6 +238,7 @@ def generate(
         return
     from urbanarena.agents.arena_oracle import ArenaOracleSolver
     from urbanarena.tasks.generators import ALL_KINDS, generate_suite, save_suite
+    from urbanarena.tasks.generators.suite import OPT_IN_KINDS
     from urbanarena.world.resolve import resolve_city
 
     try:
@@ -246,9 +249,9 @@ def generate(
         if max_steps is not None and max_steps < 1:
             raise UrbanArenaError("--max-steps must be at least 1")
         kinds = tuple(k.strip() for k in families.split(",") if k.strip()) if families else ALL_KINDS
-        bad = [k for k in kinds if k not in ALL_KINDS]
+        bad = [k for k in kinds if k not in ALL_KINDS + OPT_IN_KINDS]
         if bad:
-            raise UrbanArenaError(f"--families: unknown {', '.join(bad)}; known: {', '.join(ALL_KINDS)}")
+            raise UrbanArenaError(f"--families: unknown {', '.join(bad)}; known: {', '.join(ALL_KINDS + OPT_IN_KINDS)}")
         c = resolve_city(city)
         solver = ArenaOracleSolver(c, max_steps=max_steps)
         result = generate_suite(c, per_family=per_family, seed=seed, kinds=kinds, split=split, name=name,

@@ -52,7 +52,6 @@ import numpy as np
 from urbanarena.env.arena_env import ArenaEnv, ArenaPose
 from urbanarena.env.motion.trajectory import TrajState
 from urbanarena.env.observers import panorama_observer_for
-from urbanarena.render.scene3d.styles import settings_for_style
 from urbanarena.env.stop_rules import arena_config_for
 from urbanarena.errors import StoreError, UrbanArenaError
 from urbanarena.render.encode import decode_image
@@ -256,7 +255,7 @@ class EpisodeReplay:
                 self._observer = panorama_observer_for(self.city, base_dir=self.city_dir, width=v.width,
                                                        height=v.height, hfov_deg=v.hfov_deg,
                                                        renderer=ViewRenderer(max_grids=16),
-                                                       render_settings=settings_for_style(v.render_style))
+                                                       render_settings=v.render_settings)
                 self._observer_built = True
             if self._observer is None:
                 raise UrbanArenaError(f"city {self.city.name!r} is graph-only: there is no view to replay")
@@ -431,7 +430,8 @@ class RunReplay:
             else:
                 view = ArenaViewSettings.from_stored((cfg.get("extra") or {}).get("arena_view"))
                 if self.render_style is not None:
-                    view = dataclasses.replace(view, render_style=self.render_style)
+                    # another style than the run's: that style's own population too
+                    view = dataclasses.replace(view, render_style=self.render_style, population=None)
                 ep = EpisodeReplay(row, self.city, view=view, task=task, task_dir=task_dir, city_dir=self.city_dir,
                                    trace_dir=trace)
             self._episodes[eid] = ep

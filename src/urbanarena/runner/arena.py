@@ -85,6 +85,9 @@ class ArenaViewSettings:
         render_style: how rendered cities look (``realistic`` or ``flat``;
             :mod:`urbanarena.render.scene3d.styles`); left out of :meth:`as_dict` when ``flat``, so flat runs
             keep the config hashes they had before styles existed. Cities with real imagery ignore it.
+        population: people and vehicles in rendered panoramas (``snapshot`` or ``none``;
+            :mod:`urbanarena.render.scene3d.population`); ``None`` = the style's default (``snapshot`` for
+            realistic, ``none`` for flat). Recorded in :meth:`as_dict` unless ``none``, so flat runs keep their hashes.
     """
 
     width: int = 640
@@ -93,21 +96,34 @@ class ArenaViewSettings:
     map_width: int = 640
     map_height: int = 640
     render_style: str = DEFAULT_RENDER_STYLE
+    population: str | None = None
 
     def __post_init__(self) -> None:
+        from urbanarena.render.scene3d.population import DEFAULT_POPULATION_OF_STYLE, check_population
+
         check_style(self.render_style)
+        if self.population is None:
+            object.__setattr__(self, "population", DEFAULT_POPULATION_OF_STYLE[self.render_style])
+        check_population(self.population)
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         if d["render_style"] == "flat":
             del d["render_style"]
+        if d["population"] == "none":
+            del d["population"]
         return d
+
+    @property
+    def render_settings(self):
+        """The :class:`~urbanarena.render.scene3d.renderer.RenderSettings` of rendered panoramas."""
+        return settings_for_style(self.render_style, population=self.population)
 
     @classmethod
     def from_stored(cls, d: dict[str, Any] | None) -> "ArenaViewSettings":
         """The settings of a stored config's ``extra.arena_view`` (:meth:`as_dict`: an absent
-        ``render_style`` means ``flat``)."""
-        return cls(**{"render_style": "flat", **(d or {})})
+        ``render_style`` means ``flat``, an absent ``population`` ``none``: runs before issue 19 drew none)."""
+        return cls(**{"render_style": "flat", "population": "none", **(d or {})})
 
 
 def agent_uses_images(agent: Any) -> bool:
@@ -199,7 +215,7 @@ class ArenaEpisodeRunner:
             self._observer = panorama_observer_for(self.city, base_dir=self.city_dir, width=self.view.width,
                                                    height=self.view.height, hfov_deg=self.view.hfov_deg,
                                                    renderer=ViewRenderer(max_grids=16),
-                                                   render_settings=settings_for_style(self.view.render_style))
+                                                   render_settings=self.view.render_settings)
             self._observer_built = True
         return self._observer
 

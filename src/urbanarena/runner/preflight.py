@@ -240,11 +240,9 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
     fam = get_family(task.family)
     if is_arena_family(task.family):
         view = ArenaViewSettings(**(p.request.arena_view or {}))
-        from urbanarena.render.scene3d.styles import settings_for_style
-
         observer = panorama_observer_for(city, base_dir=p.city_source.directory, width=view.width,
                                          height=view.height, hfov_deg=view.hfov_deg,
-                                         render_settings=settings_for_style(view.render_style))
+                                         render_settings=view.render_settings)
         mapper = LocationMapObserver(view.map_width, view.map_height) if fam.sends_location_map(task, protocol_id) else None
         env = make_arena_env(city, protocol_id, task_kind=fam.task_kind(task), max_steps=max_steps, observer=observer,
                              map_renderer=mapper)

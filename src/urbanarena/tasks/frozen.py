@@ -193,9 +193,10 @@ def fingerprint_nodes(city: City, n: int = FINGERPRINT_NODES) -> list[str]:
 def _panorama_hashes(city: City, nodes: Sequence[str], render_style: str = "flat",
                      ) -> tuple[dict[str, str], dict[str, Any]]:
     from urbanarena.render.scene3d.cache import RenderedPanoramaStore
-    from urbanarena.render.scene3d.renderer import RenderSettings
+    from urbanarena.render.scene3d.styles import settings_for_style
 
-    store = RenderedPanoramaStore(city, settings=RenderSettings(style=render_style))
+    # the style's own population (people and vehicles in realistic panoramas, none in flat ones), as runs draw it
+    store = RenderedPanoramaStore(city, settings=settings_for_style(render_style))
     hashes = {n: store.pixel_hash(n) for n in nodes}
     return hashes, renderer_identity(store)
 

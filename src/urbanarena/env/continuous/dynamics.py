@@ -37,6 +37,7 @@ from urbanarena.env.continuous.closures import ClosureSpec, first_crossing, noti
 from urbanarena.env.continuous.pedestrians import (
     PEDESTRIAN_RADIUS_M, STOP_EPS_M, PedestrianSet, contact_onsets, first_block,
 )
+from urbanarena.env.continuous.vehicles import VehicleSet, VehicleSpec
 from urbanarena.errors import TaskFormatError
 from urbanarena.render.scene3d.dynamic import Barrier, DynamicObjects, Figure, SHIRT_PALETTE
 
@@ -123,6 +124,7 @@ class DynamicsSpec:
     closures: tuple[ClosureSpec, ...] = ()
     pedestrians: PedestrianSpec | None = None
     condition: str | None = None
+    vehicles: VehicleSpec | None = None
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None, record: str = "dynamics") -> "DynamicsSpec":
@@ -135,7 +137,7 @@ class DynamicsSpec:
             return cls()
         if not isinstance(d, Mapping):
             raise TaskFormatError(None, record, f"dynamics must be an object, got {type(d).__name__}")
-        unknown = set(d) - {"closures", "pedestrians", "condition"}
+        unknown = set(d) - {"closures", "pedestrians", "condition", "vehicles"}
         if unknown:
             raise TaskFormatError(None, record, f"unknown dynamics keys {sorted(unknown)}")
         raw = d.get("closures") or []
@@ -155,14 +157,17 @@ class DynamicsSpec:
                 parse_condition(cond)
             except (ValueError, TypeError) as e:
                 raise TaskFormatError(None, f"{record}.condition", str(e)) from None
+        veh = d.get("vehicles")
         return cls(closures, PedestrianSpec.from_dict(ped, f"{record}.pedestrians") if ped is not None else None,
-                   cond)
+                   cond, VehicleSpec.from_dict(veh, f"{record}.vehicles") if veh is not None else None)
 
     def to_dict(self) -> dict[str, Any]:
         d = {"closures": [c.to_dict() for c in self.closures],
              "pedestrians": None if self.pedestrians is None else self.pedestrians.to_dict()}
         if self.condition is not None:
             d["condition"] = self.condition
+        if self.vehicles is not None:
+            d["vehicles"] = self.vehicles.to_dict()
         return d
 
 
@@ -198,6 +203,13 @@ class DynamicWorld:
                 except ValueError as e:
                     raise TaskFormatError(None, "dynamics.pedestrians",
                                           f"on city {getattr(city, 'name', '?')!r}: {e}") from e
+        #: parked and moving cars (:mod:`.vehicles`), or ``None``
+        self.vehicles: VehicleSet | None = None
+        if spec.vehicles is not None and (spec.vehicles.parked or spec.vehicles.moving):
+            if getattr(city, "annotations", None) is None:
+                raise TaskFormatError(None, "dynamics.vehicles",
+                                      f"city {getattr(city, 'name', '?')!r} has no annotations: no roads for vehicles")
+            self.vehicles = VehicleSet(city, spec.vehicles)
 
     @classmethod
     def from_spec(cls, city, spec: Mapping[str, Any] | DynamicsSpec | None, network=None) -> "DynamicWorld":
@@ -216,8 +228,10 @@ class DynamicWorld:
         return [c for c in self.closures if c.physical or c.notice_after_s <= t_s]
 
     def physical_obstacles(self) -> list:
-        """Footprints of the physical barriers (shapely polygons, before growing by the agent's radius)."""
-        return [c.obstacle() for c in self.closures if c.physical]
+        """Footprints of the physical barriers and parked cars (shapely polygons, before growing by the agent's
+        radius)."""
+        cars = self.vehicles.obstacles() if self.vehicles is not None else []
+        return [c.obstacle() for c in self.closures if c.physical] + cars
 
     # ------------------------------------------------------------ pedestrians
     @property
@@ -236,7 +250,8 @@ class DynamicWorld:
 
     # ------------------------------------------------------------ drawing
     def scene_objects(self, t_s: float) -> DynamicObjects:
-        """Figures (pedestrians at ``t_s``) and barriers (:meth:`shown_barriers`) for the 3D renderer."""
+        """Figures (pedestrians at ``t_s``), barriers (:meth:`shown_barriers`) and cars (parked, and moving at
+        ``t_s``) for the 3D renderer."""
         figs = ()
         if self.pedestrians is not None:
             pos = self.pedestrians.positions(t_s)
@@ -244,7 +259,8 @@ class DynamicWorld:
             figs = tuple(Figure(float(x), float(y), float(h), colour_index=i % len(SHIRT_PALETTE))
                          for i, ((x, y), h) in enumerate(zip(pos, hd)))
         bars = tuple(Barrier(tuple(line)) for c in self.shown_barriers(t_s) for line in c.barrier_lines())
-        return DynamicObjects(figs, bars)
+        cars = self.vehicles.placements(t_s) if self.vehicles is not None else ()
+        return DynamicObjects(figs, bars, cars)
 
     def draw_on_map(self, img: np.ndarray, map_renderer, t_s: float) -> np.ndarray:
         """Draw the announced closures (red lines, zones outlined; with a white core) on a map image in place.
@@ -285,6 +301,12 @@ class EpisodeDynamics:
         self.contacts: list[dict[str, Any]] = []
         self.blocks = 0
         self._inside = np.zeros(world.n_pedestrians, bool)
+        veh = world.vehicles
+        #: agent radius + a car disc's radius; vehicle collision onsets ``[{"vehicle", "t_s"}]`` (not in PCR)
+        self.vehicle_contact_m = float(agent_radius_m) + (veh.discs.radius_m if veh is not None else 0.0)
+        self.vehicle_contacts: list[dict[str, Any]] = []
+        self.vehicle_blocks = 0
+        self._vinside = np.zeros(len(veh.discs) if veh is not None else 0, bool)
 
     # ------------------------------------------------------------ pedestrians
     def block_motion(self, t0: float, x0: float, y0: float, yaw0: float, pitch0: float,
@@ -295,22 +317,20 @@ class EpisodeDynamics:
         first pedestrian block (:func:`.pedestrians.first_block` at ``contact_m - 1e-6``); after it the position
         stays, the orientation goes on. Returns ``(samples, block time or None)``."""
         peds = self.world.pedestrians
-        if peds is None or not samples:
+        cars = self.world.vehicles.discs if self.world.vehicles is not None else None
+        if (peds is None and cars is None) or not samples:
             return samples, None
         at = np.array([t0] + [s[0] for s in samples])
         axy = np.array([(x0, y0)] + [(s[1], s[2]) for s in samples])
-        t1 = float(at[-1])
-        reach = float(np.hypot(*(axy - axy[0]).T).max()) + self.contact_m + float(peds.speed_mps.max()) * (t1 - t0)
-        near = np.hypot(*(peds.positions(t0) - axy[0]).T) <= reach + 1e-9
-        best = None
-        for i in np.flatnonzero(near):
-            pt, pxy = peds.track(int(i), t0, t1)
-            tb = first_block(at, axy, pt, pxy, self.contact_m - STOP_EPS_M)
-            if tb is not None and (best is None or tb < best):
-                best = tb
+        tp = _first_block_of(peds, at, axy, self.contact_m)
+        tv = _first_block_of(cars, at, axy, self.vehicle_contact_m)
+        best = min((t for t in (tp, tv) if t is not None), default=None)
         if best is None:
             return samples, None
-        self.blocks += 1
+        if tp is not None and tp == best:
+            self.blocks += 1
+        else:
+            self.vehicle_blocks += 1
         bx, by = (float(np.interp(best, at, axy[:, 0])), float(np.interp(best, at, axy[:, 1])))
         out = []
         for k, s in enumerate(samples):
@@ -331,7 +351,9 @@ class EpisodeDynamics:
         return out, best
 
     def count_contacts(self, at: np.ndarray, axy: np.ndarray) -> list[dict[str, Any]]:
-        """Record the collision onsets of the agent's path ``(at, axy)`` (one step, its start included)."""
+        """Record the collision onsets of the agent's path ``(at, axy)`` (one step, its start included); returns
+        the new pedestrian contacts (vehicle contacts go to :attr:`vehicle_contacts`, :mod:`.vehicles`)."""
+        self._count_vehicle_contacts(at, axy)
         peds = self.world.pedestrians
         if peds is None:
             return []
@@ -350,6 +372,38 @@ class EpisodeDynamics:
         new.sort(key=lambda c: (c["t_s"], c["pedestrian"]))
         self.contacts.extend(new)
         return new
+
+    def _count_vehicle_contacts(self, at: np.ndarray, axy: np.ndarray) -> None:
+        """Vehicle collision onsets, one per car and contact (a contact passing between its discs is one)."""
+        veh = self.world.vehicles
+        if veh is None or not veh.n_moving:
+            return
+        cars = veh.discs
+        t0, t1 = float(at[0]), float(at[-1])
+        cm = self.vehicle_contact_m
+        reach = float(np.hypot(*(axy - axy[0]).T).max()) + cm + float(cars.speed_mps.max()) * (t1 - t0)
+        near = np.hypot(*(cars.positions(t0) - axy[0]).T) <= reach + 1e-9
+        new = []
+        for i in range(len(cars)):
+            if not near[i]:
+                self._vinside[i] = False
+                continue
+            pt, pxy = cars.track(i, t0, t1)
+            onsets, inside = contact_onsets(at, axy, pt, pxy, cm, bool(self._vinside[i]))
+            self._vinside[i] = inside
+            car = i // 3
+            for t in onsets:
+                ax, ay = float(np.interp(t, at, axy[:, 0])), float(np.interp(t, at, axy[:, 1]))
+                others = [j for j in range(3 * car, 3 * car + 3) if j != i]
+                # the same contact when another disc of the car already touches the agent at that moment
+                if not any(float(np.hypot(*(cars.positions(t)[j] - (ax, ay)))) < cm - 1e-9 for j in others):
+                    new.append({"vehicle": car, "t_s": t})
+        new.sort(key=lambda c: (c["t_s"], c["vehicle"]))
+        merged = []
+        for c in new:  # two discs of one car starting the same contact at the same instant: one onset
+            if not any(m["vehicle"] == c["vehicle"] and abs(m["t_s"] - c["t_s"]) < 1e-9 for m in merged):
+                merged.append(c)
+        self.vehicle_contacts.extend(merged)
 
     def start(self, x: float, y: float) -> None:
         """Contacts at the reset pose (a pedestrian on the start point counts as an onset at ``t = 0``)."""
@@ -401,7 +455,27 @@ class EpisodeDynamics:
                 "closure_violated": self.violation is not None, "notices": list(self.notices),
                 "pedestrians": self.world.n_pedestrians, "pedestrian_collisions": len(self.contacts),
                 "pedestrian_contacts": list(self.contacts), "pedestrian_blocks": self.blocks,
-                "contact_m": self.contact_m, "t_end_s": float(t_end_s)}
+                "contact_m": self.contact_m, "t_end_s": float(t_end_s),
+                **({"vehicles_parked": len(self.world.vehicles.parked), "vehicles_moving": self.world.vehicles.n_moving,
+                    "vehicle_collisions": len(self.vehicle_contacts), "vehicle_contacts": list(self.vehicle_contacts),
+                    "vehicle_blocks": self.vehicle_blocks, "vehicle_contact_m": self.vehicle_contact_m}
+                   if self.world.vehicles is not None else {})}
+
+
+def _first_block_of(movers: PedestrianSet | None, at: np.ndarray, axy: np.ndarray, contact_m: float) -> float | None:
+    """The earliest :func:`.pedestrians.first_block` of the agent's path against any of ``movers`` (discs)."""
+    if movers is None or not len(movers):
+        return None
+    t0, t1 = float(at[0]), float(at[-1])
+    reach = float(np.hypot(*(axy - axy[0]).T).max()) + contact_m + float(movers.speed_mps.max()) * (t1 - t0)
+    near = np.hypot(*(movers.positions(t0) - axy[0]).T) <= reach + 1e-9
+    best = None
+    for i in np.flatnonzero(near):
+        pt, pxy = movers.track(int(i), t0, t1)
+        tb = first_block(at, axy, pt, pxy, contact_m - STOP_EPS_M)
+        if tb is not None and (best is None or tb < best):
+            best = tb
+    return best
 
 
 __all__ = ["DEFAULT_PEDESTRIAN_SPEED_MPS", "PedestrianSpec", "DynamicsSpec", "DynamicWorld", "EpisodeDynamics"]

@@ -340,7 +340,8 @@ class ContinuousEnv(gym.Env):
         duration = 0.0
         stop_reason = None
         new_samples: list[Sample] = []
-        ped_blocked = False
+        ped_blocked = False  # a mover (pedestrian or moving car) cut the move short
+        veh_blocked = False  # ... and it was a car
         if parsed is not None and invalid_reason is None:
             kind = parsed.kind
             allowed = FIRST_PERSON_KINDS if self.mode == FIRST_PERSON else MAP_KINDS
@@ -364,9 +365,11 @@ class ContinuousEnv(gym.Env):
                     motion = [(t0 + t, sx, sy, syaw, spitch) for t, sx, sy, syaw, spitch in res.samples]
                     end_xy, moved = (res.x_m, res.y_m), res.moved_m
                     if self.dynamics is not None:
+                        blocks_before = self.dynamics.blocks
                         motion, t_block = self.dynamics.block_motion(t0, x0, y0, yaw0, pitch0, motion)
                         if t_block is not None:
                             ped_blocked = True
+                            veh_blocked = self.dynamics.blocks == blocks_before
                             end_xy = (motion[-1][1], motion[-1][2])
                             pts = [(x0, y0)] + [(m[1], m[2]) for m in motion]
                             moved = sum(math.dist(a, b) for a, b in zip(pts[:-1], pts[1:]))
@@ -378,7 +381,8 @@ class ContinuousEnv(gym.Env):
                     duration, blocked, contacts = secs, res.blocked or ped_blocked, len(res.contacts)
                     self.last_result = (f"{parsed.label()}: walked {moved:.2f} m of {res.intended_m:.2f} m"
                                         + (" (blocked)" if blocked else "")
-                                        + (" (a pedestrian is in the way)" if ped_blocked else ""))
+                                        + ((" (a vehicle is in the way)" if veh_blocked
+                                            else " (a pedestrian is in the way)") if ped_blocked else ""))
                 elif kind == ActionKind.LOOK:
                     want = pitch0 + parsed.get("pitch")
                     pitch = min(max(want, c.pitch_min_deg), c.pitch_max_deg)
@@ -428,7 +432,9 @@ class ContinuousEnv(gym.Env):
                           contacts=contacts, moved=moved, displacement=math.hypot(x1 - x0, y1 - y0),
                           step_seconds=step_seconds, stop_reason=stop_reason)
         if events is not None:
-            info["dynamics"] = {**events, "pedestrian_blocked": ped_blocked, **self._dynamics_info()}
+            info["dynamics"] = {**events, "pedestrian_blocked": ped_blocked and not veh_blocked,
+                                **({"vehicle_blocked": veh_blocked} if self.dynamics.world.vehicles is not None else {}),
+                                **self._dynamics_info()}
         return self._obs(), 0.0, self.done, False, info
 
     def _step_dynamics(self, t_before: float, x0: float, y0: float, new_samples: list[Sample]) -> dict[str, Any]:
@@ -447,7 +453,9 @@ class ContinuousEnv(gym.Env):
     def _dynamics_info(self) -> dict[str, Any]:
         d = self.dynamics
         return {"pedestrian_collisions": len(d.contacts), "pedestrian_blocks": d.blocks,
-                "closures_announced": sorted(d.notice_times_s), "closure_violated": d.violation is not None}
+                "closures_announced": sorted(d.notice_times_s), "closure_violated": d.violation is not None,
+                **({"vehicle_collisions": len(d.vehicle_contacts), "vehicle_blocks": d.vehicle_blocks}
+                   if d.world.vehicles is not None else {})}
 
     def dynamics_record(self) -> dict[str, Any] | None:
         """What the scorer needs about the dynamic city (:meth:`.dynamics.EpisodeDynamics.record` at the current

@@ -7,7 +7,8 @@ Layout: one folder per render identity::
 
 (``<scene name>-<condition>-<key[:16]>`` for a weather or time of day other than the clear day,
 e.g. ``helsinki-rain_night-...``, and ``<scene name>-realistic-...`` for the realistic render style
-(:mod:`.styles`); the key differs too, see below: the style is part of the settings.)
+(:mod:`.styles`); the key differs too, see below: the style is part of the settings, and so is the population:
+``settings.population = "snapshot"`` draws each node's people and vehicles, :mod:`.population`, into its panorama.)
 
 ``key`` is the SHA-256 of :func:`~urbanarena.render.scene3d.renderer.render_identity`: renderer version, scene
 content hash, :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (including the weather,
@@ -51,6 +52,8 @@ import numpy as np
 from urbanarena.errors import CityFormatError, ImageFormatError
 from urbanarena.render.panorama_store import DEFAULT_BUDGET_BYTES, CacheStats, LRUByteCache
 from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
+from urbanarena.render.scene3d.context import current
+from urbanarena.render.scene3d.population_draw import node_population
 from urbanarena.render.scene3d.renderer import (
     DEFAULT_EYE_HEIGHT_M, DEFAULT_PANO_WIDTH, RENDERER_VERSION, RenderSettings, SceneRenderer, render_identity,
 )
@@ -183,10 +186,17 @@ class RenderedPanoramaStore:
         return self.path(node).is_file()
 
     # ------------------------------------------------------------ access
+    def population(self, node: str):
+        """The people and vehicles drawn into ``node``'s panorama (:func:`.population_draw.node_population`:
+        ``None`` unless ``settings.population`` is ``snapshot``)."""
+        x, y, _ = self.poses[node]
+        return node_population(self.scene, self.settings, node, x, y)
+
     def render(self, node: str) -> np.ndarray:
-        """Render ``node``'s panorama now (no cache involved)."""
+        """Render ``node``'s panorama now (no cache involved), with its population when the settings have one."""
         x, y, bearing = self.poses[node]
-        return self.renderer.render_panorama(x, y, self.eye_height_m, self.width, bearing)
+        return render_with_population(self.renderer, x, y, self.eye_height_m, self.width, bearing,
+                                       self.population(node))
 
     def get(self, node: str) -> np.ndarray:
         """RGB ``uint8`` panorama ``(W/2, W, 3)`` of ``node`` (read-only): memory, else disk, else rendered
@@ -251,6 +261,17 @@ class RenderedPanoramaStore:
         return sorted(n for n in self.poses if not self.is_cached(n))
 
 
+def render_with_population(renderer: SceneRenderer, x: float, y: float, eye: float, width: int, bearing: float,
+                            population) -> np.ndarray:
+    """A panorama with ``population`` (or none) drawn into it; the population's GL arrays are freed after."""
+    try:
+        return renderer.render_panorama(x, y, eye, width, bearing, dynamic=population)
+    finally:
+        if population is not None:
+            with renderer._lock, current(renderer.ctx):
+                population.release()
+
+
 # ------------------------------------------------------------------ prerender
 _W: dict = {}
 
@@ -265,7 +286,9 @@ def _worker_init(scene_dict: dict, settings: dict, width: int, eye: float, threa
 
 def _worker_render(job: tuple[str, float, float, float, str]) -> str:
     node, x, y, bearing, path = job
-    img = _W["renderer"].render_panorama(x, y, _W["eye"], _W["width"], bearing)
+    r = _W["renderer"]
+    img = render_with_population(r, x, y, _W["eye"], _W["width"], bearing,
+                                  node_population(r.scene, r.settings, node, x, y))
     write_png(Path(path), img)
     return node
 

@@ -18,6 +18,12 @@ Geometry (local metres, x east, y north, z up; bearings compass degrees):
 * :class:`Barrier` -- a closure barrier along a polyline: a 1.0 m high, 0.1 m
   thick fence of alternating red and white 1 m panels on a dark base, as road
   works barriers are painted.
+* ``placements`` -- people and vehicles of :mod:`.population` (:class:`~.population.Placement`: cars, trams,
+  cyclists ...), meshed by :mod:`.population_meshes` (the continuous mode's vehicles).
+
+Anything with a ``mesh()`` method returning :class:`~.meshes.MeshData` can be drawn (:func:`draw_dynamic`), e.g.
+a node's population (:class:`~.population_draw.PopulationObjects`, whose mesh is built once for the six faces of a
+panorama); :func:`draw_dynamic_ids` draws the same into the ID pass.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
 
 from urbanarena.render.scene3d.meshes import MeshBuilder, MeshData, box, ellipsoid
 
@@ -69,9 +76,14 @@ class DynamicObjects:
 
     figures: tuple[Figure, ...] = ()
     barriers: tuple[Barrier, ...] = ()
+    placements: tuple = ()
 
     def __bool__(self) -> bool:
-        return bool(self.figures or self.barriers)
+        return bool(self.figures or self.barriers or self.placements)
+
+    def mesh(self) -> MeshData:
+        """:func:`dynamic_mesh` of these objects."""
+        return dynamic_mesh(self)
 
 
 def figure_mesh(mb: MeshBuilder, f: Figure) -> None:
@@ -112,23 +124,39 @@ def barrier_mesh(mb: MeshBuilder, b: Barrier) -> None:
 
 
 def dynamic_mesh(objs: DynamicObjects) -> MeshData:
-    """One triangle list (positions, normals, colours) of all figures and barriers."""
+    """One triangle list (positions, normals, colours) of all figures, barriers and placements (the
+    placements' triangles carry feature indices 1, 2, ... in their order; figures and barriers 0)."""
     mb = MeshBuilder()
     for f in objs.figures:
         figure_mesh(mb, f)
     for b in objs.barriers:
         barrier_mesh(mb, b)
-    return mb.build()
+    mesh = mb.build()
+    if objs.placements:
+        from urbanarena.render.scene3d.meshes import concat_meshes
+        from urbanarena.render.scene3d.population_meshes import placements_mesh
+
+        more = placements_mesh(objs.placements)
+        mesh = more if mesh.n_triangles == 0 else concat_meshes(mesh, more)
+    return mesh
+
+
+def _mesh_of(objs) -> MeshData:
+    return objs.mesh() if hasattr(objs, "mesh") else dynamic_mesh(objs)
 
 
 def draw_dynamic(ctx, prog, objs: DynamicObjects | Sequence | None) -> int:
     """Draw ``objs`` with the lit ``prog`` (its ``mvp``/lighting uniforms already set) into the bound
-    framebuffer; returns the number of triangles drawn. Buffers live only for this call."""
+    framebuffer; returns the number of triangles drawn. Buffers live only for this call; objects with a
+    ``draw(ctx, prog) -> triangles`` method draw themselves (and may keep theirs)."""
     import moderngl
 
     if not objs:
         return 0
-    mesh = dynamic_mesh(objs)
+    own = getattr(objs, "draw", None)  # objects that draw themselves (.population_draw: kept, culled arrays)
+    if own is not None:
+        return own(ctx, prog)
+    mesh = _mesh_of(objs)
     if mesh.n_triangles == 0:
         return 0
     names = ("in_pos", "in_normal", "in_colour")
@@ -144,5 +172,30 @@ def draw_dynamic(ctx, prog, objs: DynamicObjects | Sequence | None) -> int:
     return mesh.n_triangles
 
 
+def draw_dynamic_ids(ctx, prog, objs, first_index: int) -> int:
+    """Draw ``objs`` into the bound ID framebuffer with the ID program ``prog`` (``mvp`` set): each triangle's
+    feature ``k >= 1`` as index ``first_index + k`` (0 stays 0); returns the number of triangles drawn."""
+    import moderngl
+
+    if not objs:
+        return 0
+    mesh = _mesh_of(objs)
+    if mesh.n_triangles == 0:
+        return 0
+    feat = np.zeros(len(mesh.positions), np.float32) if mesh.feature is None else mesh.feature.astype(np.float32)
+    feat = np.where(feat > 0, feat + float(first_index), 0.0).astype(np.float32)
+    pos = ctx.buffer(np.ascontiguousarray(mesh.positions, dtype=np.float32).tobytes())
+    fbuf = ctx.buffer(feat.tobytes())
+    vao = ctx.vertex_array(prog, [(pos, "3f", "in_pos"), (fbuf, "1f", "in_feature")])
+    try:
+        vao.render(moderngl.TRIANGLES)
+    finally:
+        vao.release()
+        pos.release()
+        fbuf.release()
+    return mesh.n_triangles
+
+
 __all__ = ["Figure", "Barrier", "DynamicObjects", "figure_mesh", "barrier_mesh", "dynamic_mesh", "draw_dynamic",
+           "draw_dynamic_ids",
            "SHIRT_PALETTE", "BARRIER_HEIGHT_M", "BARRIER_THICKNESS_M"]

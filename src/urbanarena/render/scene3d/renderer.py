@@ -56,7 +56,7 @@ import numpy as np
 
 from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panorama_attribution
 from urbanarena.render.scene3d.context import current, gl_context, gl_info
-from urbanarena.render.scene3d.dynamic import draw_dynamic
+from urbanarena.render.scene3d.dynamic import draw_dynamic, draw_dynamic_ids
 from urbanarena.render.scene3d.fonts import sign_font
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
 from urbanarena.render.scene3d.scene import Scene
@@ -93,6 +93,9 @@ class RenderSettings:
             default) or ``realistic`` (:mod:`.styles`; the commands' default). :meth:`for_condition` builds settings from a name
             (``night``, ``rain+dusk``); :attr:`condition` names them. The clear day (the default) draws
             with the original shaders: exactly the pixels and cache keys of the renderer before conditions.
+        population: ``none`` (this class's default) or ``snapshot``: the people and vehicles of each node's
+            panorama (:mod:`.population`; drawn by the panorama store, not by :meth:`SceneRenderer.render_view`),
+            seeded with ``population_seed``.
     Raises:
         ValueError: unknown weather or time of day.
     """
@@ -116,12 +119,16 @@ class RenderSettings:
     time_of_day: str = "day"
     rain_seed: int = 0
     style: str = "flat"
+    population: str = "none"
+    population_seed: int = 0
 
     def __post_init__(self) -> None:
         from urbanarena.render.scene3d.conditions import TIMES_OF_DAY, WEATHERS
+        from urbanarena.render.scene3d.population import check_population
         from urbanarena.render.scene3d.styles import check_style
 
         check_style(self.style)
+        check_population(self.population)
 
         if self.weather not in WEATHERS:
             raise ValueError(f"weather must be one of {', '.join(WEATHERS)}, got {self.weather!r}")
@@ -161,9 +168,11 @@ class RenderSettings:
     def identity_dict(self) -> dict:
         """The fields that determine pixels: all of them, except the condition fields while they hold their
         defaults (any other condition changes the dict, hence the key). The ``style`` field is always there:
-        adding it changed every cache key once (the flat style's pixels did not change)."""
+        adding it changed every cache key once (the flat style's pixels did not change). ``population`` and
+        ``population_seed`` are left out at their defaults (``none``, 0), so keys without people are unchanged."""
         d = asdict(self)
-        for name, default in (("weather", "clear"), ("time_of_day", "day"), ("rain_seed", 0)):
+        for name, default in (("weather", "clear"), ("time_of_day", "day"), ("rain_seed", 0),
+                              ("population", "none"), ("population_seed", 0)):
             if d[name] == default:
                 del d[name]
         return d
@@ -317,7 +326,14 @@ def render_identity(scene: Scene, settings: RenderSettings, width: int | None = 
         "poses_hash": poses,
         "attribution": scene.attribution,
         **({"realistic": realistic_identity(), "sign_families": _sign_families()} if settings.is_realistic else {}),
+        **({"population": _population_identity()} if settings.population != "none" else {}),
     }
+
+
+def _population_identity() -> dict:
+    from urbanarena.render.scene3d.population import population_identity
+
+    return population_identity()
 
 
 def _sign_families() -> dict:
@@ -671,7 +687,7 @@ class SceneRenderer:
         return fb
 
     def _draw_ids(self, eye: np.ndarray, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
-                  height: int) -> np.ndarray:
+                  height: int, dynamic=None) -> np.ndarray:
         """Feature-index image ``(height, width)`` int32: the geometry, draw order, culling and depth
         test of :meth:`_draw` (steps 1; the sky and the ground, which writes no depth, hide nothing)."""
         mgl = self._mgl
@@ -700,6 +716,8 @@ class SceneRenderer:
         for tiled in signs:
             if tiled is not None:
                 tiled.render(planes, eye)
+        if dynamic:  # the population's people and vehicles (.population): indices after the scene's features
+            draw_dynamic_ids(ctx, prog, dynamic, len(self.features))
         data = fb.read(viewport=(0, 0, width, height), components=3, alignment=1)
         rgb = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)[::-1].astype(np.int32)
         return np.ascontiguousarray(rgb[..., 0] | (rgb[..., 1] << 8) | (rgb[..., 2] << 16))
@@ -713,7 +731,7 @@ class SceneRenderer:
 
     def render_ids(self, x_m: float, y_m: float, yaw_deg: float, pitch_deg: float = 0.0, hfov_deg: float = 90.0,
                    width: int = 640, height: int = 480,
-                   eye_height_m: float = DEFAULT_EYE_HEIGHT_M) -> np.ndarray:
+                   eye_height_m: float = DEFAULT_EYE_HEIGHT_M, dynamic=None) -> np.ndarray:
         """ID pass: which feature each pixel of :meth:`render_view` at the same pose shows.
 
         Same camera, geometry, frustum and object-distance culling, draw order and depth test as
@@ -722,14 +740,15 @@ class SceneRenderer:
 
         Returns:
             ``(height, width)`` int32 feature indices, row 0 at the top: ``0`` where the view shows
-            ground or sky, else ``k`` for :attr:`features` ``[k - 1]``.
+            ground or sky, else ``k`` for :attr:`features` ``[k - 1]``; with ``dynamic`` (a population's
+            :class:`~.population_draw.PopulationObjects`) ``len(features) + 1 + i`` for its placement ``i``.
         Raises:
             ValueError: bad angles or sizes (as :meth:`render_view`).
         """
         _check_view_args(pitch_deg, hfov_deg, width, height)
         with self._lock, current(self.ctx):
             return self._draw_ids(np.array([x_m, y_m, eye_height_m], dtype=np.float64), yaw_deg, pitch_deg,
-                                  hfov_deg, int(width), int(height))
+                                  hfov_deg, int(width), int(height), dynamic=dynamic)
 
     def render_view(self, x_m: float, y_m: float, yaw_deg: float, pitch_deg: float = 0.0, hfov_deg: float = 90.0,
                     width: int = 640, height: int = 480, eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
@@ -759,18 +778,18 @@ class SceneRenderer:
         return img
 
     def cube_faces(self, x_m: float, y_m: float, eye_height_m: float, face: int, pad: int = 2,
-                   centre_bearing_deg: float = 0.0) -> np.ndarray:
+                   centre_bearing_deg: float = 0.0, dynamic=None) -> np.ndarray:
         """The six faces side by side, ``(P, 6P, 3)`` with ``P = face + 2 pad`` (order :data:`CUBE_FACES`)."""
         P = face + 2 * pad
         hfov = 2.0 * math.degrees(math.atan(P / face))
         eye = np.array([x_m, y_m, eye_height_m], dtype=np.float64)
         with self._lock, current(self.ctx):
-            faces = [self._draw(eye, centre_bearing_deg + dy, p, hfov, P, P) for dy, p in CUBE_FACES]
+            faces = [self._draw(eye, centre_bearing_deg + dy, p, hfov, P, P, dynamic=dynamic) for dy, p in CUBE_FACES]
         return np.concatenate(faces, axis=1)
 
     def render_panorama(self, x_m: float, y_m: float, eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
                         width: int = DEFAULT_PANO_WIDTH, centre_bearing_deg: float = 0.0,
-                        attribution: bool = True) -> np.ndarray:
+                        attribution: bool = True, dynamic=None) -> np.ndarray:
         """Equirectangular panorama ``(width/2, width, 3)`` at a pose (module docstring).
 
         Args:
@@ -778,6 +797,7 @@ class SceneRenderer:
             centre_bearing_deg: compass bearing of the centre column (``heading_deg``
                 of the node, see :mod:`urbanarena.world.imagery`).
             attribution: write the scene's attribution into the nadir band.
+            dynamic: objects drawn into every face (a node's population, :mod:`.population_draw`), or ``None``.
         Raises:
             ValueError: odd or too small width.
         """
@@ -786,7 +806,7 @@ class SceneRenderer:
         height = width // 2
         face = cube_face_size(width)
         pad = 2
-        strip = self.cube_faces(x_m, y_m, eye_height_m, face, pad, centre_bearing_deg)
+        strip = self.cube_faces(x_m, y_m, eye_height_m, face, pad, centre_bearing_deg, dynamic=dynamic)
         m1, m2 = _equirect_maps(width, height, face, pad)
         pano = cv2.remap(strip, m1, m2, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         if attribution and self.scene.attribution:

@@ -34,22 +34,27 @@ def check_style(style: str) -> str:
     return style
 
 
-def settings_for_style(style: str | None = None, settings=None):
+def settings_for_style(style: str | None = None, settings=None, population: str | None = None):
     """``settings`` (default :class:`~.renderer.RenderSettings` ()) with ``style`` (default
-    :data:`DEFAULT_RENDER_STYLE`) when ``style`` is given or ``settings`` is ``None``.
+    :data:`DEFAULT_RENDER_STYLE`) when ``style`` is given or ``settings`` is ``None``, and with ``population``
+    (``snapshot`` or ``none``; default the style's, :data:`~.population.DEFAULT_POPULATION_OF_STYLE`: people and
+    vehicles in realistic panoramas, none in flat ones) whenever the style is set here or ``population`` is given.
 
     Raises:
-        ValueError: unknown style.
+        ValueError: unknown style or population.
     """
     from dataclasses import replace
 
+    from urbanarena.render.scene3d.population import DEFAULT_POPULATION_OF_STYLE, check_population
     from urbanarena.render.scene3d.renderer import RenderSettings
 
+    if settings is not None and style is None:
+        return settings if population is None else replace(settings, population=check_population(population))
+    style = check_style(style or DEFAULT_RENDER_STYLE)
+    pop = check_population(population) if population is not None else DEFAULT_POPULATION_OF_STYLE[style]
     if settings is None:
-        return RenderSettings(style=check_style(style or DEFAULT_RENDER_STYLE))
-    if style is None:
-        return settings
-    return replace(settings, style=check_style(style))
+        return RenderSettings(style=style, population=pop)
+    return replace(settings, style=style, population=pop)
 
 
 __all__ = ["DEFAULT_RENDER_STYLE", "RENDER_STYLES", "check_style", "settings_for_style"]

@@ -90,10 +90,12 @@ class VisibilityPass:
 
     def index_image(self, x_m: float, y_m: float, eye_height_m: float = DEFAULT_EYE_HEIGHT_M,
                     yaw_deg: float = 0.0, pitch_deg: float = 0.0, hfov_deg: float = VIEW_HFOV_DEG,
-                    width: int = VIEW_WIDTH, height: int = VIEW_HEIGHT) -> np.ndarray:
+                    width: int = VIEW_WIDTH, height: int = VIEW_HEIGHT, dynamic=None) -> np.ndarray:
         """``(height, width)`` int32 feature indices (0 = ground/sky; :meth:`SceneRenderer.render_ids`).
-        Camera conventions of :mod:`.renderer` (compass yaw, pitch up positive, metres)."""
-        return self.renderer.render_ids(x_m, y_m, yaw_deg, pitch_deg, hfov_deg, width, height, eye_height_m)
+        Camera conventions of :mod:`.renderer` (compass yaw, pitch up positive, metres). ``dynamic``: people and
+        vehicles drawn too (they hide what is behind them; their own indices follow the features')."""
+        return self.renderer.render_ids(x_m, y_m, yaw_deg, pitch_deg, hfov_deg, width, height, eye_height_m,
+                                        dynamic=dynamic)
 
     def mask(self, key: tuple[str, str], *args, **kwargs) -> np.ndarray:
         """``(height, width)`` bool: the pixels showing feature ``(kind, id)`` (other arguments as
@@ -128,12 +130,13 @@ class VisibilityPass:
 
     def pixels_towards(self, key: tuple[str, str], x_m: float, y_m: float,
                        eye_height_m: float = DEFAULT_EYE_HEIGHT_M, hfov_deg: float = VIEW_HFOV_DEG,
-                       width: int = VIEW_WIDTH, height: int = VIEW_HEIGHT) -> int:
+                       width: int = VIEW_WIDTH, height: int = VIEW_HEIGHT, dynamic=None) -> int:
         """Pixels of feature ``(kind, id)`` in a level view (pitch 0) from ``(x_m, y_m)`` turned towards
-        its :meth:`anchor`. Raises ``KeyError`` for a feature the scene does not draw."""
+        its :meth:`anchor` (``dynamic``: with these people and vehicles in front of it). Raises ``KeyError`` for a
+        feature the scene does not draw."""
         ax, ay, _ = self._anchor[tuple(key)]
         yaw = math.degrees(math.atan2(ax - x_m, ay - y_m)) % 360.0
-        img = self.index_image(x_m, y_m, eye_height_m, yaw, 0.0, hfov_deg, width, height)
+        img = self.index_image(x_m, y_m, eye_height_m, yaw, 0.0, hfov_deg, width, height, dynamic=dynamic)
         return int(np.count_nonzero(img == self._index[tuple(key)]))
 
 
@@ -152,6 +155,9 @@ class CountVisibility:
         city: the city (node positions; its scene is built with :func:`scene_from_city` unless
             ``vis`` is given).
         vis: a :class:`VisibilityPass` of the city's scene to reuse.
+        population: render settings whose ``population`` is ``snapshot`` (e.g. ``settings_for_style("realistic")``):
+            each node's people and vehicles (:mod:`.population`, the ones its panorama shows) are drawn into its
+            views, so an object they hide is not visible from there; ``None`` (the default): the scene alone.
     Raises:
         ValueError: the city has no annotations (nothing to render).
         RendererUnavailableError: no OpenGL context here.
@@ -159,7 +165,7 @@ class CountVisibility:
 
     def __init__(self, city, vis: VisibilityPass | None = None, min_pixels: int = MIN_VISIBLE_PX,
                  width: int = VIEW_WIDTH, height: int = VIEW_HEIGHT, hfov_deg: float = VIEW_HFOV_DEG,
-                 eye_height_m: float = DEFAULT_EYE_HEIGHT_M):
+                 eye_height_m: float = DEFAULT_EYE_HEIGHT_M, population=None):
         if vis is None:
             from urbanarena.render.scene3d.city_scene import scene_from_city
 
@@ -171,6 +177,20 @@ class CountVisibility:
         self.eye_height_m = float(eye_height_m)
         self.renders = 0
         self._cache: dict[tuple[str, str, str], int] = {}
+        self.population = population if getattr(population, "population", "none") != "none" else None
+        self._people: dict[str, object] = {}
+
+    def _dynamic(self, node: str):
+        """The node's people and vehicles when :attr:`population` is set (cached per node), else ``None``."""
+        if self.population is None:
+            return None
+        if node not in self._people:
+            from urbanarena.render.scene3d.city_scene import node_pose
+            from urbanarena.render.scene3d.population_draw import node_population
+
+            x, y, _ = node_pose(self.city, node)
+            self._people[node] = node_population(self.vis.renderer.scene, self.population, node, x, y)
+        return self._people[node]
 
     def pixels(self, kind: str, feature_id: str, node: str) -> int:
         """Pixels of the feature in the view from ``node`` towards it (cached); 0 for one not drawn."""
@@ -182,7 +202,7 @@ class CountVisibility:
             else:
                 x, y = self.city.xy(node)
                 n = self.vis.pixels_towards((kind, feature_id), float(x), float(y), self.eye_height_m,
-                                            self.hfov_deg, self.width, self.height)
+                                            self.hfov_deg, self.width, self.height, dynamic=self._dynamic(node))
                 self.renders += 1
             self._cache[key] = n
         return n

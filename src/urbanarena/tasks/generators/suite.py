@@ -40,7 +40,9 @@ import numpy as np
 
 from urbanarena.render.maps import map_renderer_for
 from urbanarena.tasks.families.cityarena import CityArenaFamily
-from urbanarena.tasks.generators import landmark, localization, map_navigation, object_count, relational, vln
+from urbanarena.tasks.generators import (
+    landmark, localization, map_navigation, object_count, population_count, relational, vln,
+)
 from urbanarena.tasks.generators import real_imagery
 from urbanarena.tasks.generators.common import (
     CALIBRATION_TARGETS,
@@ -65,6 +67,9 @@ GENERATOR_VERSION = 1
 SUITE_VERSION = 1
 ALL_KINDS = ("localization", "landmark_language", "landmark_image", "map_navigation", "vln", "object_count",
              "relational")
+#: kinds generated only when asked for (``kinds=``): ``population_count`` counts the people and vehicles of the
+#: start node's panorama (:mod:`.population_count`; the ``object_count`` family's metric)
+OPT_IN_KINDS = ("population_count",)
 SUITE_SIZES = {"mini": 25, "standard": 100, "full": 300}
 #: most tasks per diversity group (goal POI, counted block/type, grid cell ...) in one suite
 GROUP_CAPS = {"localization": 2}
@@ -78,6 +83,7 @@ GENERATORS: dict[str, Callable[..., CandidatePool]] = {
     "vln": vln.generate,
     "object_count": object_count.generate,
     "relational": relational.generate,
+    "population_count": lambda ctx, wanted: population_count.generate(ctx, wanted),
 }
 
 #: ``(city, view) -> RGB uint8 (H, W, 3)``: renders a landmark reference photo from the
@@ -150,7 +156,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
     Args:
         per_family: tasks per family (``mini`` 25, ``standard`` 100, ``full`` 300).
         seed: the suite's seed (same city + seed + arguments = same file).
-        kinds: families to generate (subset of :data:`ALL_KINDS`).
+        kinds: families to generate (subset of :data:`ALL_KINDS` and :data:`OPT_IN_KINDS`).
         split: ``train``/``val``/``test``: refused unless the city is that split's area
             (:mod:`~.splits`); recorded in provenance.
         name: suite name (default :func:`suite_name` of the city).
@@ -168,7 +174,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
     """
     unknown = [k for k in kinds if k not in GENERATORS]
     if unknown:
-        raise ValueError(f"unknown task kinds {unknown}; known: {', '.join(ALL_KINDS)}")
+        raise ValueError(f"unknown task kinds {unknown}; known: {', '.join(ALL_KINDS + OPT_IN_KINDS)}")
     if per_family < 1:
         raise ValueError("per_family must be at least 1")
     check_split(city, split)
@@ -188,7 +194,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
     }
     renderer = None
     for kind in kinds:
-        k_index = ALL_KINDS.index(kind)
+        k_index = (ALL_KINDS + OPT_IN_KINDS).index(kind)
         fam_rep: dict[str, Any] = {"requested": per_family, "produced": 0, "unavailable": None}
         report["families"][kind] = fam_rep
         try:

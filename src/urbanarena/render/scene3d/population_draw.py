@@ -1,0 +1,128 @@
+"""Drawing a node's population (:mod:`.population`) into its panorama and into the ID pass.
+
+* :class:`PopulationObjects` -- a snapshot as the renderer's ``dynamic=`` argument: its mesh
+  (:func:`.population_meshes.placements_mesh`, placement ``i`` as feature ``i + 1``) is built once and drawn into
+  all six cube faces of the panorama, lit by the condition's street-furniture program.
+* :func:`node_population` -- the objects the panorama store draws for a node (``None`` without population).
+* :func:`population_pixels` -- the ID pass of a view with the population: pixels of each placement, and the people
+  and vehicles in all (what the coverage acceptance measures, ``urbanarena bench population``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from urbanarena.render.scene3d.meshes import MeshData
+from urbanarena.render.scene3d.population import PEOPLE_KINDS, VEHICLE_KINDS, Snapshot, snapshot_for_settings
+from urbanarena.render.scene3d.population_meshes import placements_mesh
+
+
+#: side of the ground tiles the population's triangles are grouped by for frustum culling, metres
+TILE_M = 10.0
+
+
+class PopulationObjects:
+    """A :class:`~.population.Snapshot` drawable as ``dynamic=`` (mesh built on first use, then reused)."""
+
+    def __init__(self, snap: Snapshot):
+        self.snapshot = snap
+        self.placements = snap.placements
+        self._mesh: MeshData | None = None
+        self._gl: dict = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.placements)
+
+    def mesh(self) -> MeshData:
+        if self._mesh is None:
+            self._mesh = placements_mesh(self.placements)
+        return self._mesh
+
+    def draw(self, ctx, prog) -> int:
+        """Draw into the bound framebuffer with ``prog`` (its ``mvp`` set): the mesh is uploaded on first use and
+        kept until :meth:`release` (the six faces of a panorama upload it once), grouped in
+        :data:`TILE_M` ground tiles of which only those meeting the view frustum (read back from ``mvp``) are
+        drawn. Returns the triangles of the mesh."""
+        from urbanarena.render.scene3d.renderer import _frustum_planes, _Tiled
+
+        key = (id(ctx), id(prog))
+        got = self._gl.get(key)
+        if got is None:
+            mesh = self.mesh()
+            if mesh.n_triangles == 0:
+                return 0
+            mesh, first, count, lo, hi = mesh.tiles(TILE_M)
+            names = ("in_pos", "in_normal", "in_colour")
+            fmt = " ".join("3f" if name in prog else "12x" for name in names)
+            used = [name for name in names if name in prog]
+            buf = ctx.buffer(mesh.interleaved(("positions", "normals", "colours")).tobytes())
+            vao = ctx.vertex_array(prog, [(buf, fmt, *used)])
+            got = self._gl[key] = (buf, vao, _Tiled(vao, first, count, lo, hi), mesh.n_triangles)
+        mvp = np.frombuffer(prog["mvp"].read(), dtype="f4").reshape(4, 4).T.astype(np.float64)
+        got[2].render(_frustum_planes(mvp))
+        return got[3]
+
+    def release(self) -> None:
+        """Free the GL arrays :meth:`vertex_array` made (call with the renderer's context current)."""
+        for buf, vao, _, _ in self._gl.values():
+            vao.release()
+            buf.release()
+        self._gl.clear()
+
+
+def node_population(scene, settings, node: str, x_m: float, y_m: float) -> PopulationObjects | None:
+    """What the panorama store draws into ``node``'s panorama: its snapshot when ``settings.population`` is
+    ``snapshot`` (and it places anything), else ``None``."""
+    snap = snapshot_for_settings(scene, settings, node, x_m, y_m)
+    return PopulationObjects(snap) if snap is not None and snap.placements else None
+
+
+def population_pixels(renderer, objs: PopulationObjects, x_m: float, y_m: float, yaw_deg: float,
+                      pitch_deg: float = 0.0, hfov_deg: float = 90.0, width: int = 640, height: int = 360,
+                      eye_height_m: float = 1.7) -> dict:
+    """Visible pixels of the population in one view (ID pass: the scene occludes it and it occludes the scene).
+
+    Returns:
+        ``{"per_placement": {placement id: px}, "people_px": int, "vehicles_px": int, "total_px": int}``.
+    """
+    ids = renderer.render_ids(x_m, y_m, yaw_deg, pitch_deg, hfov_deg, width, height, eye_height_m, dynamic=objs)
+    base = len(renderer.features)
+    k = ids[ids > base] - base - 1
+    counts = np.bincount(k, minlength=len(objs.placements)) if k.size else np.zeros(len(objs.placements), int)
+    per = {p.id: int(c) for p, c in zip(objs.placements, counts) if c}
+    people = sum(int(c) for p, c in zip(objs.placements, counts) if p.kind in PEOPLE_KINDS)
+    vehicles = sum(int(c) for p, c in zip(objs.placements, counts) if p.kind in VEHICLE_KINDS)
+    return {"per_placement": per, "people_px": people, "vehicles_px": vehicles, "total_px": people + vehicles}
+
+
+def visible_placements(renderer, objs: PopulationObjects, x_m: float, y_m: float, centre_bearing_deg: float = 0.0,
+                       min_px: int = 1, **view) -> dict[str, int]:
+    """``{placement id: most pixels in one view}`` over the four level views at ``centre + 0/90/180/270`` degrees
+    (640 x 360, 90 degrees unless ``view`` says otherwise) for the placements showing at least ``min_px``."""
+    best: dict[str, int] = {}
+    for k in range(4):
+        got = population_pixels(renderer, objs, x_m, y_m, (centre_bearing_deg + 90.0 * k) % 360.0, **view)
+        for pid, n in got["per_placement"].items():
+            best[pid] = max(best.get(pid, 0), n)
+    return {pid: n for pid, n in sorted(best.items()) if n >= min_px}
+
+
+class StartVisibility:
+    """The population counting generator's visibility hook: every counted placement shows at least ``min_px``
+    pixels in one of the four level views from the start node (``(placement ids, node) -> bool``)."""
+
+    def __init__(self, city, renderer, min_px: int = 30):
+        self.city, self.renderer, self.min_px = city, renderer, int(min_px)
+
+    def __call__(self, ids, node: str) -> bool:
+        from urbanarena.render.scene3d.city_scene import node_pose
+
+        x, y, b = node_pose(self.city, node)
+        objs = node_population(self.renderer.scene, self.renderer.settings, node, x, y)
+        if objs is None:
+            return False
+        seen = visible_placements(self.renderer, objs, x, y, b, self.min_px)
+        return all(i in seen for i in ids)
+
+
+__all__ = ["PopulationObjects", "StartVisibility", "node_population", "population_pixels", "visible_placements"]
