@@ -68,26 +68,33 @@ def ocr_shares(tasks: list[dict], base: Path) -> dict:
 
 
 def v1_camera(city, poi, rng) -> dict | None:
-    """Generator version 1's camera of ``poi`` (3-8 m along the facade, 1.2 / 2.4 m, 70 degrees)."""
+    """Generator version 1's camera of ``poi`` (:func:`urbanarena.tasks.generators.landmark.reference_view_v1`)."""
     from scipy.spatial import cKDTree
+    from shapely.strtree import STRtree
 
-    ann = city.annotations
-    f = ann.facade(poi.facade_id)
-    L = f.length_m or 1.0
-    tx, ty = (f.p1[0] - f.p0[0]) / L, (f.p1[1] - f.p0[1]) / L
-    xy = np.array([city.xy(n) for n in city.graph.nodes])
-    tree = cKDTree(xy)
-    fx, fy = poi.front_xy
-    for _ in range(12):
-        t = float(rng.uniform(3.0, 8.0)) * (1 if rng.random() < 0.5 else -1)
-        x, y = fx + t * tx, fy + t * ty
-        if tree.query((x, y))[0] < 1.5:
+    from urbanarena.tasks.generators.common import make_context
+    from urbanarena.tasks.generators.landmark import reference_view_v1
+
+    ctx = make_context(city, [0], max_steps=50)
+    tree = cKDTree(np.array([city.xy(n) for n in city.graph.nodes]))
+    bldgs = STRtree(np.array([b.shape() for b in city.annotations.buildings], dtype=object))
+    return reference_view_v1(ctx, poi, tree, bldgs, rng)
+
+
+def v1_readable(city, tasks: list[dict], style: str, seed: int) -> tuple[int, int]:
+    """How many of generator version 1's photos of the same POIs let rapidocr read the name."""
+    from urbanarena.agents.ocr_agent import locate_name, shared_reader
+    from urbanarena.render.scene3d.reference import render_reference
+
+    rng = np.random.default_rng(seed)
+    n = hits = 0
+    for t in tasks:
+        v = v1_camera(city, city.annotations.poi(t["extra"]["poi_id"]), rng)
+        if v is None:
             continue
-        yaw = math.degrees(math.atan2(poi.facade_xy[0] - x, poi.facade_xy[1] - y)) % 360.0
-        return {"x_m": x, "y_m": y, "eye_height_m": 1.2 if rng.random() < 0.5 else 2.4, "yaw_deg": yaw,
-                "pitch_deg": 6.0, "hfov_deg": 70.0, "width": 640, "height": 480,
-                "lighting": {"sun_azimuth_deg": 110.0, "sun_elevation_deg": 18.0}}
-    return None
+        n += 1
+        hits += locate_name(t["extra"]["landmark"], shared_reader().read(render_reference(city, v, style))) is not None
+    return hits, n
 
 
 def controls(city, tasks: list[dict], style: str, n: int, seed: int) -> dict[str, list[float]]:
@@ -154,8 +161,11 @@ def main() -> None:
         for k in (f"condition {r['condition']}", f"placement {r['placement']}"):
             by.setdefault(k, []).append(int(r["readable"]))
     print("  readable by " + "; ".join(f"{k}: {sum(v)}/{len(v)}" for k, v in sorted(by.items())))
+    hits, n1 = v1_readable(city, tasks, a.render_style, a.seed)
+    print(f"  control, generator version 1's photos of the same POIs: {hits}/{n1} readable "
+          f"({100 * hits / max(n1, 1):.0f} %)")
     dists = [t["extra"]["reference_check"]["min_view_distance"] for t in tasks if "reference_check" in t["extra"]]
-    print(f"view distance (1 - SSIM, 160x120 grey) of the references to the goal views, threshold "
+    print(f"view distance (1 - SSIM, 80x60 grey) of the references to the goal views, threshold "
           f"{REFERENCE_MIN_DISTANCE:g}:")
     print(f"  generated references:               {describe(dists, REFERENCE_MIN_DISTANCE)}")
     ctl = controls(city, tasks, a.render_style, a.controls, a.seed)

@@ -2,7 +2,7 @@
 reference photos (issue 19, "image goals that are not text"; the measure and its threshold are ours).
 
 Distance of two RGB pictures ``a`` and ``b`` (:func:`view_distance`): ``1 - SSIM`` of their grey levels
-(ITU-R BT.601 luma) after both are resampled (``cv2.INTER_AREA``) to :data:`COMPARE_SIZE_PX` (160 x 120).
+(ITU-R BT.601 luma) after both are resampled (``cv2.INTER_AREA``) to :data:`COMPARE_SIZE_PX` (80 x 60).
 SSIM is Wang et al. 2004 exactly as scikit-image's ``structural_similarity(..., gaussian_weights=True,
 sigma=1.5, use_sample_covariance=False, data_range=255)`` computes it (Gaussian window of sigma 1.5
 truncated at 3.5 sigma, reflected borders, ``K1 = 0.01``, ``K2 = 0.03``, the mean over the picture
@@ -12,7 +12,7 @@ per goal node are compared, about 15x faster this way; the tests check the value
 scikit-image's function, a test dependency). It lies in ``[0, 2]``: 0 for identical
 pictures, about 1 for unrelated ones (no structure in common), above 1 for anti-correlated ones. The
 bottom :data:`IGNORED_BOTTOM_FRACTION` of both pictures (where reference photos carry their attribution
-stamp) is left out. Working at 160 x 120 makes the measure about the layout of the picture -- facades,
+stamp) is left out. Working at 80 x 60 makes the measure about the layout of the picture -- facades,
 street, sky line -- rather than about exact pixels, so small changes of materials or a few people
 drawn into a panorama move it little.
 
@@ -37,6 +37,8 @@ from typing import Iterable, Sequence
 import cv2
 import numpy as np
 
+#: the measure's id, recorded with each check (``extra.reference_check.measure``)
+MEASURE_ID = "1-ssim-grey-80x60"
 #: pictures are compared at this size (width, height), pixels
 COMPARE_SIZE_PX = (80, 60)
 #: bottom share of the picture left out (the attribution stamp of reference photos)
@@ -46,18 +48,18 @@ YAW_STEP_DEG = 6.0
 #: pitches of the agent's views, degrees (up positive)
 PITCHES_DEG = tuple(float(p) for p in range(-30, 31, 6))
 #: grid views refined around, and the refinement step (yaw and pitch), degrees
-REFINE_BEST = 4
+REFINE_BEST = 6
 REFINE_STEP_DEG = 1.0
 #: a reference photo closer than this to any view at its goal nodes is rejected (too easy: a pixel match)
 REFERENCE_MIN_DISTANCE = 0.5
 
 
-def _grey(img: np.ndarray) -> np.ndarray:
+def _grey(img: np.ndarray, size: tuple[int, int] = COMPARE_SIZE_PX) -> np.ndarray:
     a = np.asarray(img)
     if a.ndim != 3 or a.shape[2] != 3 or a.dtype != np.uint8 or a.shape[0] < 2 or a.shape[1] < 2:
         raise ValueError(f"expected an RGB uint8 picture (H, W, 3), got {a.dtype} {a.shape}")
     g = cv2.cvtColor(np.ascontiguousarray(a), cv2.COLOR_RGB2GRAY)
-    w, h = COMPARE_SIZE_PX
+    w, h = size
     g = cv2.resize(g, (w, h), interpolation=cv2.INTER_AREA)
     return g[: h - int(round(h * IGNORED_BOTTOM_FRACTION))]
 
@@ -136,14 +138,15 @@ def min_view_distance(reference: np.ndarray, views: Iterable[np.ndarray]) -> tup
 
 
 def node_views(pano: np.ndarray, centre_bearing_deg: float, hfov_deg: float, width: int, height: int,
-               grid: Sequence[tuple[float, float]] | None = None) -> list[np.ndarray]:
+               grid: Sequence[tuple[float, float]] | None = None, cut_width: int = COMPARE_SIZE_PX[0],
+               ) -> list[np.ndarray]:
     """Perspective views of an equirectangular ``pano`` (centre column facing ``centre_bearing_deg``) at
     every ``(compass yaw, pitch)`` of ``grid`` (default :func:`agent_view_grid`), with the camera
-    ``hfov_deg`` and the aspect of ``width x height``; cut at :data:`COMPARE_SIZE_PX`'s width (the size
-    they are compared at). Returns RGB ``uint8`` pictures."""
+    ``hfov_deg`` and the aspect of ``width x height``; cut ``cut_width`` pixels wide (default
+    :data:`COMPARE_SIZE_PX`'s width, the size they are compared at). Returns RGB ``uint8`` pictures."""
     from urbanarena.render.views import compass_view
 
-    w = COMPARE_SIZE_PX[0]
+    w = int(cut_width)
     h = max(2, int(round(w * height / width)))
     return [compass_view(pano, yaw, pitch, hfov_deg, w, h, centre_bearing_deg)
             for yaw, pitch in (grid if grid is not None else agent_view_grid())]
@@ -152,46 +155,50 @@ def node_views(pano: np.ndarray, centre_bearing_deg: float, hfov_deg: float, wid
 def min_node_distance(reference: np.ndarray, pano: np.ndarray, centre_bearing_deg: float, hfov_deg: float,
                       ) -> tuple[float, float, float]:
     """The smallest :func:`view_distance` from ``reference`` to the views an agent can take at the node
-    of ``pano`` (module docstring), cut with the reference's field of view and aspect: over
-    :func:`agent_view_grid`, then around the :data:`REFINE_BEST` best of it yaw and pitch to
-    :data:`REFINE_STEP_DEG` (a view between two grid yaws is reachable too: the arrival heading is any
-    bearing). Returns ``(distance, yaw_deg, pitch_deg)``.
+    of ``pano`` (module docstring), cut with the reference's field of view and aspect. A view between
+    two grid yaws is reachable too (the arrival heading is any bearing), and SSIM at 80 x 60 falls off
+    within a degree or two, so the search is coarse to fine: the distance at half the size (40 x 30,
+    smooth over the grid's spacing) over :func:`agent_view_grid` picks the :data:`REFINE_BEST` best
+    views, and the measure proper is taken around each, yaw and pitch within half a grid step by
+    :data:`REFINE_STEP_DEG`. Returns ``(distance, yaw_deg, pitch_deg)`` of the closest view found.
 
     Raises:
         ValueError: a picture that is not RGB ``uint8``.
     """
     h, w = reference.shape[:2]
     grid = agent_view_grid()
-    g = _grey(reference)
-    pano = shrink_panorama(pano, hfov_deg)
-    coarse = _stack_distances(g, node_views(pano, centre_bearing_deg, hfov_deg, w, h, grid))
+    half_size = (COMPARE_SIZE_PX[0] // 2, COMPARE_SIZE_PX[1] // 2)
+    small = shrink_panorama(pano, hfov_deg, half_size[0])
+    coarse = _stack_distances(_grey(reference, half_size),
+                              node_views(small, centre_bearing_deg, hfov_deg, w, h, grid, half_size[0]), half_size)
     seeds = [grid[i] for i in np.argsort(coarse, kind="stable")[:REFINE_BEST]]
     half = YAW_STEP_DEG / 2.0
     offs = np.arange(-half, half + 1e-9, REFINE_STEP_DEG)
     fine = sorted({(round((y + dy) % 360.0, 3), round(p + dp, 3)) for y, p in seeds for dy in offs for dp in offs})
-    dist = _stack_distances(g, node_views(pano, centre_bearing_deg, hfov_deg, w, h, fine))
-    best_c, best_f = int(np.argmin(coarse)), int(np.argmin(dist))
-    if coarse[best_c] <= dist[best_f]:
-        return float(coarse[best_c]), *grid[best_c]
-    return float(dist[best_f]), *fine[best_f]
+    dist = _stack_distances(_grey(reference),
+                            node_views(shrink_panorama(pano, hfov_deg), centre_bearing_deg, hfov_deg, w, h, fine))
+    best = int(np.argmin(dist))
+    return float(dist[best]), float(fine[best][0]), float(fine[best][1])
 
 
-def shrink_panorama(pano: np.ndarray, hfov_deg: float) -> np.ndarray:
-    """``pano`` resampled (``cv2.INTER_AREA``) so that a view of ``hfov_deg`` spans about as many of its
-    columns as :data:`COMPARE_SIZE_PX` has (views cut from it are then not aliased, as the reference
-    shrunk with ``INTER_AREA`` is not); unchanged when it is that small already."""
-    pw = int(round(COMPARE_SIZE_PX[0] * 360.0 / max(float(hfov_deg), 1.0)))
+def shrink_panorama(pano: np.ndarray, hfov_deg: float, view_width: int = COMPARE_SIZE_PX[0]) -> np.ndarray:
+    """``pano`` resampled (``cv2.INTER_AREA``) so that a view of ``hfov_deg`` spans about ``view_width``
+    of its columns (views cut from it are then not aliased, as the reference shrunk with ``INTER_AREA``
+    is not); unchanged when it is that small already."""
+    pw = int(round(view_width * 360.0 / max(float(hfov_deg), 1.0)))
     pw += pw % 2
     if pano.shape[1] <= pw:
         return pano
     return cv2.resize(np.ascontiguousarray(pano), (pw, pw // 2), interpolation=cv2.INTER_AREA)
 
 
-def _stack_distances(g: np.ndarray, views: Sequence[np.ndarray]) -> np.ndarray:
-    stack = np.stack([_grey(v) for v in views])
+def _stack_distances(g: np.ndarray, views: Sequence[np.ndarray],
+                     size: tuple[int, int] = COMPARE_SIZE_PX) -> np.ndarray:
+    stack = np.stack([_grey(v, size) for v in views])
     return np.concatenate([_distances(g, stack[i:i + _CHUNK]) for i in range(0, len(stack), _CHUNK)])
 
 
-__all__ = ["COMPARE_SIZE_PX", "IGNORED_BOTTOM_FRACTION", "PITCHES_DEG", "REFERENCE_MIN_DISTANCE", "YAW_STEP_DEG",
+__all__ = ["COMPARE_SIZE_PX", "IGNORED_BOTTOM_FRACTION", "MEASURE_ID", "PITCHES_DEG", "REFERENCE_MIN_DISTANCE",
+           "YAW_STEP_DEG",
            "agent_view_grid", "min_node_distance", "min_view_distance", "node_views", "shrink_panorama", "ssim_stack",
            "view_distance"]

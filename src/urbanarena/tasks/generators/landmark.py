@@ -16,12 +16,13 @@ Reference photo (``landmark_image``, generator version 2, ``scheme`` 2 of ``extr
 :func:`reference_view` picks, once per goal POI, a camera that shows the storefront *with its
 neighbours and the street*, from where the agent never stands and not as the episodes show it:
 
-* **where**: ``across`` -- on the far side of the street, 1-3 m in front of the opposite building
-  (found by casting a ray from the facade along its outward normal; 25 m when nothing is hit within
-  :data:`ACROSS_MAX_M`), up to 5 m along the block from the storefront -- or ``diagonal`` -- 10-25 m
-  along the block, on the far side or on the storefront's own pavement (1.5-3 m from the facades);
-  8-45 m from the facade point, at least :data:`MIN_NODE_M` (2.5 m) from every pose node, outside every
-  building, with a free line of sight to the storefront;
+* **where**: on the far side of the street, 1-3 m in front of the opposite building (found by casting
+  a ray from the facade along its outward normal; 25 m out when nothing is hit within
+  :data:`ACROSS_MAX_M`), ``across`` (up to 5 m along the block from the storefront) or ``diagonal``
+  (10-25 m along the block); 8-35 m from the facade point, seeing the storefront at most
+  :data:`MAX_INCIDENCE_DEG` (60 degrees) off its normal, at least :data:`MIN_NODE_M` (2.5 m) from every
+  pose node, outside every building, with a line of sight to the storefront that crosses no building
+  and passes no tree within :data:`TREE_CLEARANCE_M`;
 * **framing**: a wide lens (:data:`REFERENCE_HFOV_RANGE_DEG`, 85-105 degrees) turned so that the
   storefront sits off-centre (3-15 % of the field of view to one side), pitch 2-10 degrees up, a
   hand-held eye height of 1.45-1.95 m: the sign is small or oblique, so the name is often not
@@ -80,6 +81,9 @@ REFERENCE_CONDITIONS = ("dusk", "cloudy", "rain", "cloudy+dusk")
 REFERENCE_SIZE_PX = (640, 480)
 REFERENCE_HFOV_RANGE_DEG = (85.0, 105.0)
 REFERENCE_EYE_HEIGHT_RANGE_M = (1.45, 1.95)
+#: generator version 1's camera heights (metres) and field of view (degrees): :func:`reference_view_v1`
+V1_EYE_HEIGHTS_M = (1.2, 2.4)
+V1_HFOV_DEG = 70.0
 #: ``extra.reference_view.scheme`` of the references this generator draws (absent = version 1's)
 REFERENCE_SCHEME = 2
 #: a reference camera stands at least this far from every pose node, metres
@@ -87,7 +91,11 @@ MIN_NODE_M = 2.5
 #: the ray across the street looks this far for the opposite building, metres
 ACROSS_MAX_M = 60.0
 #: camera to facade point, metres
-REFERENCE_DISTANCE_M = (8.0, 45.0)
+REFERENCE_DISTANCE_M = (8.0, 35.0)
+#: the line of sight passes no tree closer than this, metres (the renderer's crowns: radius up to 2.3 m)
+TREE_CLEARANCE_M = 2.5
+#: largest angle between the storefront's outward normal and the direction to the camera, degrees
+MAX_INCIDENCE_DEG = 60.0
 #: camera draws per POI (geometry) before the POI is given up
 REFERENCE_TRIES = 40
 #: valid cameras kept per POI for the view-distance step (the first far enough is used)
@@ -139,8 +147,15 @@ def _first_hit_m(origin, direction, max_m: float, bldg_tree: STRtree | None, bld
     return best
 
 
+def _segment_distance(points: np.ndarray, a, b) -> np.ndarray:
+    """Distance of each of ``points`` ``(N, 2)`` to the segment ``a``-``b`` (metres)."""
+    a_, ab = np.asarray(a, float), np.asarray(b, float) - np.asarray(a, float)
+    t = np.clip(((points - a_) @ ab) / max(float(ab @ ab), 1e-12), 0.0, 1.0)
+    return np.hypot(*(points - (a_ + t[:, None] * ab)).T)
+
+
 def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None, bldgs,
-                   rng: np.random.Generator) -> dict | None:
+                   rng: np.random.Generator, trees: np.ndarray | None = None) -> dict | None:
     """One candidate camera of a reference photo of ``poi`` (module docstring), or ``None`` when the
     drawn placement is not valid (the caller draws again).
 
@@ -156,20 +171,18 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
     nx_, ny_ = math.sin(a), math.cos(a)  # outward normal (compass azimuth -> east, north)
     fx, fy = poi.facade_xy
     placement = "across" if rng.random() < 0.5 else "diagonal"
-    far_side = placement == "across" or rng.random() < 0.6
     along = (float(rng.uniform(0.0, 5.0)) if placement == "across" else float(rng.uniform(10.0, 25.0)))
     along *= 1 if rng.random() < 0.5 else -1
     bx, by = fx + along * tx, fy + along * ty  # the facade line, ``along`` metres from the storefront
-    if far_side:
-        start = (bx + 0.5 * nx_, by + 0.5 * ny_)
-        hit = _first_hit_m(start, (nx_, ny_), ACROSS_MAX_M, bldg_tree, bldgs)
-        depth = (hit + 0.5 if hit is not None else 25.0) - float(rng.uniform(1.0, 3.0))
-    else:
-        depth = float(rng.uniform(1.5, 3.0))
+    start = (bx + 0.5 * nx_, by + 0.5 * ny_)
+    hit = _first_hit_m(start, (nx_, ny_), ACROSS_MAX_M, bldg_tree, bldgs)
+    depth = (hit + 0.5 if hit is not None else 25.0) - float(rng.uniform(1.0, 3.0))
     x, y = bx + depth * nx_, by + depth * ny_
     dist = math.hypot(fx - x, fy - y)
     if not REFERENCE_DISTANCE_M[0] <= dist <= REFERENCE_DISTANCE_M[1]:
         return None
+    if math.degrees(math.acos(max(-1.0, min(1.0, depth / dist)))) > MAX_INCIDENCE_DEG:
+        return None  # the storefront seen too obliquely: a speck, not a picture of it
     d_node = float(node_tree.query((x, y))[0])
     if d_node < MIN_NODE_M:
         return None
@@ -180,6 +193,8 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
         sight = LineString([(x, y), (fx + 0.3 * nx_, fy + 0.3 * ny_)])
         if len(bldg_tree.query(sight, predicate="intersects")):
             return None
+    if trees is not None and len(trees) and _segment_distance(trees, (x, y), (fx, fy)).min() < TREE_CLEARANCE_M:
+        return None  # a tree crown between the camera and the sign
     hfov = float(rng.uniform(*REFERENCE_HFOV_RANGE_DEG))
     off = float(rng.uniform(0.03, 0.15)) * hfov * (1 if rng.random() < 0.5 else -1)
     yaw = (math.degrees(math.atan2(fx - x, fy - y)) + off) % 360.0
@@ -195,12 +210,50 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
             "distance_m": round(dist, 3), "target_xy_m": [fx, fy]}
 
 
-def reference_options(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None, bldgs) -> list[dict]:
+def reference_view_v1(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None,
+                      rng: np.random.Generator) -> dict | None:
+    """Generator version 1's camera of a reference photo of ``poi`` (module docstring; the specs of
+    ``helsinki-arena7-v1``/``-v2``), or ``None`` when no valid spot exists; kept as the control of the
+    view-distance and OCR measurements (benchmarks/bench_reference_goals.py).
+
+    Returns a JSON-able dict: ``x_m``, ``y_m`` (local metres), ``lat``, ``lon``, ``eye_height_m``,
+    ``yaw_deg`` (towards the facade point), ``pitch_deg``, ``hfov_deg``, ``width``, ``height``,
+    ``lighting`` (``name``, ``sun_azimuth_deg``, ``sun_elevation_deg``), ``nearest_node_m``.
+    """
+    ann = ctx.ann
+    f = ann.facade(poi.facade_id)
+    L = f.length_m or 1.0
+    tx, ty = (f.p1[0] - f.p0[0]) / L, (f.p1[1] - f.p0[1]) / L
+    fx, fy = poi.front_xy
+    for _ in range(12):
+        t = float(rng.uniform(3.0, 8.0)) * (1 if rng.random() < 0.5 else -1)
+        x, y = fx + t * tx, fy + t * ty
+        d_node = float(node_tree.query((x, y))[0])
+        if d_node < 1.5:
+            continue
+        if bldg_tree is not None and len(bldg_tree.query(Point(x, y), predicate="within")):
+            continue
+        dist = math.hypot(poi.facade_xy[0] - x, poi.facade_xy[1] - y)
+        if not 3.0 <= dist <= 30.0:
+            continue
+        yaw = math.degrees(math.atan2(poi.facade_xy[0] - x, poi.facade_xy[1] - y)) % 360.0
+        light = REFERENCE_LIGHTING[int(rng.integers(len(REFERENCE_LIGHTING)))]
+        lat, lon = ctx.city.frame.to_latlon(x, y)
+        return {"x_m": round(x, 3), "y_m": round(y, 3), "lat": float(lat), "lon": float(lon),
+                "eye_height_m": V1_EYE_HEIGHTS_M[int(rng.integers(len(V1_EYE_HEIGHTS_M)))],
+                "yaw_deg": round(yaw, 3), "pitch_deg": 6.0, "hfov_deg": V1_HFOV_DEG,
+                "width": REFERENCE_SIZE_PX[0], "height": REFERENCE_SIZE_PX[1], "lighting": dict(light),
+                "nearest_node_m": round(d_node, 3), "target_xy_m": [poi.facade_xy[0], poi.facade_xy[1]]}
+    return None
+
+
+def reference_options(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None, bldgs,
+                      trees: np.ndarray | None = None) -> list[dict]:
     """Up to :data:`REFERENCE_OPTIONS` valid cameras of ``poi`` (:func:`reference_view`) from at most
     :data:`REFERENCE_TRIES` draws, in the order drawn."""
     out: list[dict] = []
     for _ in range(REFERENCE_TRIES):
-        view = reference_view(ctx, poi, node_tree, bldg_tree, bldgs, ctx.rng)
+        view = reference_view(ctx, poi, node_tree, bldg_tree, bldgs, ctx.rng, trees)
         if view is not None:
             out.append(view)
             if len(out) == REFERENCE_OPTIONS:
@@ -222,7 +275,7 @@ class ReferencePicker:
         self._done: dict[str, tuple[dict, dict] | None] = {}
 
     def pick(self, poi, options: list[dict]) -> tuple[dict, dict] | None:
-        from urbanarena.render.view_distance import REFERENCE_MIN_DISTANCE
+        from urbanarena.render.view_distance import MEASURE_ID, REFERENCE_MIN_DISTANCE
 
         if poi.id not in self._done:
             nodes = goal_nodes(self.ctx, poi, self.node_tree, self.node_ids)
@@ -230,7 +283,7 @@ class ReferencePicker:
             for i, view in enumerate(options):
                 res = dict(self.check(self.ctx.city, view, nodes))
                 if res["min_view_distance"] >= REFERENCE_MIN_DISTANCE:
-                    got = (view, {"measure": "1-ssim-grey-160x120", "threshold": REFERENCE_MIN_DISTANCE, **res,
+                    got = (view, {"measure": MEASURE_ID, "threshold": REFERENCE_MIN_DISTANCE, **res,
                                   "option": i})
                     break
             self._done[poi.id] = got
@@ -269,11 +322,13 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
     bldgs = [b.shape() for b in ctx.ann.buildings] if ctx.ann is not None else []
     bldg_tree = STRtree(np.array(bldgs, dtype=object)) if bldgs else None
     per_poi = 2
+    trees = (np.array([(o.x_m, o.y_m) for o in ctx.ann.objects_of_type("tree")], float).reshape(-1, 2)
+             if ctx.ann is not None else None)
     picker = ReferencePicker(ctx, reference_check, node_tree, node_ids) if reference_check is not None else None
     for poi in pois:
         options: list[dict] = []
         if kind == "landmark_image":
-            options = reference_options(ctx, poi, node_tree, bldg_tree, bldgs)
+            options = reference_options(ctx, poi, node_tree, bldg_tree, bldgs, trees)
             if not options:
                 pool.reject("no reference-photo viewpoint off the pose nodes")
                 continue
