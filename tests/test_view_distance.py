@@ -180,7 +180,7 @@ def test_reference_cameras_follow_the_rules():
         assert not any(s.contains(Point(v["x_m"], v["y_m"])) for s in shapes)
         p = city.annotations.poi(t.extra["poi_id"])
         dist = math.hypot(p.facade_xy[0] - v["x_m"], p.facade_xy[1] - v["y_m"])
-        assert 8.0 <= dist <= 35.0 and 85.0 <= v["hfov_deg"] <= 105.0
+        assert 8.0 <= dist <= 35.0 and 90.0 <= v["hfov_deg"] <= 110.0
         # seen at most 60 degrees off the storefront's outward normal
         f = city.annotations.facade(p.facade_id)
         to_cam = math.degrees(math.atan2(v["x_m"] - p.facade_xy[0], v["y_m"] - p.facade_xy[1]))

@@ -18,12 +18,12 @@ neighbours and the street*, from where the agent never stands and not as the epi
 
 * **where**: on the far side of the street, 1-3 m in front of the opposite building (found by casting
   a ray from the facade along its outward normal; 25 m out when nothing is hit within
-  :data:`ACROSS_MAX_M`), ``across`` (up to 5 m along the block from the storefront) or ``diagonal``
-  (10-25 m along the block); 8-35 m from the facade point, seeing the storefront at most
+  :data:`ACROSS_MAX_M`), ``across`` (2-8 m along the block from the storefront; :data:`ACROSS_SHARE` of
+  the draws) or ``diagonal`` (10-25 m along the block); 8-35 m from the facade point, seeing the storefront at most
   :data:`MAX_INCIDENCE_DEG` (60 degrees) off its normal, at least :data:`MIN_NODE_M` (2.5 m) from every
   pose node, outside every building, with a line of sight to the storefront that crosses no building
   and passes no tree within :data:`TREE_CLEARANCE_M`;
-* **framing**: a wide lens (:data:`REFERENCE_HFOV_RANGE_DEG`, 85-105 degrees) turned so that the
+* **framing**: a wide lens (:data:`REFERENCE_HFOV_RANGE_DEG`, 90-110 degrees) turned so that the
   storefront sits off-centre (3-15 % of the field of view to one side), pitch 2-10 degrees up, a
   hand-held eye height of 1.45-1.95 m: the sign is small or oblique, so the name is often not
   legible (the OCR-readable share is measured: docs/task-generation.md);
@@ -79,7 +79,10 @@ REFERENCE_LIGHTING = ({"name": "morning", "sun_azimuth_deg": 110.0, "sun_elevati
 #: weather / time of day of reference photos (the episodes: the clear day; render/scene3d/conditions.py)
 REFERENCE_CONDITIONS = ("dusk", "cloudy", "rain", "cloudy+dusk")
 REFERENCE_SIZE_PX = (640, 480)
-REFERENCE_HFOV_RANGE_DEG = (85.0, 105.0)
+REFERENCE_HFOV_RANGE_DEG = (90.0, 110.0)
+#: share of ``across`` placements (the rest ``diagonal``): across the street the name is read about 3x as
+#: often (docs/task-generation.md)
+ACROSS_SHARE = 0.35
 REFERENCE_EYE_HEIGHT_RANGE_M = (1.45, 1.95)
 #: generator version 1's camera heights (metres) and field of view (degrees): :func:`reference_view_v1`
 V1_EYE_HEIGHTS_M = (1.2, 2.4)
@@ -170,8 +173,8 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
     a = math.radians(f.normal_deg)
     nx_, ny_ = math.sin(a), math.cos(a)  # outward normal (compass azimuth -> east, north)
     fx, fy = poi.facade_xy
-    placement = "across" if rng.random() < 0.5 else "diagonal"
-    along = (float(rng.uniform(0.0, 5.0)) if placement == "across" else float(rng.uniform(10.0, 25.0)))
+    placement = "across" if rng.random() < ACROSS_SHARE else "diagonal"
+    along = (float(rng.uniform(2.0, 8.0)) if placement == "across" else float(rng.uniform(10.0, 25.0)))
     along *= 1 if rng.random() < 0.5 else -1
     bx, by = fx + along * tx, fy + along * ty  # the facade line, ``along`` metres from the storefront
     start = (bx + 0.5 * nx_, by + 0.5 * ny_)
