@@ -16,7 +16,9 @@ Steps, all through the public commands:
 
 Options: ``--suite-size mini|standard|full`` (take the frozen suite's landmark_language tasks instead of
 generating them; issue 14 measures ``--suite-size mini`` = ``helsinki-arena7-v2-mini``), ``--render-style``
-(realistic, the default, or flat; passed to both runs), ``--per-family`` (25, the mini size), ``--seed`` (0),
+(realistic, the default, or flat; passed to ``tasks generate`` and both runs), ``--family`` (``landmark_language``,
+the default, or ``landmark_image``: the ocr agent then reads the goal's name in the reference photo; issue 19),
+``--per-family`` (25, the mini size), ``--seed`` (0),
 ``--seeds`` (episodes per task, 1),
 ``--workers`` (2), ``--out DIR`` (keep the runs; default a temporary folder), ``--check`` (exit 1
 unless the acceptance holds), ``--calibrate`` (instead: the sign-ranging calibration of the ocr

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -36,14 +35,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_ocr_vs_random import ensure_city  # noqa: E402
-
-
-def cli(*args) -> str:
-    r = subprocess.run([sys.executable, "-m", "urbanarena.cli.main", *map(str, args)], capture_output=True, text=True)
-    if r.returncode != 0:
-        raise SystemExit(f"urbanarena {' '.join(map(str, args))} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
-    return r.stdout
+from bench_ocr_vs_random import cli, ensure_city  # noqa: E402
 
 
 def ocr_shares(tasks: list[dict], base: Path) -> dict:

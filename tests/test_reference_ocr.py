@@ -72,6 +72,7 @@ def test_at_most_half_of_the_references_show_a_readable_name(refs):
     for t in tasks:
         v = reference_view_v1(ctx, core.annotations.poi(t.extra["poi_id"]), tree, bldgs, rng)
         if v is not None:
-            old.append(locate_name(t.extra["landmark"], reader.read(render_reference(core, v, "realistic"))) is not None)
+            photo = render_reference(core, v, "realistic")
+            old.append(locate_name(t.extra["landmark"], reader.read(photo)) is not None)
     assert len(old) >= 6
     assert sum(old) / len(old) > share, (old, readable)

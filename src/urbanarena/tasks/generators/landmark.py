@@ -13,16 +13,16 @@ the difficulty's band (``easy`` 30–80 m, ``medium`` 80–140 m, ``hard``
 straight line from the goal, facing along a random street direction.
 
 Reference photo (``landmark_image``, generator version 2, ``scheme`` 2 of ``extra.reference_view``):
-:func:`reference_view` picks, once per goal POI, a camera that shows the storefront *with its
+:func:`reference_view` draws cameras (per goal POI, :func:`reference_options`) that show the storefront *with its
 neighbours and the street*, from where the agent never stands and not as the episodes show it:
 
 * **where**: on the far side of the street, 1-3 m in front of the opposite building (found by casting
   a ray from the facade along its outward normal; 25 m out when nothing is hit within
-  :data:`ACROSS_MAX_M`), ``across`` (2-8 m along the block from the storefront; :data:`ACROSS_SHARE` of
-  the draws) or ``diagonal`` (10-25 m along the block); 8-35 m from the facade point, seeing the storefront at most
-  :data:`MAX_INCIDENCE_DEG` (60 degrees) off its normal, at least :data:`MIN_NODE_M` (2.5 m) from every
-  pose node, outside every building, with a line of sight to the storefront that crosses no building
-  and passes no tree within :data:`TREE_CLEARANCE_M`;
+  :data:`ACROSS_MAX_M`), ``across`` (4-9 m along the block from the storefront; :data:`ACROSS_SHARE`
+  of the draws) or ``diagonal`` (10-25 m along the block); 8-35 m from the facade point, seeing the
+  storefront at most :data:`MAX_INCIDENCE_DEG` (60 degrees) off its normal, at least
+  :data:`MIN_NODE_M` (2.5 m) from every pose node, outside every building, with a line of sight to the
+  storefront that crosses no building and passes no tree within :data:`TREE_CLEARANCE_M`;
 * **framing**: a wide lens (:data:`REFERENCE_HFOV_RANGE_DEG`, 90-110 degrees) turned so that the
   storefront sits off-centre (3-15 % of the field of view to one side), pitch 2-10 degrees up, a
   hand-held eye height of 1.45-1.95 m: the sign is small or oblique, so the name is often not
@@ -37,8 +37,8 @@ the first of them whose photo lies at least
 goal node (the POI's node and every pose node within the success radius of its front point) becomes the
 reference, checked once a candidate is selected (:class:`ReferencePicker`); a POI none of whose cameras
 passes is replaced like a task the oracle fails. ``extra.reference_check`` records the distance.
-Without the hook the first camera is used. The image itself is rendered by the hook the suite builder is given
-(``reference_renderer``); without one the family is reported unavailable.
+Without the hook the first camera is used. The image itself is rendered by the hook the suite builder
+is given (``reference_renderer``); without one the family is reported unavailable.
 
 Generator version 1 (the references of ``helsinki-arena7-v1``/``-v2``): 3-8 m along the facade from
 the front point at 1.2 or 2.4 m, 70 degrees, looking straight at the facade point in a morning or
@@ -82,7 +82,7 @@ REFERENCE_SIZE_PX = (640, 480)
 REFERENCE_HFOV_RANGE_DEG = (90.0, 110.0)
 #: share of ``across`` placements (the rest ``diagonal``): across the street the name is read about 3x as
 #: often (docs/task-generation.md)
-ACROSS_SHARE = 0.35
+ACROSS_SHARE = 0.2
 REFERENCE_EYE_HEIGHT_RANGE_M = (1.45, 1.95)
 #: generator version 1's camera heights (metres) and field of view (degrees): :func:`reference_view_v1`
 V1_EYE_HEIGHTS_M = (1.2, 2.4)
@@ -174,7 +174,7 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
     nx_, ny_ = math.sin(a), math.cos(a)  # outward normal (compass azimuth -> east, north)
     fx, fy = poi.facade_xy
     placement = "across" if rng.random() < ACROSS_SHARE else "diagonal"
-    along = (float(rng.uniform(2.0, 8.0)) if placement == "across" else float(rng.uniform(10.0, 25.0)))
+    along = (float(rng.uniform(4.0, 9.0)) if placement == "across" else float(rng.uniform(10.0, 25.0)))
     along *= 1 if rng.random() < 0.5 else -1
     bx, by = fx + along * tx, fy + along * ty  # the facade line, ``along`` metres from the storefront
     start = (bx + 0.5 * nx_, by + 0.5 * ny_)
