@@ -8,8 +8,9 @@ unrelated noise near 1; every value of the vectorised SSIM equals scikit-image's
 panorama at a yaw and pitch between the grid's is found at distance ~0 at that yaw; an unrelated
 picture is not (the coarse-to-fine search finds the yaw and pitch to a degree). The selection logic
 (no GL): a check that finds the first camera too close makes the generator use the second, and one
-that finds every camera too close replaces the POI. On the rendered fixture: each generated reference is recompared with every grid view at its goal node (scikit-image's
-SSIM) and lies above the threshold, while a photo taken at the goal node itself would be rejected.
+that finds every camera too close replaces the POI. On the rendered fixture: each generated reference
+is recompared with every grid view at its goal node (scikit-image's SSIM) and lies above the
+threshold, while a photo taken at the goal node itself would be rejected.
 """
 
 from __future__ import annotations
