@@ -22,7 +22,10 @@ env under ``cityarena-v1`` and ``urbanarena-v1`` within the step limit. Writes
 FILE (task file, ``docs/task-schema.md``), the reference images beside it
 (``<suite>_assets/``, paths relative to FILE's folder) and
 ``<FILE stem>.report.json`` (per family: produced, calibration against the
-targets, unavailable families with the reason, verification failures). Prints
+targets, unavailable families with the reason, verification failures).
+``--render-style`` (default ``realistic``) is the style the ``landmark_image``
+reference photos are drawn in and their view distance to the goal views is
+measured in (:func:`reference_renderer_for`, :func:`reference_check_for`). Prints
 the per-family summary. Bad input (unknown city, a split the city is not the
 area of, bad numbers) prints ``error: ...`` and exits 2.
 
