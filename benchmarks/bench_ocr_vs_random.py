@@ -16,7 +16,9 @@ Steps, all through the public commands:
 
 Options: ``--suite-size mini|standard|full`` (take the frozen suite's landmark_language tasks instead of
 generating them; issue 14 measures ``--suite-size mini`` = ``helsinki-arena7-v2-mini``), ``--render-style``
-(realistic, the default, or flat; passed to both runs), ``--per-family`` (25, the mini size), ``--seed`` (0),
+(realistic, the default, or flat; passed to ``tasks generate`` and both runs), ``--family`` (``landmark_language``,
+the default, or ``landmark_image``: the ocr agent then reads the goal's name in the reference photo; issue 19),
+``--per-family`` (25, the mini size), ``--seed`` (0),
 ``--seeds`` (episodes per task, 1),
 ``--workers`` (2), ``--out DIR`` (keep the runs; default a temporary folder), ``--check`` (exit 1
 unless the acceptance holds), ``--calibrate`` (instead: the sign-ranging calibration of the ocr
@@ -68,14 +70,14 @@ def store_rows(run_dir: Path) -> list[dict[str, Any]]:
         return list(store.rows(parse_json=False))
 
 
-def family_line(name: str, summary: dict[str, Any]) -> str:
-    fam = (summary.get("by_family") or {}).get("landmark_language")
+def family_line(name: str, summary: dict[str, Any], family: str = "landmark_language") -> str:
+    fam = (summary.get("by_family") or {}).get(family)
     if fam is None:  # a summary without families: the run's own evaluation score
         mean, ci = summary["metrics"].get("evaluation_score"), summary["ci95"].get("evaluation_score")
     else:
         mean, ci = fam["mean"], fam["ci95"]
     ci_txt = f"[{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "[-]"
-    return f"  {name:<7} landmark_language  {mean:5.1f}  95% CI {ci_txt}  ({summary['episodes']} episodes)"
+    return f"  {name:<7} {family}  {mean:5.1f}  95% CI {ci_txt}  ({summary['episodes']} episodes)"
 
 
 def frozen_landmark_language(city: str, size: str, render_style: str, path: Path) -> Path:
@@ -95,17 +97,17 @@ def frozen_landmark_language(city: str, size: str, render_style: str, path: Path
 
 def compare(city: str, per_family: int, seed: int, seeds: int, workers: int, out: Path,
             limit: int | None = None, suite_size: str | None = None, render_style: str = "realistic",
-            ) -> dict[str, Any]:
+            family: str = "landmark_language") -> dict[str, Any]:
     """Generate the suite (or take the frozen suite's), run both agents, print and return the comparison."""
     from urbanarena.tasks.metrics.paired import pair_scores, paired_bootstrap, per_task_scores
 
     out.mkdir(parents=True, exist_ok=True)
-    suite = out / "landmark_language.json"
+    suite = out / f"{family}.json"
     if suite_size:
         frozen_landmark_language(city, suite_size, render_style, suite)
     elif not suite.exists():
-        cli("tasks", "generate", "--city", city, "--families", "landmark_language", "--per-family", per_family,
-            "--seed", seed, "--out", suite)
+        cli("tasks", "generate", "--city", city, "--families", family, "--per-family", per_family,
+            "--seed", seed, "--out", suite, "--render-style", render_style)
     runs: dict[str, dict[str, Any]] = {}
     for agent in ("random", "ocr"):
         run_dir = out / f"run-{agent}"
@@ -124,9 +126,9 @@ def compare(city: str, per_family: int, seed: int, seeds: int, workers: int, out
     tasks, xa, xb = pair_scores(a, b)
     one = paired_bootstrap(xa, xb, alternative="greater", seed=seed)
     two = paired_bootstrap(xa, xb, alternative="two-sided", seed=seed)
-    print(f"landmark search by language on {city}: {len(tasks)} tasks (seed {seed}), {seeds} seed(s) per task")
+    print(f"{family} on {city}: {len(tasks)} tasks (seed {seed}), {seeds} seed(s) per task")
     for agent in ("random", "ocr"):
-        print(family_line(agent, runs[agent]["summary"]))
+        print(family_line(agent, runs[agent]["summary"], family))
     print(f"  difference ocr - random: {100 * one.mean_diff:+.1f} points, 95% CI "
           f"[{100 * one.ci95[0]:+.1f}, {100 * one.ci95[1]:+.1f}] (paired bootstrap over tasks, BCa)")
     print(f"  p (one-sided, ocr > random) = {one.p_value:.4f}; p (two-sided) = {two.p_value:.4f} "
@@ -216,17 +218,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--suite-size", choices=("mini", "standard", "full"), default=None,
                     help="take the landmark_language tasks of the city's frozen suite of this size instead")
     ap.add_argument("--render-style", choices=("realistic", "flat"), default="realistic")
+    ap.add_argument("--family", choices=("landmark_language", "landmark_image"), default="landmark_language",
+                    help="the family generated and run (landmark_image: the ocr agent reads the name in the "
+                         "reference photo; the acceptance line applies to landmark_language)")
     a = ap.parse_args(argv)
     city = ensure_city()
     if a.calibrate:
         calibrate(city)
         return 0
     if a.out is not None:
-        res = compare(city, a.per_family, a.seed, a.seeds, a.workers, a.out, a.limit, a.suite_size, a.render_style)
+        res = compare(city, a.per_family, a.seed, a.seeds, a.workers, a.out, a.limit, a.suite_size, a.render_style,
+                      a.family)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             res = compare(city, a.per_family, a.seed, a.seeds, a.workers, Path(tmp), a.limit, a.suite_size,
-                          a.render_style)
+                          a.render_style, a.family)
     return 0 if (res["ok"] or not a.check) else 1
 
 

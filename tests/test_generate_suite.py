@@ -179,9 +179,11 @@ def test_landmark_image_with_a_reference_renderer_hook(core):
     xy = np.array([core.xy(n) for n in core.graph.nodes])
     for t in tasks:
         v = t.extra["reference_view"]
-        assert np.min(np.hypot(xy[:, 0] - v["x_m"], xy[:, 1] - v["y_m"])) >= 1.5  # not a pose node
-        assert v["eye_height_m"] != 1.7 and v["lighting"]["sun_azimuth_deg"] != 200.0
+        assert np.min(np.hypot(xy[:, 0] - v["x_m"], xy[:, 1] - v["y_m"])) >= 2.5  # not a pose node
+        assert v["condition"] != "clear" and v["lighting"]["sun_azimuth_deg"] != 200.0
         p = core.annotations.poi(t.extra["poi_id"])
         bearing = math.degrees(math.atan2(p.facade_xy[0] - v["x_m"], p.facade_xy[1] - v["y_m"])) % 360
-        assert abs(signed_turn_deg(bearing, v["yaw_deg"])) < 0.01  # looking at the storefront
+        # looking at the storefront, which sits off-centre (3-15 % of the field of view)
+        off = abs(signed_turn_deg(bearing, v["yaw_deg"]))
+        assert 0.03 * v["hfov_deg"] - 0.01 <= off <= 0.15 * v["hfov_deg"] + 0.01
         assert t.extra["reference_images"][0] in res.assets

@@ -19,7 +19,7 @@ from scipy.stats import norm
 
 from generate_util import fixture_city, from_fix, node_at
 from urbanarena.agents.ocr_agent import (
-    NameSighting, OcrAgent, OcrUnavailableError, TextLine, locate_name, sighting_geometry,
+    NameSighting, OcrAgent, OcrUnavailableError, TextLine, locate_name, reference_name, sighting_geometry,
 )
 from urbanarena.tasks.metrics.paired import pair_scores, paired_bootstrap, per_task_scores
 from urbanarena.tasks.schema import CityRef, Goal, Position, Start, Task
@@ -45,6 +45,18 @@ def test_locate_name_finds_split_and_diacritic_names():
     assert locate_name("Pizza Hat", lines).distance == pytest.approx(1 / 8)
     assert locate_name("Stockmann", lines) is None
     assert locate_name("", lines) is None
+
+
+def test_reference_name_takes_the_line_nearest_the_centre():
+    # a 640 px photo: the attribution stamp and two-letter lines never count; nearest the centre column
+    # (x = 320) wins, ties to the taller box
+    lines = [TextLine("© OpenStreetMap contributors", 0.9, box(480, 460, 636, 476)),
+             TextLine("Pizza Hut", 0.9, box(40, 100, 140, 120)), TextLine("Belge", 0.8, box(350, 150, 400, 166)),
+             TextLine("OK", 0.9, box(310, 150, 330, 170))]
+    assert reference_name(lines, 640) == "Belge"  # centre 375, 55 px off; Pizza Hut 230 px off
+    # "Kulma" centred 265, also 55 px off, and 30 px tall against 16: the tie goes to it
+    assert reference_name(lines + [TextLine("Kulma", 0.9, box(240, 140, 290, 170))], 640) == "Kulma"
+    assert reference_name(lines[:1] + lines[3:], 640) is None
 
 
 def test_sighting_geometry_hand_worked():
@@ -202,6 +214,41 @@ def test_ocr_agent_other_task_kinds_fall_back_to_random_legal_behaviour(rendered
     out = [run_arena_episode(city, a, task, seed=5, observer=observer, max_steps=20)["actions"]
            for a in (OcrAgent(), ArenaRandomAgent())]
     assert out[0] == out[1] and len(out[0]) >= 1
+
+
+def test_ocr_agent_reads_the_goal_name_in_a_reference_photo(rendered):
+    """``landmark_image``: the name read in the reference photo (a render at the node (40, 0) looking at
+    Charlie Bakery's sign) becomes the goal, and the episode is the language episode's; a reference with
+    no text makes the agent the random baseline (same actions as ``arena-random``)."""
+    from urbanarena.agents.arena_random import ArenaRandomAgent
+    from urbanarena.agents.vlm.arena_loop import arena_reset_options, run_arena_episode
+    from urbanarena.render.scene3d.reference import render_reference
+
+    city, observer = rendered
+    start = node_at(city, 40.0, 0.0)
+    x, y = city.xy(start)
+    photo = render_reference(city, {"x_m": x, "y_m": y, "eye_height_m": 1.7, "yaw_deg": 39.8, "pitch_deg": 6.0,
+                                    "hfov_deg": 60.0, "width": 640, "height": 480})
+    lang = charlie_task(city, start, 270.0)
+    image = lang.model_copy(update={"extra": {"task_kind": "landmark_image"},
+                                    "instruction": "Go to the place shown in the attached reference photo."})
+    _, res_lang = run_episode(city, observer, lang)
+    agent = OcrAgent(max_scans=1)
+    res = run_arena_episode(city, agent, image, seed=0, observer=observer,
+                            reset_options={**arena_reset_options(image, city), "reference_images": [photo]})
+    assert fold(agent.stats["reference_name"]) == "charliebakery" and agent.stats["mode"] == "read-signs"
+    assert res["actions"] == res_lang["actions"]
+    blank = np.full_like(photo, 128)
+    out = [run_arena_episode(city, a, image, seed=5, observer=observer, max_steps=20,
+                             reset_options={**arena_reset_options(image, city), "reference_images": [blank]})["actions"]
+           for a in (OcrAgent(), ArenaRandomAgent())]
+    assert out[0] == out[1] and len(out[0]) >= 1
+
+
+def fold(text):
+    from urbanarena.world.text_match import fold_text
+
+    return fold_text(text or "")
 
 
 def test_ocr_beats_random_on_landmark_language(request, tmp_path_factory, tmp_path, monkeypatch):

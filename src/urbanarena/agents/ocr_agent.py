@@ -94,6 +94,14 @@ direction (``arrow bearing - arrow turn``) and rotates its frame (and the
 sightings) onto the compass; at later arrows it corrects its heading (bends
 followed silently by ``W`` are the only source of heading drift).
 
+Landmark search by image (``landmark_image``): at the first step the agent reads the task's reference
+photo (``observation["reference_images"][0]``, the whole picture) and takes as the goal name the text
+line nearest the picture's centre column (:func:`reference_name`: lines of at least three letters or
+digits, the attribution stamp left out; ties to the tallest box), then searches for that name as
+above. When nothing is read there (the name too small, oblique or dark: docs/task-generation.md
+measures how often) it behaves as below, ``stats["mode"] == "fallback-random"``, and
+``stats["reference_name"]`` records what was read (``None``).
+
 Other task kinds (and a landmark task whose instruction names no landmark):
 the ``arena-random`` behaviour (:class:`~urbanarena.agents.arena_random.ArenaRandomAgent`,
 seeded from the same episode stream), recorded in ``stats["mode"] ==
@@ -339,6 +347,25 @@ def sighting_geometry(s: NameSighting, width_px: int, height_px: int, hfov_deg: 
     return math.degrees(theta), depth / math.cos(theta), "box-height"
 
 
+#: folded text of the attribution stamp in the corner of reference photos (never a goal name)
+_ATTRIBUTION = "openstreetmap"
+
+
+def reference_name(lines: Sequence[TextLine], width_px: int) -> str | None:
+    """The goal name the ocr agent takes from a reference photo ``width_px`` wide (module docstring): the
+    text of the line nearest the centre column among lines whose folded text has at least 3 characters
+    and is not the attribution stamp (ties: the tallest box), or ``None``."""
+    best: tuple[float, float, str] | None = None
+    for line in lines:
+        f = fold_text(line.text)
+        if len(f) < 3 or _ATTRIBUTION in f or "contributors" in f:
+            continue
+        key = (abs(line.centre_x - width_px / 2.0), -line.height_px, line.text.strip())
+        if best is None or key < best:
+            best = key
+    return best[2] if best is not None else None
+
+
 class OcrAgent(Agent):
     """Reads signs with rapidocr and walks to the named landmark (module docstring).
 
@@ -407,6 +434,9 @@ class OcrAgent(Agent):
         m = LANDMARK_INSTRUCTION.match(task.instruction or "") if kind == "landmark_language" else None
         self.goal_name = m.group("name").strip() if m else None
         self.mode = "read-signs" if self.goal_name and fold_text(self.goal_name) else "fallback-random"
+        if kind == "landmark_image":
+            self.mode = "read-reference"  # the name comes from the reference photo at the first step
+            self._episode = (task, context)
         if self.mode == "fallback-random":
             self.fallback.reset(task, context)
         # dead reckoning: own frame (start at the origin, start travel direction 0) until the first arrows,
@@ -508,6 +538,18 @@ class OcrAgent(Agent):
             "bearing_deg": round(wrap_deg(self.yaw + ang), 1), "distance_m": round(dist, 1),
             "match": round(s.distance, 3)}})
 
+    def _read_reference(self, obs: dict[str, Any]) -> None:
+        """``landmark_image``: the goal name from the reference photo, else the random fallback."""
+        refs = list(obs.get("reference_images") or [])
+        name = reference_name(self.reader.read(refs[0]), refs[0].shape[1]) if refs else None
+        self.stats["reference_name"] = name
+        self.goal_name = name
+        self.stats["goal_name"] = name
+        self.mode = "read-signs" if name else "fallback-random"
+        self.stats["mode"] = self.mode
+        if self.mode == "fallback-random":
+            self.fallback.reset(*self._episode)
+
     def target(self) -> np.ndarray | None:
         """Estimated sign position in the agent's frame (weighted mean of the sightings), or ``None``."""
         if not self.sightings:
@@ -518,6 +560,8 @@ class OcrAgent(Agent):
     # ------------------------------------------------------------ acting
     def act(self, observation: dict[str, Any]) -> ArenaAction:  # type: ignore[override]
         obs = observation
+        if self.mode == "read-reference":
+            self._read_reference(obs)
         if self.mode == "fallback-random":
             return self.fallback.act(obs)
         self._step = int(obs.get("step", 0)) + 1
@@ -648,5 +692,5 @@ class OcrAgent(Agent):
 
 
 __all__ = ["DEFAULT_EYE_HEIGHT_M", "DEFAULT_SIGN_HEIGHT_M", "DEFAULT_TEXT_BOX_HEIGHT_M", "NameSighting", "OcrAgent",
-           "OcrUnavailableError", "SignReader", "TextLine", "locate_name", "ocr_missing", "shared_reader",
-           "sighting_geometry"]
+           "OcrUnavailableError", "SignReader", "TextLine", "locate_name", "ocr_missing", "reference_name",
+           "shared_reader", "sighting_geometry"]

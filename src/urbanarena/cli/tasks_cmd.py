@@ -22,7 +22,10 @@ env under ``cityarena-v1`` and ``urbanarena-v1`` within the step limit. Writes
 FILE (task file, ``docs/task-schema.md``), the reference images beside it
 (``<suite>_assets/``, paths relative to FILE's folder) and
 ``<FILE stem>.report.json`` (per family: produced, calibration against the
-targets, unavailable families with the reason, verification failures). Prints
+targets, unavailable families with the reason, verification failures).
+``--render-style`` (default ``realistic``) is the style the ``landmark_image``
+reference photos are drawn in and their view distance to the goal views is
+measured in (:func:`reference_renderer_for`, :func:`reference_check_for`). Prints
 the per-family summary. Bad input (unknown city, a split the city is not the
 area of, bad numbers) prints ``error: ...`` and exits 2.
 
@@ -43,7 +46,7 @@ from typing import Optional
 
 import typer
 
-from urbanarena.cli.common import fail
+from urbanarena.cli.common import checked_style, fail, render_style_option
 
 from urbanarena.errors import UrbanArenaError
 
@@ -179,11 +182,12 @@ def _generate_needs(city: str, per_category: int, seed: int, out: Path, split: O
                 typer.echo(f"  {'':<20} need {nid}: {nr['unavailable']}")
 
 
-def reference_renderer_for(city):
+def reference_renderer_for(city, render_style: str = "flat"):
     """Hook for ``landmark_image`` reference photos: a callable ``(city, view) -> RGB uint8`` that renders
     ``extra.reference_view`` (position ``x_m``/``y_m``, ``eye_height_m``, ``yaw_deg``, ``pitch_deg``,
-    ``hfov_deg``, ``width``, ``height``, ``lighting`` with ``sun_azimuth_deg``/``sun_elevation_deg``)
-    with the 3D renderer (:func:`urbanarena.render.scene3d.reference.render_reference`), when the city
+    ``hfov_deg``, ``width``, ``height``, ``lighting`` with ``sun_azimuth_deg``/``sun_elevation_deg``,
+    optional ``condition``) with the 3D renderer in ``render_style``
+    (:func:`urbanarena.render.scene3d.reference.render_reference`), when the city
     can be rendered: it has annotations (an OSM import) and an OpenGL context can be created here.
     Otherwise ``None``, and the suite reports ``landmark_image`` unavailable with the reason."""
     if getattr(city, "annotations", None) is None:
@@ -192,9 +196,20 @@ def reference_renderer_for(city):
 
     if gl_unavailable_reason() is not None:
         return None
-    from urbanarena.render.scene3d.reference import render_reference
+    from urbanarena.render.scene3d.reference import reference_renderer_of
 
-    return render_reference
+    return lambda c, view: reference_renderer_of(c, render_style).render(view)
+
+
+def reference_check_for(city, render_style: str = "flat"):
+    """The view-distance hook of ``landmark_image`` references
+    (:class:`urbanarena.render.scene3d.reference.GoalViewDistance` in ``render_style``), or ``None`` when
+    :func:`reference_renderer_for` is ``None``."""
+    if reference_renderer_for(city, render_style) is None:
+        return None
+    from urbanarena.render.scene3d.reference import GoalViewDistance
+
+    return GoalViewDistance(city, render_style)
 
 
 @tasks_app.command("generate")
@@ -222,6 +237,7 @@ def generate(
     condition: Optional[str] = typer.Option(None, "--condition", help="urbanground: weather / time of day every "
                                             "task is rendered in: clear, cloudy, rain, fog, dusk, night or "
                                             "WEATHER+TIME (e.g. rain+dusk); default clear day."),
+    render_style: str = render_style_option(),
 ) -> None:
     """Generate a task suite on CITY and write it to FILE."""
     if suite == "urbanground":
@@ -252,10 +268,13 @@ def generate(
         bad = [k for k in kinds if k not in ALL_KINDS + OPT_IN_KINDS]
         if bad:
             raise UrbanArenaError(f"--families: unknown {', '.join(bad)}; known: {', '.join(ALL_KINDS + OPT_IN_KINDS)}")
+        style = checked_style(render_style)
         c = resolve_city(city)
         solver = ArenaOracleSolver(c, max_steps=max_steps)
+        check = reference_check_for(c, style) if "landmark_image" in kinds else None
         result = generate_suite(c, per_family=per_family, seed=seed, kinds=kinds, split=split, name=name,
-                                solver=solver, reference_renderer=reference_renderer_for(c), max_steps=max_steps)
+                                solver=solver, reference_renderer=reference_renderer_for(c, style),
+                                max_steps=max_steps, reference_check=check)
         path = save_suite(result, out)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None

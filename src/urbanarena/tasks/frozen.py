@@ -255,6 +255,11 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         from urbanarena.render.scene3d.visibility import CountVisibility
 
         visibility = CountVisibility(city)
+    check = None
+    if reference_renderer is None and ref is not None:  # the default renderer: check the view distance too
+        from urbanarena.render.scene3d.reference import GoalViewDistance
+
+        check = GoalViewDistance(city, render_style)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {
@@ -272,7 +277,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         name = f"{suite}-{size}"
         log(f"generating {name} ({SIZES[size]} per family)")
         res = generate_suite(city, per_family=SIZES[size], seed=seed, split=split, name=name, solver=solver,
-                             reference_renderer=ref, count_visibility=visibility)
+                             reference_renderer=ref, count_visibility=visibility, reference_check=check)
         unavailable = {k: f["unavailable"] for k, f in res.report["families"].items() if f.get("unavailable")}
         if unavailable:
             raise UrbanArenaError(f"{name}: families unavailable, not freezing: {unavailable}")

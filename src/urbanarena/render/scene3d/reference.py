@@ -14,7 +14,10 @@ the view's direction, field of view and size. :func:`render_reference` draws it:
 * ``lighting`` — ``sun_azimuth_deg`` (compass) and ``sun_elevation_deg`` (above the
   horizon), degrees, replacing those two fields of the default
   :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (everything else,
-  sky, fog, sign resolution, stays as the panoramas have it).
+  sky, fog, sign resolution, stays as the panoramas have it);
+* ``condition`` (optional; the references of generator version 2, ``scheme`` 2) — a named weather /
+  time of day (``dusk``, ``cloudy``, ``rain``, ``cloudy+dusk``; :mod:`.conditions`) the photo is taken
+  in. Views without it (the references of ``helsinki-arena7-v1``/``-v2``) draw exactly as before.
 
 The image is :meth:`SceneRenderer.render_view
 <urbanarena.render.scene3d.renderer.SceneRenderer.render_view>` at that pose
@@ -58,11 +61,12 @@ def _number(view: Mapping[str, Any], key: str) -> float:
 
 def reference_settings(view: Mapping[str, Any], base: RenderSettings | None = None) -> RenderSettings:
     """The :class:`RenderSettings` of a reference view: ``base`` (default: the panoramas' defaults) with
-    the sun of ``view["lighting"]`` (``sun_azimuth_deg``, ``sun_elevation_deg``; absent = ``base``'s).
+    the sun of ``view["lighting"]`` (``sun_azimuth_deg``, ``sun_elevation_deg``; absent = ``base``'s) and
+    the weather and time of day of ``view["condition"]`` when present.
 
     Raises:
         ValueError: ``lighting`` is not a mapping, or a sun angle is not a finite number
-            (elevation outside [-90, 90]).
+            (elevation outside [-90, 90]); an unknown ``condition``.
     """
     base = base or RenderSettings()
     light = view.get("lighting") or {}
@@ -72,7 +76,16 @@ def reference_settings(view: Mapping[str, Any], base: RenderSettings | None = No
     el = _number(light, "sun_elevation_deg") if "sun_elevation_deg" in light else base.sun_elevation_deg
     if not -90.0 <= el <= 90.0:
         raise ValueError(f"reference_view: sun_elevation_deg must be in [-90, 90], got {el}")
-    return replace(base, sun_azimuth_deg=float(az) % 360.0, sun_elevation_deg=float(el))
+    out = replace(base, sun_azimuth_deg=float(az) % 360.0, sun_elevation_deg=float(el))
+    if "condition" in view:
+        from urbanarena.render.scene3d.conditions import parse_condition
+
+        cond = view["condition"]
+        if not isinstance(cond, str):
+            raise ValueError(f"reference_view: 'condition' must be a string, got {cond!r}")
+        weather, time_of_day = parse_condition(cond)
+        out = replace(out, weather=weather, time_of_day=time_of_day)
+    return out
 
 
 class ReferenceRenderer:
@@ -168,19 +181,62 @@ def reference_renderer_of(city: City, render_style: str = "flat") -> ReferenceRe
     return r
 
 
-def render_reference(city: City, view: Mapping[str, Any]) -> np.ndarray:
+def render_reference(city: City, view: Mapping[str, Any], render_style: str = "flat") -> np.ndarray:
     """Render a ``landmark_image`` task's ``extra.reference_view`` on ``city`` (module docstring).
 
     Args:
         city: an annotated (OSM-built) city; ``x_m``/``y_m`` are in its local frame.
         view: the reference view dict.
+        render_style: ``flat`` (the default here: the style ``helsinki-arena7-v1`` was drawn in) or
+            ``realistic`` (the commands' default).
     Returns:
         RGB ``uint8`` ``(view["height"], view["width"], 3)``.
     Raises:
         ValueError: the city has no annotations, or a bad view field.
         RendererUnavailableError: no OpenGL context here (the message says why).
     """
-    return reference_renderer_of(city).render(view)
+    return reference_renderer_of(city, render_style).render(view)
 
 
-__all__ = ["ReferenceRenderer", "VIEW_FIELDS", "reference_renderer_of", "reference_settings", "render_reference"]
+class GoalViewDistance:
+    """The view distance of reference photos to the views an agent can take at their goal nodes
+    (:mod:`urbanarena.render.view_distance`), callable as ``(city, view, goal_nodes) -> dict``.
+
+    The reference is drawn with :func:`reference_renderer_of` in ``render_style``; the goal views are cut
+    from the nodes' panoramas as the episodes see them (the clear day, ``render_style``, the panorama
+    cache under ``<urbanarena home>/panoramas``, shared with the runs).
+
+    Returns ``{"min_view_distance", "node", "yaw_deg", "pitch_deg"}``: the smallest distance (rounded to
+    4 decimals) and the goal view it was found at.
+
+    Raises:
+        ValueError: no goal nodes, a bad view field. RendererUnavailableError: no OpenGL context here.
+    """
+
+    def __init__(self, city: City, render_style: str = "flat"):
+        from urbanarena.render.scene3d.cache import RenderedPanoramaStore
+
+        self.city = city
+        self.render_style = render_style
+        self.store = RenderedPanoramaStore(city, settings=RenderSettings(style=render_style))
+
+    def __call__(self, city: City, view: Mapping[str, Any], goal_nodes) -> dict[str, Any]:
+        from urbanarena.render.view_distance import min_node_distance
+
+        if city is not self.city:
+            raise ValueError("GoalViewDistance: built for another city")
+        nodes = list(goal_nodes)
+        if not nodes:
+            raise ValueError("GoalViewDistance: no goal nodes")
+        ref = reference_renderer_of(city, self.render_style).render(view)
+        best: dict[str, Any] = {}
+        for n in nodes:
+            d, yaw, pitch = min_node_distance(ref, self.store.get(n), self.store.centre_bearing_deg(n),
+                                              float(view["hfov_deg"]))
+            if not best or d < best["min_view_distance"]:
+                best = {"min_view_distance": round(d, 4), "node": str(n), "yaw_deg": yaw, "pitch_deg": pitch}
+        return best
+
+
+__all__ = ["GoalViewDistance", "ReferenceRenderer", "VIEW_FIELDS", "reference_renderer_of", "reference_settings",
+           "render_reference"]

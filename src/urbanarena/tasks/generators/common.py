@@ -73,6 +73,10 @@ class Candidate:
         stats: calibration statistics (see :data:`CALIBRATION_TARGETS`) and descriptive numbers.
         fields: :class:`Task` keyword arguments except ``task_id`` (``extra`` included).
         images: reference images the task needs (written by the suite builder).
+        finalize: optional last check run once the candidate is selected, before the oracle verifies it
+            (e.g. the view distance of a ``landmark_image`` reference, too costly for every candidate):
+            returns ``None`` when the candidate is kept (it may update ``fields``/``images``), else the
+            reason it is replaced (counted in the report's ``verification_failures``).
     """
 
     kind: str
@@ -82,6 +86,7 @@ class Candidate:
     stats: dict[str, float]
     fields: dict[str, Any]
     images: list[ImageSpec] = field(default_factory=list)
+    finalize: Callable[["Candidate"], str | None] | None = None
 
     def build(self, task_id: str, image_paths: Sequence[str] = ()) -> Task:
         f = dict(self.fields)

@@ -12,23 +12,47 @@ the difficulty's band (``easy`` 30–80 m, ``medium`` 80–140 m, ``hard``
 140–200 m; "the goal is not far from the starting point"), at least 20 m in a
 straight line from the goal, facing along a random street direction.
 
-Reference photo (``landmark_image``): :func:`reference_view` picks a camera
-that is *not* a pose node — on the street 3–8 m along the facade from the
-front point, at least 1.5 m from every pose node — at an eye height and a sun
-position the panoramas never use (:data:`REFERENCE_EYE_HEIGHTS_M`,
-:data:`REFERENCE_LIGHTING`), looking at the facade point; so pixel matching
-against stored views cannot solve the task. The image itself is rendered by
-the hook the suite builder is given (``reference_renderer``); without one the
-family is reported unavailable.
+Reference photo (``landmark_image``, generator version 2, ``scheme`` 2 of ``extra.reference_view``):
+:func:`reference_view` draws cameras (per goal POI, :func:`reference_options`) that show the storefront *with its
+neighbours and the street*, from where the agent never stands and not as the episodes show it:
+
+* **where**: on the far side of the street, 1-3 m in front of the opposite building (found by casting
+  a ray from the facade along its outward normal; 25 m out when nothing is hit within
+  :data:`ACROSS_MAX_M`), ``across`` (4-9 m along the block from the storefront; :data:`ACROSS_SHARE`
+  of the draws) or ``diagonal`` (10-25 m along the block); 8-35 m from the facade point, seeing the
+  storefront at most :data:`MAX_INCIDENCE_DEG` (60 degrees) off its normal, at least
+  :data:`MIN_NODE_M` (2.5 m) from every pose node, outside every building, with a line of sight to the
+  storefront that crosses no building and passes no tree within :data:`TREE_CLEARANCE_M`;
+* **framing**: a wide lens (:data:`REFERENCE_HFOV_RANGE_DEG`, 90-110 degrees) turned so that the
+  storefront sits off-centre (3-15 % of the field of view to one side), pitch 2-10 degrees up, a
+  hand-held eye height of 1.45-1.95 m: the sign is small or oblique, so the name is often not
+  legible (the OCR-readable share is measured: docs/task-generation.md);
+* **when**: another condition than the episodes' clear day (:data:`REFERENCE_CONDITIONS`: dusk,
+  overcast, rain, overcast dusk; ``extra.reference_view.condition``) and another sun.
+
+Up to :data:`REFERENCE_OPTIONS` valid cameras are drawn per POI. When the suite builder is given a
+view-distance hook (``reference_check``: :class:`urbanarena.render.scene3d.reference.GoalViewDistance`),
+the first of them whose photo lies at least
+:data:`~urbanarena.render.view_distance.REFERENCE_MIN_DISTANCE` from every view the agent can take at a
+goal node (the POI's node and every pose node within the success radius of its front point) becomes the
+reference, checked once a candidate is selected (:class:`ReferencePicker`); a POI none of whose cameras
+passes is replaced like a task the oracle fails. ``extra.reference_check`` records the distance.
+Without the hook the first camera is used. The image itself is rendered by the hook the suite builder
+is given (``reference_renderer``); without one the family is reported unavailable.
+
+Generator version 1 (the references of ``helsinki-arena7-v1``/``-v2``): 3-8 m along the facade from
+the front point at 1.2 or 2.4 m, 70 degrees, looking straight at the facade point in a morning or
+evening sun -- the sign filled the picture; those frozen specs still draw identically.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any, Callable
 
 import numpy as np
 from scipy.spatial import cKDTree
-from shapely.geometry import Point
+from shapely.geometry import LineString, Point
 from shapely.strtree import STRtree
 
 from urbanarena.tasks.generators.common import (
@@ -41,17 +65,44 @@ from urbanarena.tasks.generators.common import (
     unique_named_pois,
 )
 
+#: ``(city, reference view, goal nodes) -> {"min_view_distance", ...}``: the view-distance hook
+#: (:class:`urbanarena.render.scene3d.reference.GoalViewDistance`)
+ReferenceCheck = Callable[[Any, dict, list], dict]
+
 RADIUS_M = 10.0
 MAX_FRONT_NODE_M = 6.0
 MIN_STRAIGHT_M = 20.0
 BANDS_M = {"easy": (30.0, 80.0), "medium": (80.0, 140.0), "hard": (140.0, 200.0)}
-#: camera heights of reference photos, metres (panoramas are rendered at 1.7 m)
-REFERENCE_EYE_HEIGHTS_M = (1.2, 2.4)
-#: sun (azimuth, elevation) of reference photos, degrees (panoramas: 200, 40)
+#: sun (azimuth, elevation) of reference photos, degrees (panoramas: 200, 40); dusk moves the sun itself
 REFERENCE_LIGHTING = ({"name": "morning", "sun_azimuth_deg": 110.0, "sun_elevation_deg": 18.0},
                       {"name": "evening", "sun_azimuth_deg": 265.0, "sun_elevation_deg": 12.0})
+#: weather / time of day of reference photos (the episodes: the clear day; render/scene3d/conditions.py)
+REFERENCE_CONDITIONS = ("dusk", "cloudy", "rain", "cloudy+dusk")
 REFERENCE_SIZE_PX = (640, 480)
-REFERENCE_HFOV_DEG = 70.0
+REFERENCE_HFOV_RANGE_DEG = (90.0, 110.0)
+#: share of ``across`` placements (the rest ``diagonal``): across the street the name is read about 3x as
+#: often (docs/task-generation.md)
+ACROSS_SHARE = 0.2
+REFERENCE_EYE_HEIGHT_RANGE_M = (1.45, 1.95)
+#: generator version 1's camera heights (metres) and field of view (degrees): :func:`reference_view_v1`
+V1_EYE_HEIGHTS_M = (1.2, 2.4)
+V1_HFOV_DEG = 70.0
+#: ``extra.reference_view.scheme`` of the references this generator draws (absent = version 1's)
+REFERENCE_SCHEME = 2
+#: a reference camera stands at least this far from every pose node, metres
+MIN_NODE_M = 2.5
+#: the ray across the street looks this far for the opposite building, metres
+ACROSS_MAX_M = 60.0
+#: camera to facade point, metres
+REFERENCE_DISTANCE_M = (8.0, 35.0)
+#: the line of sight passes no tree closer than this, metres (the renderer's crowns: radius up to 2.3 m)
+TREE_CLEARANCE_M = 2.5
+#: largest angle between the storefront's outward normal and the direction to the camera, degrees
+MAX_INCIDENCE_DEG = 60.0
+#: camera draws per POI (geometry) before the POI is given up
+REFERENCE_TRIES = 40
+#: valid cameras kept per POI for the view-distance step (the first far enough is used)
+REFERENCE_OPTIONS = 4
 
 INSTRUCTIONS = {
     "landmark_language": ("Go to {name}. When you are standing in front of it, answer to confirm that you "
@@ -75,9 +126,98 @@ def goal_pois(ctx: GenContext, kind: str):
     return pois
 
 
-def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None,
-                   rng: np.random.Generator) -> dict | None:
-    """Camera of a reference photo of ``poi`` (module docstring), or ``None`` when no valid spot exists.
+def goal_nodes(ctx: GenContext, poi, node_tree: cKDTree, node_ids: list[str]) -> list[str]:
+    """The pose nodes an agent may stand at when it succeeds: the POI's node and every node within
+    :data:`RADIUS_M` of its front point (sorted, the POI's node first)."""
+    near = {node_ids[i] for i in node_tree.query_ball_point(poi.front_xy, RADIUS_M)}
+    return [poi.node_id] + sorted(near - {poi.node_id})
+
+
+def _first_hit_m(origin, direction, max_m: float, bldg_tree: STRtree | None, bldgs) -> float | None:
+    """Distance along ``direction`` from ``origin`` to the first building outline, or ``None``."""
+    if bldg_tree is None:
+        return None
+    ox, oy = origin
+    ray = LineString([(ox, oy), (ox + direction[0] * max_m, oy + direction[1] * max_m)])
+    best = None
+    for i in bldg_tree.query(ray, predicate="intersects"):
+        inter = bldgs[int(i)].boundary.intersection(ray)
+        for g in getattr(inter, "geoms", [inter]):
+            if g.is_empty:
+                continue
+            d = Point(ox, oy).distance(g)
+            best = d if best is None else min(best, d)
+    return best
+
+
+def _segment_distance(points: np.ndarray, a, b) -> np.ndarray:
+    """Distance of each of ``points`` ``(N, 2)`` to the segment ``a``-``b`` (metres)."""
+    a_, ab = np.asarray(a, float), np.asarray(b, float) - np.asarray(a, float)
+    t = np.clip(((points - a_) @ ab) / max(float(ab @ ab), 1e-12), 0.0, 1.0)
+    return np.hypot(*(points - (a_ + t[:, None] * ab)).T)
+
+
+def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None, bldgs,
+                   rng: np.random.Generator, trees: np.ndarray | None = None) -> dict | None:
+    """One candidate camera of a reference photo of ``poi`` (module docstring), or ``None`` when the
+    drawn placement is not valid (the caller draws again).
+
+    Returns a JSON-able dict: ``scheme`` (2), ``placement`` (``across`` / ``diagonal``), ``x_m``, ``y_m``
+    (local metres), ``lat``, ``lon``, ``eye_height_m``, ``yaw_deg``, ``pitch_deg``, ``hfov_deg``,
+    ``width``, ``height``, ``condition``, ``lighting`` (``name``, ``sun_azimuth_deg``,
+    ``sun_elevation_deg``), ``nearest_node_m``, ``distance_m`` (to the facade point), ``target_xy_m``.
+    """
+    f = ctx.ann.facade(poi.facade_id)
+    L = f.length_m or 1.0
+    tx, ty = (f.p1[0] - f.p0[0]) / L, (f.p1[1] - f.p0[1]) / L
+    a = math.radians(f.normal_deg)
+    nx_, ny_ = math.sin(a), math.cos(a)  # outward normal (compass azimuth -> east, north)
+    fx, fy = poi.facade_xy
+    placement = "across" if rng.random() < ACROSS_SHARE else "diagonal"
+    along = (float(rng.uniform(4.0, 9.0)) if placement == "across" else float(rng.uniform(10.0, 25.0)))
+    along *= 1 if rng.random() < 0.5 else -1
+    bx, by = fx + along * tx, fy + along * ty  # the facade line, ``along`` metres from the storefront
+    start = (bx + 0.5 * nx_, by + 0.5 * ny_)
+    hit = _first_hit_m(start, (nx_, ny_), ACROSS_MAX_M, bldg_tree, bldgs)
+    depth = (hit + 0.5 if hit is not None else 25.0) - float(rng.uniform(1.0, 3.0))
+    x, y = bx + depth * nx_, by + depth * ny_
+    dist = math.hypot(fx - x, fy - y)
+    if not REFERENCE_DISTANCE_M[0] <= dist <= REFERENCE_DISTANCE_M[1]:
+        return None
+    if math.degrees(math.acos(max(-1.0, min(1.0, depth / dist)))) > MAX_INCIDENCE_DEG:
+        return None  # the storefront seen too obliquely: a speck, not a picture of it
+    d_node = float(node_tree.query((x, y))[0])
+    if d_node < MIN_NODE_M:
+        return None
+    if bldg_tree is not None:
+        if len(bldg_tree.query(Point(x, y), predicate="intersects")):
+            return None
+        # line of sight to a point 0.3 m in front of the storefront
+        sight = LineString([(x, y), (fx + 0.3 * nx_, fy + 0.3 * ny_)])
+        if len(bldg_tree.query(sight, predicate="intersects")):
+            return None
+    if trees is not None and len(trees) and _segment_distance(trees, (x, y), (fx, fy)).min() < TREE_CLEARANCE_M:
+        return None  # a tree crown between the camera and the sign
+    hfov = float(rng.uniform(*REFERENCE_HFOV_RANGE_DEG))
+    off = float(rng.uniform(0.03, 0.15)) * hfov * (1 if rng.random() < 0.5 else -1)
+    yaw = (math.degrees(math.atan2(fx - x, fy - y)) + off) % 360.0
+    condition = REFERENCE_CONDITIONS[int(rng.integers(len(REFERENCE_CONDITIONS)))]
+    light = REFERENCE_LIGHTING[int(rng.integers(len(REFERENCE_LIGHTING)))]
+    lat, lon = ctx.city.frame.to_latlon(x, y)
+    return {"scheme": REFERENCE_SCHEME, "placement": placement, "x_m": round(x, 3), "y_m": round(y, 3),
+            "lat": float(lat), "lon": float(lon),
+            "eye_height_m": round(float(rng.uniform(*REFERENCE_EYE_HEIGHT_RANGE_M)), 2),
+            "yaw_deg": round(yaw, 3), "pitch_deg": round(float(rng.uniform(2.0, 10.0)), 2),
+            "hfov_deg": round(hfov, 2), "width": REFERENCE_SIZE_PX[0], "height": REFERENCE_SIZE_PX[1],
+            "condition": condition, "lighting": dict(light), "nearest_node_m": round(d_node, 3),
+            "distance_m": round(dist, 3), "target_xy_m": [fx, fy]}
+
+
+def reference_view_v1(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None,
+                      rng: np.random.Generator) -> dict | None:
+    """Generator version 1's camera of a reference photo of ``poi`` (module docstring; the specs of
+    ``helsinki-arena7-v1``/``-v2``), or ``None`` when no valid spot exists; kept as the control of the
+    view-distance and OCR measurements (benchmarks/bench_reference_goals.py).
 
     Returns a JSON-able dict: ``x_m``, ``y_m`` (local metres), ``lat``, ``lon``, ``eye_height_m``,
     ``yaw_deg`` (towards the facade point), ``pitch_deg``, ``hfov_deg``, ``width``, ``height``,
@@ -103,15 +243,77 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
         light = REFERENCE_LIGHTING[int(rng.integers(len(REFERENCE_LIGHTING)))]
         lat, lon = ctx.city.frame.to_latlon(x, y)
         return {"x_m": round(x, 3), "y_m": round(y, 3), "lat": float(lat), "lon": float(lon),
-                "eye_height_m": REFERENCE_EYE_HEIGHTS_M[int(rng.integers(len(REFERENCE_EYE_HEIGHTS_M)))],
-                "yaw_deg": round(yaw, 3), "pitch_deg": 6.0, "hfov_deg": REFERENCE_HFOV_DEG,
+                "eye_height_m": V1_EYE_HEIGHTS_M[int(rng.integers(len(V1_EYE_HEIGHTS_M)))],
+                "yaw_deg": round(yaw, 3), "pitch_deg": 6.0, "hfov_deg": V1_HFOV_DEG,
                 "width": REFERENCE_SIZE_PX[0], "height": REFERENCE_SIZE_PX[1], "lighting": dict(light),
                 "nearest_node_m": round(d_node, 3), "target_xy_m": [poi.facade_xy[0], poi.facade_xy[1]]}
     return None
 
 
-def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_language") -> CandidatePool:
-    """Landmark-search candidates of ``kind`` (module docstring)."""
+def reference_options(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None, bldgs,
+                      trees: np.ndarray | None = None) -> list[dict]:
+    """Up to :data:`REFERENCE_OPTIONS` valid cameras of ``poi`` (:func:`reference_view`) from at most
+    :data:`REFERENCE_TRIES` draws, in the order drawn."""
+    out: list[dict] = []
+    for _ in range(REFERENCE_TRIES):
+        view = reference_view(ctx, poi, node_tree, bldg_tree, bldgs, ctx.rng, trees)
+        if view is not None:
+            out.append(view)
+            if len(out) == REFERENCE_OPTIONS:
+                break
+    return out
+
+
+class ReferencePicker:
+    """The view-distance step of ``landmark_image`` candidates (a :attr:`Candidate.finalize`): the first
+    of the POI's :func:`reference_options` whose smallest distance to the views at the goal nodes
+    (:func:`goal_nodes`) is at least :data:`~urbanarena.render.view_distance.REFERENCE_MIN_DISTANCE`
+    becomes the candidate's reference (``extra.reference_view``, its image and ``extra.reference_check``:
+    ``measure``, ``threshold``, ``min_view_distance``, the goal view it was found at, ``option``); run
+    once per POI, only for selected candidates (rendering the goal panoramas of every POI would cost
+    minutes)."""
+
+    def __init__(self, ctx: GenContext, check: ReferenceCheck, node_tree: cKDTree, node_ids: list[str]):
+        self.ctx, self.check, self.node_tree, self.node_ids = ctx, check, node_tree, node_ids
+        self._done: dict[str, tuple[dict, dict] | None] = {}
+
+    def pick(self, poi, options: list[dict]) -> tuple[dict, dict] | None:
+        from urbanarena.render.view_distance import MEASURE_ID, REFERENCE_MIN_DISTANCE
+
+        if poi.id not in self._done:
+            nodes = goal_nodes(self.ctx, poi, self.node_tree, self.node_ids)
+            got = None
+            for i, view in enumerate(options):
+                res = dict(self.check(self.ctx.city, view, nodes))
+                if res["min_view_distance"] >= REFERENCE_MIN_DISTANCE:
+                    got = (view, {"measure": MEASURE_ID, "threshold": REFERENCE_MIN_DISTANCE, **res,
+                                  "option": i})
+                    break
+            self._done[poi.id] = got
+        return self._done[poi.id]
+
+    def finalize_for(self, poi, options: list[dict]):
+        def finalize(c: Candidate) -> str | None:
+            got = self.pick(poi, options)
+            if got is None:
+                return ("reference photo: every camera tried lies closer than the view-distance threshold to a "
+                        "goal view")
+            _set_reference(c, poi, *got)
+            return None
+        return finalize
+
+
+def _set_reference(c: Candidate, poi, view: dict, checked: dict | None) -> None:
+    c.fields["extra"]["reference_view"] = view
+    if checked is not None:
+        c.fields["extra"]["reference_check"] = checked
+    c.images = [ImageSpec("reference_view", f"{c.kind}_{poi.id}", view)]
+
+
+def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_language",
+             reference_check: ReferenceCheck | None = None) -> CandidatePool:
+    """Landmark-search candidates of ``kind`` (module docstring); ``reference_check``: the view-distance
+    hook of ``landmark_image`` references (none: not checked)."""
     import networkx as nx
 
     pool = CandidatePool(kind)
@@ -123,7 +325,16 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
     bldgs = [b.shape() for b in ctx.ann.buildings] if ctx.ann is not None else []
     bldg_tree = STRtree(np.array(bldgs, dtype=object)) if bldgs else None
     per_poi = 2
+    trees = (np.array([(o.x_m, o.y_m) for o in ctx.ann.objects_of_type("tree")], float).reshape(-1, 2)
+             if ctx.ann is not None else None)
+    picker = ReferencePicker(ctx, reference_check, node_tree, node_ids) if reference_check is not None else None
     for poi in pois:
+        options: list[dict] = []
+        if kind == "landmark_image":
+            options = reference_options(ctx, poi, node_tree, bldg_tree, bldgs, trees)
+            if not options:
+                pool.reject("no reference-photo viewpoint off the pose nodes")
+                continue
         dist = nx.single_source_dijkstra_path_length(rev, poi.node_id, cutoff=BANDS_M["hard"][1], weight="length_m")
         fx, fy = poi.front_xy
         for diff, (lo, hi) in BANDS_M.items():
@@ -137,24 +348,20 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
                 s = starts[i]
                 extra = {"task_kind": kind, "landmark": poi.name, "poi_id": poi.id,
                          "requires_current_location": False}
-                images: list[ImageSpec] = []
-                if kind == "landmark_image":
-                    view = reference_view(ctx, poi, node_tree, bldg_tree, ctx.rng)
-                    if view is None:
-                        pool.reject("no reference-photo viewpoint off the pose nodes")
-                        continue
-                    extra["reference_view"] = view
-                    images = [ImageSpec("reference_view", f"{kind}_{poi.id}_{s}", view)]
                 instruction = INSTRUCTIONS[kind].format(name=poi.name)
-                pool.add(Candidate(
+                cand = Candidate(
                     kind=kind, difficulty=diff, key=f"{s}->{poi.id}", group=poi.id,
                     stats={"path_length_m": float(dist[s]),
                            "straight_m": math.hypot(ctx.xy(s)[0] - fx, ctx.xy(s)[1] - fy)},
                     fields=dict(family="cityarena", city=ctx.city_ref, start=ctx.start(s, ctx.random_heading(s)),
                                 goals=[poi_goal(ctx, poi)], success_radius_m=RADIUS_M, instruction=instruction,
                                 answer_metric="coordinate_match", difficulty=diff, category=poi.category,
-                                extra=extra),
-                    images=images))
+                                extra=extra))
+                if options and picker is not None:
+                    cand.finalize = picker.finalize_for(poi, options)
+                elif options:
+                    _set_reference(cand, poi, options[0], None)
+                pool.add(cand)
     if pool.total() == 0:
         raise FamilyUnavailable(kind, "no start node within 200 m of any usable landmark")
     return pool

@@ -63,7 +63,9 @@ from urbanarena.tasks.generators.splits import check_split
 from urbanarena.tasks.schema import Task, TaskFile
 from urbanarena.world.city import City
 
-GENERATOR_VERSION = 1
+#: 2: ``landmark_image`` references with context, another condition and a view-distance check (issue 19;
+#: :mod:`.landmark`); 1: the references of ``helsinki-arena7-v1``/``-v2``
+GENERATOR_VERSION = 2
 SUITE_VERSION = 1
 ALL_KINDS = ("localization", "landmark_language", "landmark_image", "map_navigation", "vln", "object_count",
              "relational")
@@ -150,7 +152,8 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                    split: str | None = None, name: str | None = None, solver: TaskSolver | None = None,
                    reference_renderer: ReferenceRenderer | None = None, max_steps: int | None = None,
                    assets_dir: str | None = None,
-                   count_visibility: object_count.VisibilityHook | None = None) -> SuiteResult:
+                   count_visibility: object_count.VisibilityHook | None = None,
+                   reference_check: landmark.ReferenceCheck | None = None) -> SuiteResult:
     """Generate a ``cityarena`` suite on ``city`` (module docstring).
 
     Args:
@@ -168,6 +171,9 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         count_visibility: ``object_count``'s visibility hook (``render.scene3d.visibility.CountVisibility``):
             counting tasks with an object no pose node of the range sees are dropped; without it
             visibility is not checked.
+        reference_check: ``landmark_image``'s view-distance hook
+            (``render.scene3d.reference.GoalViewDistance``): references too close to a view at the goal are
+            drawn again (:mod:`.landmark`); without it the distance is not checked.
     Raises:
         SplitError: the city is not the requested split's area.
         ValueError: unknown kind or a bad ``per_family``.
@@ -209,6 +215,8 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                                else None)
             if kind == "object_count" and count_visibility is not None:
                 pool = object_count.generate(ctx, wanted, visibility=count_visibility)
+            elif kind == "landmark_image" and reference_check is not None:
+                pool = landmark.generate(ctx, wanted, kind, reference_check=reference_check)
             else:
                 pool = GENERATORS[kind](ctx, wanted)
         except FamilyUnavailable as e:
@@ -294,13 +302,15 @@ def draw_asset(city: City, kind: str, params: dict[str, Any], reference_renderer
 
 def _choose(kind: str, pool: CandidatePool, wanted: dict[str, int], rng: np.random.Generator,
             solver: TaskSolver | None) -> tuple[dict[str, list[Candidate]], dict[str, list[dict]], dict[str, int]]:
-    """Per difficulty (hard first: usually the scarcest), calibrated selection; navigation tasks are
-    verified by the solver and failures replaced (the pool shrinks until all chosen pass)."""
+    """Per difficulty (hard first: usually the scarcest), calibrated selection; candidates with a
+    ``finalize`` check run it, navigation tasks are verified by the solver, and failures are replaced
+    (the pool shrinks until all chosen pass)."""
     targets = CALIBRATION_TARGETS.get(kind, {})
     cap = GROUP_CAPS.get(kind, 1)
     used: set[str] = set()
     verif: dict[str, list[dict]] = {}
     failed: set[str] = set()
+    finalized: set[str] = set()
     why: dict[str, int] = {}
     chosen: dict[str, list[Candidate]] = {}
     for d in reversed(DIFFICULTIES):
@@ -309,9 +319,17 @@ def _choose(kind: str, pool: CandidatePool, wanted: dict[str, int], rng: np.rand
             cands = [c for c in pool.by_difficulty[d] if c.key not in used and c.key not in failed]
             sel = select_calibrated(cands, wanted[d], tg, rng, group_cap=cap)
             bad = []
+            for c in sel:
+                if c.finalize is not None and c.key not in finalized:
+                    reason = c.finalize(c)
+                    if reason is not None:
+                        bad.append(c.key)
+                        why[reason] = why.get(reason, 0) + 1
+                        continue
+                    finalized.add(c.key)
             if solver is not None:
                 for c in sel:
-                    if c.key in verif:
+                    if c.key in verif or c.key in bad:
                         continue
                     res = solver.verify(c.build("verify"))
                     if all(r["solved"] for r in res):
