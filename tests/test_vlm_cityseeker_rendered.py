@@ -178,3 +178,30 @@ def test_run_command_accepts_the_vlm_agent_on_a_saved_osm_city(gl, city, tmp_pat
     assert json.loads(row["trajectory"]) == [start, hop] and row["tc_exact"] == 1.0
     assert len(log) == 3 and [len(q.images) for q in log] == [1, n, 1]
     assert json.loads(row["agent_stats"])["panorama_source"] == "rendered"
+
+
+def test_the_runs_render_style_reaches_the_agents_own_views(gl, city, tmp_path):
+    """The runner hands its render settings (``--render-style``) to the agent, whose panoramas are then drawn in
+    that style, not the renderer's flat default (compared with independent renders in both styles)."""
+    from urbanarena.render.scene3d.styles import settings_for_style
+
+    realistic = settings_for_style("realistic", population="none")
+    start, hop, n = start_and_first_hop(city)
+    script = phase_script([stop(0), stop(1)], [choice("A", n)])
+    with server("openai", script) as srv:
+        factory = lambda: CitySeekerVLMAgent(spec("openai", srv), hfov_deg=HFOV, crop_size=CROP,  # noqa: E731
+                                             render_width=128, retry=FAST_RETRY, timeout_s=5)
+        row = EpisodeRunner(city, factory, "vlm-cityseeker", render_settings=realistic).run(
+            task_on(city, start, hop), 0, "cityseeker-v1", 5)
+        log = list(srv.log)
+    assert row["error"] is None and row["trajectory"] == [start, hop]
+    want = RenderedPanoramaStore(city, root=tmp_path / "real", width=128, settings=realistic)
+    flat = RenderedPanoramaStore(city, root=tmp_path / "flat", width=128)
+    stop_reqs = [r for r in log if "Panorama of the current place" in json.dumps(r.body)]
+    assert len(stop_reqs) == 2
+    for r, node in zip(stop_reqs, (start, hop)):
+        [img] = r.images
+        m_real = tuple(want.get(node).reshape(-1, 3).mean(axis=0))
+        m_flat = tuple(flat.get(node).reshape(-1, 3).mean(axis=0))
+        assert max(abs(a - b) for a, b in zip(m_real, m_flat)) > 3.0  # the two styles are told apart by the mean
+        assert img.mean_rgb == pytest.approx(m_real, abs=1.5)

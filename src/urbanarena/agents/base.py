@@ -28,6 +28,9 @@ class AgentContext:
         protocol_id: protocol of the episode.
         task_id: id of the task; ``rng`` is seeded from ``(seed, crc32(task_id))``
             so each (task, seed) pair draws its own reproducible stream.
+        render_settings: the run's :class:`~urbanarena.render.scene3d.renderer.RenderSettings` for agents that
+            render their own views of a rendered (OSM) city (the VLM CitySeeker agent); ``None``: the renderer's
+            default (the ``flat`` style). Set by the runner from ``--render-style``.
     """
 
     city: City
@@ -35,6 +38,7 @@ class AgentContext:
     seed: int
     protocol_id: str
     task_id: str = ""
+    render_settings: Any = None
     rng: np.random.Generator = field(init=False)
 
     def __post_init__(self):

@@ -74,7 +74,8 @@ class EpisodeDispatcher:
         self.cancel = cancel
         self.judge = JudgeSettings(**judge) if isinstance(judge, dict) else judge
         self.model_under_test = model_under_test
-        self.graph = EpisodeRunner(city, agent_factory, agent_name)
+        # agents that draw their own views of a rendered city (vlm-cityseeker) get the run's style and population
+        self.graph = EpisodeRunner(city, agent_factory, agent_name, render_settings=self.arena_view.render_settings)
         self._arena: ArenaEpisodeRunner | None = None
         self._continuous: Any = None
 

@@ -582,7 +582,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             raise UrbanArenaError(
                 f"city {city.name!r} is graph-only (no imagery): the VLM agent {req.agent!r} on {fam_name!r} tasks "
                 "needs panorama images (attach them, see docs/city-format.md)")
-        if model_agent and control.shows_view and not has_imagery(city):
+        renders_own_views = bool(model_agent and control.shows_view and not has_imagery(city))
+        if renders_own_views:
             require_renderer(city)  # its views are rendered: RendererUnavailableError (with the reason) before RUN_DIR
         cfg = EpisodeConfig(
             protocol_id=protocol_id,
@@ -594,7 +595,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
             city_hash=city.content_hash,
             extra=({"arena_view": arena_view.as_dict(), **({"judge": judge.config()} if judge is not None else {})}
                    if arena else ({"render_style": arena_view.render_style}
-                                  if fam.action_style == "continuous" and arena_view.render_style != "flat" else {})),
+                                  if (fam.action_style == "continuous" or renders_own_views)
+                                  and arena_view.render_style != "flat" else {})),
             control=None if control.is_normal else control.as_dict(),
             strategies=None if arena else strategy_cfg,
             rounds=1 if arena else int(req.rounds),

@@ -180,11 +180,14 @@ class EpisodeRunner:
         city: the city.
         agent_factory: zero-argument callable returning a fresh :class:`Agent`.
         agent_name: name stored with each result (registry name).
+        render_settings: handed to agents in :attr:`AgentContext.render_settings` (agents that render their
+            own views of a rendered city; ``None``: the renderer's default).
     """
 
     def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str, *, rounds: int = 1,
-                 strategies: str | None = None):
+                 strategies: str | None = None, render_settings: Any = None):
         self.city = city
+        self.render_settings = render_settings
         self.agent_factory = agent_factory
         self.agent_name = agent_name
         self.rounds = int(rounds)
@@ -307,12 +310,14 @@ class EpisodeRunner:
                     agent = self.agent_factory()
                     if round_ is None:
                         context = AgentContext(city=self.city, motion=env_base.motion, seed=seed,
-                                               protocol_id=protocol_id, task_id=task.task_id)
+                                               protocol_id=protocol_id, task_id=task.task_id,
+                                               render_settings=self.render_settings)
                     else:
                         from urbanarena.agents.strategies.memory import StrategyContext
 
                         context = StrategyContext(city=self.city, motion=env_base.motion, seed=seed,
                                                   protocol_id=protocol_id, task_id=task.task_id,
+                                                  render_settings=self.render_settings,
                                                   round=round_, memory=memory)
                     agent.reset(task, context)
 

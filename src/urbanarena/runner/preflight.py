@@ -273,7 +273,8 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
         motion = make_motion(protocol_id, city, fam.action_style)  # type: ignore[arg-type]
         env = GraphNavEnv(city, motion)
         obs, _ = env.reset(seed=seed, options=fam.env_options(task))
-    agent.reset(task, AgentContext(city=city, motion=motion, seed=seed, protocol_id=protocol_id, task_id=task.task_id))  # type: ignore[arg-type]
+    agent.reset(task, AgentContext(city=city, motion=motion, seed=seed, protocol_id=protocol_id, task_id=task.task_id,  # type: ignore[arg-type]
+                                   render_settings=ArenaViewSettings(**(p.request.arena_view or {})).render_settings))
     agent.act(obs)
     return list(probe.requests), agent
 

@@ -61,7 +61,10 @@ panoramas come from the process-wide
 cached on disk under ``<urbanarena home>/panoramas``, the files ``urbanarena
 city build --prerender`` writes), at ``render_width`` pixels or, by default,
 ``max(2048, view_matched_width(hfov_deg, crop width))`` (2048 px for the
-default 1024 px, 120 degree crops: no detail lost at a crop's centre). Only
+default 1024 px, 120 degree crops: no detail lost at a crop's centre), in the
+run's render style and population (``--render-style``; handed over in
+:attr:`~urbanarena.agents.base.AgentContext.render_settings`, recorded as the
+config's ``extra.render_style``; without it, the renderer's flat default). Only
 this agent asks for panoramas, so agents that do not look at images never
 render. A graph-only city raises :class:`~urbanarena.errors.NoImageryError` at
 ``reset``; a rendered city where no OpenGL context exists raises
@@ -159,6 +162,8 @@ class CitySeekerVLMAgent(ModelAgent):
         self.cache_bytes = int(cache_bytes)
         self._store: PanoramaStore | None = None
         self._store_city: Any = None
+        #: render settings of the rendered panoramas (the runner's ``--render-style``, via the context)
+        self._render_settings: Any = None
         self._renderer = ViewRenderer(max_grids=8)
         self._extra_images: list[tuple[str, np.ndarray]] = []
         self.panorama_source: str | None = None
@@ -196,7 +201,10 @@ class CitySeekerVLMAgent(ModelAgent):
             raise ProtocolError(f"agent {self.name!r} runs heading-choice protocols "
                                 f"({', '.join(GRAPH_PARSE_RULES)}), not {context.protocol_id!r}")
         city = context.city
-        if self.control.shows_view and (self._store is None or self._store_city is not city):
+        settings = getattr(context, "render_settings", None)
+        if self.control.shows_view and (self._store is None or self._store_city is not city
+                                        or settings != self._render_settings):
+            self._render_settings = settings
             self._store = self._panorama_store(city)
             self._store_city = city
         self.city = city
@@ -225,6 +233,7 @@ class CitySeekerVLMAgent(ModelAgent):
             w, h = self.crop_size
             observer = panorama_observer_for(city, budget_bytes=self.cache_bytes,
                                              max_width=self.render_width if self.render_width else MATCH_VIEW,
+                                             render_settings=self._render_settings,
                                              hfov_deg=self.hfov_deg, width=w, height=h)
             return observer.store  # type: ignore[union-attr]
         imagery_of(city, need=f"the {self.name} agent (CitySeeker's VLM protocol: panorama and perspective crops)")
