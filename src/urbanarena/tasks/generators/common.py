@@ -124,6 +124,8 @@ class GenContext:
         max_steps: the step limit tasks must be solvable within.
         plan_steps: optional ``task -> oracle steps or None`` (the suite builder passes the
             arena oracle's planner; the tasks layer cannot import agents).
+        area_node_ids: the pose nodes of the split area tasks must lie in, sorted (``None``: the whole
+            city; :mod:`.area`); generators draw starts from :meth:`area_nodes`.
     """
 
     city: City
@@ -132,6 +134,19 @@ class GenContext:
     extent: Extent
     max_steps: int = 50
     plan_steps: Callable[[Task], int | None] | None = None
+    area_node_ids: tuple[str, ...] | None = None
+
+    def area_nodes(self) -> list[str]:
+        """Node ids tasks may start from, sorted: the area's (:attr:`area_node_ids`), else :meth:`nodes`."""
+        return list(self.area_node_ids) if self.area_node_ids is not None else self.nodes()
+
+    def in_area(self, node: str) -> bool:
+        """Whether ``node`` lies in the area (always true without one)."""
+        if self.area_node_ids is None:
+            return True
+        if not hasattr(self, "_area_set"):
+            self._area_set = frozenset(self.area_node_ids)
+        return node in self._area_set
 
     @property
     def ann(self) -> Annotations | None:
@@ -167,10 +182,11 @@ class GenContext:
 
 def make_context(city: City, seed: int | Sequence[int], *, max_steps: int = 50,
                  plan_steps: Callable[[Task], int | None] | None = None,
-                 extent: Extent | None = None) -> GenContext:
+                 extent: Extent | None = None, area_node_ids: Sequence[str] | None = None) -> GenContext:
     """A :class:`GenContext` with a seeded RNG and the ``cityarena-v1`` motion rules (nearest-arrow keys)."""
     return GenContext(city=city, rng=np.random.default_rng(seed), motion=TrajectoryMotion(city, MotionConfig()),
-                      extent=extent or district_extent(city), max_steps=max_steps, plan_steps=plan_steps)
+                      extent=extent or district_extent(city), max_steps=max_steps, plan_steps=plan_steps,
+                      area_node_ids=tuple(area_node_ids) if area_node_ids is not None else None)
 
 
 def district_extent(city: City) -> Extent:
@@ -180,10 +196,15 @@ def district_extent(city: City) -> Extent:
     ann = getattr(city, "annotations", None)
     bb = getattr(ann, "bbox", None) if ann is not None else None
     if bb:
-        w, s, e, n = bb
-        xs, ys = city.frame.to_xy(np.array([s, s, n, n]), np.array([w, e, w, e]))
-        return Extent(float(np.min(xs)), float(np.min(ys)), float(np.max(xs)), float(np.max(ys)))
+        return bbox_extent(city, bb)
     return Extent.of_city(city)
+
+
+def bbox_extent(city: City, bbox: Sequence[float]) -> Extent:
+    """The axis-aligned box (local metres) around the corners of a WGS84 ``(W, S, E, N)`` bbox."""
+    w, s, e, n = bbox
+    xs, ys = city.frame.to_xy(np.array([s, s, n, n]), np.array([w, e, w, e]))
+    return Extent(float(np.min(xs)), float(np.min(ys)), float(np.max(xs)), float(np.max(ys)))
 
 
 # --------------------------------------------------------------------------- POIs
@@ -403,7 +424,7 @@ def means(cands: Iterable[Candidate], stats: Iterable[str]) -> dict[str, float]:
 __all__ = [
     "CALIBRATION_TARGETS", "CALIBRATION_TOLERANCE", "Candidate", "CandidatePool", "DIFFICULTIES",
     "FamilyUnavailable", "GenContext", "ImageSpec", "NAVIGATION_KINDS", "PLAN_MARGIN_STEPS", "RouteInfo",
-    "RoutePoint", "STOREFRONT_CATEGORIES", "analyse_route", "district_extent", "estimated_steps", "fold_name",
+    "RoutePoint", "STOREFRONT_CATEGORIES", "analyse_route", "bbox_extent", "district_extent", "estimated_steps", "fold_name",
     "make_context", "means", "objective", "poi_goal", "select_calibrated", "side_of", "split_counts",
     "unique_named_pois",
 ]

@@ -68,7 +68,7 @@ def goal_pois(ctx: GenContext, kind: str):
         raise FamilyUnavailable(kind, "the city has no annotations (POIs): landmark goals need named POIs")
     pois = [p for p in unique_named_pois(ann)
             if p.front_method == "normal" and p.node_distance_m is not None and p.node_distance_m <= MAX_FRONT_NODE_M
-            and p.node_id in ctx.city]
+            and p.node_id in ctx.city and ctx.in_area(p.node_id)]
     if not pois:
         raise FamilyUnavailable(kind, "no uniquely named POI with a storefront on the walkable network "
                                       f"(front point within {MAX_FRONT_NODE_M:g} m of a pose node) in this area")

@@ -212,10 +212,11 @@ def generate(ctx: GenContext, wanted: dict[str, int], visibility: VisibilityHook
     blocks = [(b, b.shape()) for b in ann.blocks]
     nodes = ctx.nodes()
     node_tree = STRtree(np.array([Point(ctx.xy(n)) for n in nodes], dtype=object)) if visibility is not None else None
-    n_starts = min(len(nodes), max(120, 12 * max(wanted.values(), default=1)))
-    starts = sorted(ctx.rng.choice(len(nodes), size=n_starts, replace=False).tolist())
+    start_nodes = ctx.area_nodes()
+    n_starts = min(len(start_nodes), max(120, 12 * max(wanted.values(), default=1)))
+    starts = sorted(ctx.rng.choice(len(start_nodes), size=n_starts, replace=False).tolist())
     for si in starts:
-        s = nodes[int(si)]
+        s = start_nodes[int(si)]
         sx, sy = ctx.xy(s)
         for first, d in sorted(ctx.city.out_edges(s), key=lambda e: e[0]):
             heading = float(d["azimuth_deg"])
