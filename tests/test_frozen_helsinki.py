@@ -1,5 +1,5 @@
-"""Acceptance on the shipped frozen suites of the default city (``helsinki-arena7-v1``): the default city built
-here has the frozen content hash, and the oracle scores 100 % on every task of the ``mini`` and ``standard``
+"""Acceptance on the shipped frozen suites of the core (``helsinki-arena7-v1``; the default city until issue 19,
+now ``helsinki-core``): the core built here under its new name has the frozen content hash, and the oracle scores 100 % on every task of the ``mini`` and ``standard``
 suites acting only through legal env actions (``--tasks mini`` / ``--tasks standard`` through the CLI)."""
 
 import json
@@ -27,7 +27,7 @@ def home(request, tmp_path_factory):
     mp = pytest.MonkeyPatch()
     mp.setenv("URBANARENA_HOME", str(h))
     try:
-        save_named(import_city(pbf, bbox=HELSINKI_CORE_BBOX, name="helsinki"), "helsinki")
+        save_named(import_city(pbf, bbox=HELSINKI_CORE_BBOX, name="helsinki-core"), "helsinki-core")
     finally:
         mp.undo()
     return h
@@ -38,8 +38,9 @@ def test_frozen_suite_is_for_this_build(home, monkeypatch):
     from urbanarena.world.resolve import resolve_city
 
     fs = load_frozen(SUITE)
-    city = resolve_city("helsinki")
+    city = resolve_city("helsinki-core")
     assert fs.city_hash == city.content_hash, "the importer changed: re-freeze with `urbanarena tasks freeze`"
+    assert fs.manifest["city"]["name"] == "helsinki-core"  # the suite names the city it runs on
     sizes = fs.manifest["sizes"]
     assert sizes["mini"]["tasks"] == 175 and set(sizes["mini"]["by_family"].values()) == {25}
     assert sizes["standard"]["tasks"] >= 690
@@ -51,7 +52,7 @@ def test_oracle_solves_every_frozen_task(home, monkeypatch, tmp_path, size):
     monkeypatch.setenv("URBANARENA_HOME", str(home))
     fs = load_frozen(SUITE)
     run_dir = tmp_path / f"oracle-{size}"
-    r = CliRunner().invoke(app, ["run", "--city", "helsinki", "--tasks", size, "--agent", "oracle", "--workers", "2",
+    r = CliRunner().invoke(app, ["run", "--city", "helsinki-core", "--tasks", size, "--agent", "oracle", "--workers", "2",
                                  "--out", str(run_dir)])
     assert r.exit_code == 0, r.output
     con = sqlite3.connect(run_dir / "episodes.sqlite")

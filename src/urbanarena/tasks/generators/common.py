@@ -40,6 +40,9 @@ NAVIGATION_KINDS = frozenset({"landmark_language", "landmark_image", "map_naviga
 STOREFRONT_CATEGORIES = frozenset({"shop", "amenity", "tourism", "leisure", "craft", "healthcare", "office"})
 #: straight-on tolerance of a turn, degrees (|turn| below it reads "straight")
 STRAIGHT_DEG = 30.0
+#: metres one W LARGE step walks (``cityarena-v1``'s motion rules): with the step limit, the longest walk a task
+#: may ask for (50 steps: 350 m)
+LARGE_STEP_M = float(MotionConfig().move_m["LARGE"])
 
 
 class FamilyUnavailable(UrbanArenaError):
@@ -322,7 +325,7 @@ def analyse_route(ctx: GenContext, path: Sequence[str]) -> RouteInfo:
     return RouteInfo(tuple(path), length, tuple(decisions), followable)
 
 
-def estimated_steps(info: RouteInfo, radius_m: float, large_m: float = 7.0) -> int:
+def estimated_steps(info: RouteInfo, radius_m: float, large_m: float = LARGE_STEP_M) -> int:
     """A quick step estimate of walking ``info``'s route in the arena: LARGE walks per leg between
     decision points, one key per decision point, one ANSWER, minus the walking the success radius
     saves. Used to skip routes far beyond the step limit and to plan only the borderline ones."""
@@ -423,7 +426,7 @@ def means(cands: Iterable[Candidate], stats: Iterable[str]) -> dict[str, float]:
 
 __all__ = [
     "CALIBRATION_TARGETS", "CALIBRATION_TOLERANCE", "Candidate", "CandidatePool", "DIFFICULTIES",
-    "FamilyUnavailable", "GenContext", "ImageSpec", "NAVIGATION_KINDS", "PLAN_MARGIN_STEPS", "RouteInfo",
+    "FamilyUnavailable", "GenContext", "ImageSpec", "LARGE_STEP_M", "NAVIGATION_KINDS", "PLAN_MARGIN_STEPS", "RouteInfo",
     "RoutePoint", "STOREFRONT_CATEGORIES", "analyse_route", "bbox_extent", "district_extent", "estimated_steps", "fold_name",
     "make_context", "means", "objective", "poi_goal", "select_calibrated", "side_of", "split_counts",
     "unique_named_pois",
