@@ -93,3 +93,19 @@ def core_suite(pbf: str, per_family: int = 25, seed: int = 0):
 
     city = helsinki_area(pbf, "test")
     return generate_suite(city, per_family=per_family, seed=seed, solver=ArenaOracleSolver(city))
+
+
+def saved_city_home(request, tmp_path_factory, bbox, name: str):
+    """A temporary ``URBANARENA_HOME`` holding the Helsinki extract cropped to ``bbox``, saved as ``name``."""
+    from urbanarena.world.importers.osm import import_city
+    from urbanarena.world.resolve import save_named
+
+    pbf = helsinki_pbf_path(request, tmp_path_factory)
+    h = tmp_path_factory.mktemp(f"{name}_home")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("URBANARENA_HOME", str(h))
+    try:
+        save_named(import_city(pbf, bbox=bbox, name=name), name)
+    finally:
+        mp.undo()
+    return h

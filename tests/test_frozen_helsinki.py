@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from generate_util import helsinki_pbf_path
+from generate_util import saved_city_home
 from urbanarena.cli.main import app
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.tasks.frozen import PACKAGE_DIR, load_frozen
@@ -19,18 +19,8 @@ SUITE = PACKAGE_DIR / "helsinki-arena7-v1"
 @pytest.fixture(scope="module")
 def home(request, tmp_path_factory):
     from urbanarena.world.default_city import HELSINKI_CORE_BBOX
-    from urbanarena.world.importers.osm import import_city
-    from urbanarena.world.resolve import save_named
 
-    pbf = helsinki_pbf_path(request, tmp_path_factory)
-    h = tmp_path_factory.mktemp("helsinki_home")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("URBANARENA_HOME", str(h))
-    try:
-        save_named(import_city(pbf, bbox=HELSINKI_CORE_BBOX, name="helsinki-core"), "helsinki-core")
-    finally:
-        mp.undo()
-    return h
+    return saved_city_home(request, tmp_path_factory, HELSINKI_CORE_BBOX, "helsinki-core")
 
 
 def test_frozen_suite_is_for_this_build(home, monkeypatch):

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from generate_util import helsinki_pbf_path
+from generate_util import saved_city_home
 from urbanarena.cli.main import app
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.tasks.frozen import (PACKAGE_DIR, FrozenSuiteError, default_suite_name, frozen_for_city,
@@ -23,18 +23,8 @@ V1, V2, V3 = (PACKAGE_DIR / f"helsinki-arena7-v{i}" for i in (1, 2, 3))
 @pytest.fixture(scope="module")
 def home(request, tmp_path_factory):
     from urbanarena.world.default_city import HELSINKI_FILE_BBOX
-    from urbanarena.world.importers.osm import import_city
-    from urbanarena.world.resolve import save_named
 
-    pbf = helsinki_pbf_path(request, tmp_path_factory)
-    h = tmp_path_factory.mktemp("helsinki_whole_home")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("URBANARENA_HOME", str(h))
-    try:
-        save_named(import_city(pbf, bbox=HELSINKI_FILE_BBOX, name="helsinki"), "helsinki")
-    finally:
-        mp.undo()
-    return h
+    return saved_city_home(request, tmp_path_factory, HELSINKI_FILE_BBOX, "helsinki")
 
 
 def test_suite_names_of_the_builtin_cities():

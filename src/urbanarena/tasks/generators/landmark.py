@@ -127,7 +127,7 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
         dist = nx.single_source_dijkstra_path_length(rev, poi.node_id, cutoff=BANDS_M["hard"][1], weight="length_m")
         fx, fy = poi.front_xy
         for diff, (lo, hi) in BANDS_M.items():
-            starts = sorted(n for n, d in dist.items() if lo <= d <= hi
+            starts = sorted(n for n, d in dist.items() if lo <= d <= hi and ctx.in_area(n)
                             and math.hypot(ctx.xy(n)[0] - fx, ctx.xy(n)[1] - fy) >= MIN_STRAIGHT_M)
             if not starts:
                 pool.reject(f"{diff}: no start node {lo:g}-{hi:g} m from the goal")

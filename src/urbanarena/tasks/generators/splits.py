@@ -183,20 +183,14 @@ def check_split(city: City, split: str | None) -> str | None:
             build); a city that contains the area (the message names the cropped city to build); a city
             with no split plan.
     """
-    if split is None:
-        return None
-    _check_name(split)
-    area = city_area(city)
-    if area is not None and area.split == split:
-        return split
-    inner = contained_area(city, split)
+    inner = split_restriction(city, split)
     if inner is not None:
         bb = ",".join(f"{v:.4f}" for v in inner.bbox)
         raise SplitError(
             f"city {city.name!r} contains the {split!r} area ({bb}, W,S,E,N) and more; this generator needs a city "
             f"cropped to the area: `urbanarena city build --osm FILE --bbox {bb} --name {city.name}-{split}` "
             f"(for the Helsinki extract: `urbanarena city build helsinki-{split}`)")
-    raise _refusal(city, split)
+    return split
 
 
 def split_restriction(city: City, split: str | None) -> CityArea | None:
