@@ -13,6 +13,11 @@ area lacks data for a family, the report names the family and the reason
 (:class:`~.common.FamilyUnavailable`) instead of producing degenerate tasks;
 a difficulty with too few candidates is reported as a shortfall.
 
+Split areas: with ``split=S`` on a city that contains S's area but is larger (the whole default city,
+:mod:`~.splits`), starts are drawn from the area's nodes, every candidate that leaves the area is dropped
+(:mod:`~.area`) and the localization grid and start/goal maps are drawn over the area (their specs record
+``extent_m``, which :func:`draw_asset` honours); on a city cropped to the area nothing changes.
+
 Determinism: each family draws from its own stream ``numpy.random.default_rng([seed, k])``
 (``k`` its index in :data:`ALL_KINDS`), so a family's tasks do not change when
 other families are added or dropped; the same city, seed and arguments give a
