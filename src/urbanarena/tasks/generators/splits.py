@@ -171,7 +171,9 @@ def _refusal(city: City, split: str) -> SplitError:
     return SplitError(
         f"city {city.name!r} is the {area.split!r} area; {split!r} tasks come from the area {bb} (W,S,E,N): "
         f"build it with `urbanarena city build --osm FILE --bbox {bb} --name {city.name}-{split}` and pass "
-        f"--city {city.name}-{split}")
+        f"--city {city.name}-{split}"
+        + (f" (for the Helsinki extract: `urbanarena city build helsinki-{split}`)" if area.plan == HELSINKI_SHA256
+           else ""))
 
 
 def check_split(city: City, split: str | None) -> str | None:
