@@ -64,11 +64,25 @@ def helsinki_pbf_path(request, tmp_path_factory) -> Path:
 
 @lru_cache(maxsize=None)
 def helsinki_area(pbf: str, split: str):
-    """The Helsinki city of one split area (``test`` = the default core), built once per session."""
+    """A Helsinki city of one split, built once per session: ``val`` and ``train`` their whole areas
+    (``helsinki-val``, ``helsinki-train``), ``test`` the core ``helsinki-core`` (0.28 km², inside the test
+    area: the city of the frozen suites v1/v2, small enough for CI; :func:`helsinki_whole` is the default city)."""
     from urbanarena.tasks.generators.splits import HELSINKI_AREAS
+    from urbanarena.world.default_city import CORE_CITY_NAME, HELSINKI_CORE_BBOX
     from urbanarena.world.importers.osm import import_city
 
-    return import_city(pbf, bbox=HELSINKI_AREAS[split], name="helsinki" if split == "test" else f"helsinki-{split}")
+    if split == "test":
+        return import_city(pbf, bbox=HELSINKI_CORE_BBOX, name=CORE_CITY_NAME)
+    return import_city(pbf, bbox=HELSINKI_AREAS[split], name=f"helsinki-{split}")
+
+
+@lru_cache(maxsize=None)
+def helsinki_whole(pbf: str):
+    """The default city ``helsinki`` (the whole extract, 1.69 km², about 5,300 pose nodes), built once per session."""
+    from urbanarena.world.default_city import DEFAULT_CITY_NAME, HELSINKI_FILE_BBOX
+    from urbanarena.world.importers.osm import import_city
+
+    return import_city(pbf, bbox=HELSINKI_FILE_BBOX, name=DEFAULT_CITY_NAME)
 
 
 @lru_cache(maxsize=None)
@@ -79,3 +93,19 @@ def core_suite(pbf: str, per_family: int = 25, seed: int = 0):
 
     city = helsinki_area(pbf, "test")
     return generate_suite(city, per_family=per_family, seed=seed, solver=ArenaOracleSolver(city))
+
+
+def saved_city_home(request, tmp_path_factory, bbox, name: str):
+    """A temporary ``URBANARENA_HOME`` holding the Helsinki extract cropped to ``bbox``, saved as ``name``."""
+    from urbanarena.world.importers.osm import import_city
+    from urbanarena.world.resolve import save_named
+
+    pbf = helsinki_pbf_path(request, tmp_path_factory)
+    h = tmp_path_factory.mktemp(f"{name}_home")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("URBANARENA_HOME", str(h))
+    try:
+        save_named(import_city(pbf, bbox=bbox, name=name), name)
+    finally:
+        mp.undo()
+    return h

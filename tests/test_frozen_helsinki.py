@@ -1,5 +1,5 @@
-"""Acceptance on the shipped frozen suites of the default city (``helsinki-arena7-v1``): the default city built
-here has the frozen content hash, and the oracle scores 100 % on every task of the ``mini`` and ``standard``
+"""Acceptance on the shipped frozen suites of the core (``helsinki-arena7-v1``; the default city until issue 19,
+now ``helsinki-core``): the core built here under its new name has the frozen content hash, and the oracle scores 100 % on every task of the ``mini`` and ``standard``
 suites acting only through legal env actions (``--tasks mini`` / ``--tasks standard`` through the CLI)."""
 
 import json
@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from generate_util import helsinki_pbf_path
+from generate_util import saved_city_home
 from urbanarena.cli.main import app
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.tasks.frozen import PACKAGE_DIR, load_frozen
@@ -19,18 +19,8 @@ SUITE = PACKAGE_DIR / "helsinki-arena7-v1"
 @pytest.fixture(scope="module")
 def home(request, tmp_path_factory):
     from urbanarena.world.default_city import HELSINKI_CORE_BBOX
-    from urbanarena.world.importers.osm import import_city
-    from urbanarena.world.resolve import save_named
 
-    pbf = helsinki_pbf_path(request, tmp_path_factory)
-    h = tmp_path_factory.mktemp("helsinki_home")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("URBANARENA_HOME", str(h))
-    try:
-        save_named(import_city(pbf, bbox=HELSINKI_CORE_BBOX, name="helsinki"), "helsinki")
-    finally:
-        mp.undo()
-    return h
+    return saved_city_home(request, tmp_path_factory, HELSINKI_CORE_BBOX, "helsinki-core")
 
 
 def test_frozen_suite_is_for_this_build(home, monkeypatch):
@@ -38,8 +28,9 @@ def test_frozen_suite_is_for_this_build(home, monkeypatch):
     from urbanarena.world.resolve import resolve_city
 
     fs = load_frozen(SUITE)
-    city = resolve_city("helsinki")
+    city = resolve_city("helsinki-core")
     assert fs.city_hash == city.content_hash, "the importer changed: re-freeze with `urbanarena tasks freeze`"
+    assert fs.manifest["city"]["name"] == "helsinki-core"  # the suite names the city it runs on
     sizes = fs.manifest["sizes"]
     assert sizes["mini"]["tasks"] == 175 and set(sizes["mini"]["by_family"].values()) == {25}
     assert sizes["standard"]["tasks"] >= 690
@@ -51,7 +42,7 @@ def test_oracle_solves_every_frozen_task(home, monkeypatch, tmp_path, size):
     monkeypatch.setenv("URBANARENA_HOME", str(home))
     fs = load_frozen(SUITE)
     run_dir = tmp_path / f"oracle-{size}"
-    r = CliRunner().invoke(app, ["run", "--city", "helsinki", "--tasks", size, "--agent", "oracle", "--workers", "2",
+    r = CliRunner().invoke(app, ["run", "--city", "helsinki-core", "--tasks", size, "--agent", "oracle", "--workers", "2",
                                  "--out", str(run_dir)])
     assert r.exit_code == 0, r.output
     con = sqlite3.connect(run_dir / "episodes.sqlite")

@@ -1,4 +1,4 @@
-"""The default city's two frozen suites (issue 14): ``helsinki-arena7-v2`` for the realistic render style and
+"""The core's two frozen suites (issue 14; the core ``helsinki-core`` was the default city then): ``helsinki-arena7-v2`` for the realistic render style and
 ``helsinki-arena7-v1`` for the flat one. Same city and tasks; each style's run resolves its own suite and its images
 and fingerprint panoramas redraw bit for bit here (the renderer the suites were frozen on)."""
 
@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from test_frozen_helsinki import home  # noqa: F401  (the default city built once into a temporary home)
+from test_frozen_helsinki import home  # noqa: F401  (the core built once into a temporary home)
 from urbanarena.cli.main import app
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.tasks.frozen import PACKAGE_DIR, frozen_for_city, load_frozen
@@ -23,7 +23,9 @@ def _tasks(fs, size):
 
 
 def _strip(task: dict, suite: str) -> str:
-    """A task's JSON with its suite name taken out (ids and asset paths carry it)."""
+    """A task's JSON with its suite name taken out (ids and asset paths carry it) and without the city's name (a
+    re-freeze on ``helsinki-core`` names the core so; the content hash pins the city)."""
+    task = {**task, "city": {**task["city"], "name": None}}
     return json.dumps(task, sort_keys=True).replace(suite, "SUITE")
 
 
@@ -32,7 +34,7 @@ def test_v2_is_the_realistic_twin_of_v1():
     assert v1.render_style == "flat" and v2.render_style == "realistic"
     assert v2.name == "helsinki-arena7-v2" and v2.city_hash == v1.city_hash
     assert v2.manifest["renderer"]["settings"]["style"] == "realistic"
-    city = SimpleNamespace(name="helsinki", content_hash=v1.city_hash)
+    city = SimpleNamespace(name="helsinki-core", content_hash=v1.city_hash)
     assert frozen_for_city(city, "realistic").name == v2.name
     assert frozen_for_city(city, "flat").name == v1.name
     assert frozen_for_city(city).name == v2.name  # the default style is realistic
@@ -59,7 +61,7 @@ def test_v2_is_the_realistic_twin_of_v1():
 def test_each_style_runs_and_verifies_its_suite(home, monkeypatch, tmp_path, style, suite):
     monkeypatch.setenv("URBANARENA_HOME", str(home))
     run_dir = tmp_path / f"oracle-{style}"
-    r = CliRunner().invoke(app, ["run", "--city", "helsinki", "--tasks", "mini", "--agent", "oracle", "--workers", "2",
+    r = CliRunner().invoke(app, ["run", "--city", "helsinki-core", "--tasks", "mini", "--agent", "oracle", "--workers", "2",
                                  "--render-style", style, "--out", str(run_dir)])
     assert r.exit_code == 0, r.output
     meta = json.loads((run_dir / "run.json").read_text())

@@ -73,12 +73,12 @@ def measured(city, task, stat) -> float:
 
 def test_suite_contents_and_name(suite, core):
     tf = suite.task_file
-    assert suite.name == "helsinki-arena7-v1" and "360" not in suite.name
+    assert suite.name == "helsinki-core-arena7-v1" and "360" not in suite.name  # named after the city (the core)
     assert tf.city.content_hash == core.content_hash
     by_kind: dict[str, list] = {}
     for t in tf.tasks:
         by_kind.setdefault(t.extra["task_kind"], []).append(t)
-        assert t.task_id.startswith("helsinki-arena7-v1/") and t.family == "cityarena"
+        assert t.task_id.startswith("helsinki-core-arena7-v1/") and t.family == "cityarena"
     fams = suite.report["families"]
     for kind in ALL_KINDS:
         if kind == "landmark_image":
@@ -162,7 +162,7 @@ def test_saved_suite_loads_and_checks(suite, tmp_path):
     for t in tf.tasks:
         CityArenaFamily.check_task(t, base_dir=tmp_path)  # reference images exist beside the file
     rep = json.loads((tmp_path / "helsinki-mini.report.json").read_text())
-    assert rep["suite"] == "helsinki-arena7-v1" and rep["verified"] is True
+    assert rep["suite"] == "helsinki-core-arena7-v1" and rep["verified"] is True
     assert rep["families"]["map_navigation"]["calibration"]["hard"]["within_tolerance"] is True
 
 

@@ -197,3 +197,14 @@ def test_vector_envs(kind, pbf):
             assert rew.shape == (2,) and venv.observation_space.contains(obs)
     finally:
         venv.close()
+
+
+def test_helsinki_splits_are_their_cropped_cities():
+    """``split=`` on ``city="helsinki"`` (the whole extract) means the split's area cropped as a city of its own."""
+    from urbanarena.gym.common import split_city_name
+    from urbanarena.tasks.generators.splits import HELSINKI_AREAS, helsinki_cities
+
+    assert [split_city_name("helsinki", s) for s in ("train", "val", "test", None)] == [
+        "helsinki-train", "helsinki-val", "helsinki-test", "helsinki"]
+    cities = helsinki_cities()
+    assert all(cities[f"helsinki-{s}"] == HELSINKI_AREAS[s] for s in HELSINKI_AREAS)

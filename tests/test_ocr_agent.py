@@ -270,11 +270,13 @@ def test_ocr_beats_random_on_landmark_language(request, tmp_path_factory, tmp_pa
     from generate_util import helsinki_pbf_path
     from urbanarena.cli.main import app
     from urbanarena.runner.store import STORE_FILE, Store
-    from urbanarena.world.default_city import build_helsinki
+    from urbanarena.world.default_city import HELSINKI_CORE_BBOX, build_helsinki
     from urbanarena.world.resolve import save_named
 
     monkeypatch.setenv("URBANARENA_HELSINKI_PBF", str(helsinki_pbf_path(request, tmp_path_factory)))
-    save_named(build_helsinki(), "helsinki")  # into this test's own URBANARENA_HOME (conftest)
+    # the core under the name it had when this was measured (the name enters the suite and task ids, hence the
+    # agents' seeds), into this test's own URBANARENA_HOME (conftest)
+    save_named(build_helsinki(bbox=HELSINKI_CORE_BBOX, name="helsinki"), "helsinki")
     suite = tmp_path / "landmark_language.json"
     cli = CliRunner()
     r = cli.invoke(app, ["tasks", "generate", "--city", "helsinki", "--families", "landmark_language",

@@ -39,7 +39,7 @@ def helsinki_pbf(request, tmp_path_factory):
 @pytest.fixture(scope="session")
 def core(helsinki_pbf):
     t0 = time.perf_counter()
-    city = import_city(helsinki_pbf, bbox=dc.HELSINKI_CORE_BBOX, name=dc.DEFAULT_CITY_NAME)
+    city = import_city(helsinki_pbf, bbox=dc.HELSINKI_CORE_BBOX, name=dc.CORE_CITY_NAME)
     return city, time.perf_counter() - t0
 
 
@@ -70,7 +70,7 @@ def test_core_builds_within_goal(core):
     rep = city.meta.extra["osm_import"]
     assert 0.25 <= rep["bbox_area_km2"] <= 0.4
     print(f"graph + annotations built in {build_s:.1f} s (goal 60 s; benchmarks/bench_build.py measures it)")
-    assert city.name == "helsinki"
+    assert city.name == "helsinki-core"
     assert city.meta.attribution == "© OpenStreetMap contributors"
     # several hundred pose nodes at 10 m spacing, with real content
     assert rep["nodes"] >= 300 and rep["decision_points"] >= 50
@@ -158,7 +158,7 @@ def test_core_round_trip(core, tmp_path):
 
 def test_import_is_deterministic(core, helsinki_pbf):
     city, _ = core
-    again = import_city(helsinki_pbf, bbox=dc.HELSINKI_CORE_BBOX, name=dc.DEFAULT_CITY_NAME)
+    again = import_city(helsinki_pbf, bbox=dc.HELSINKI_CORE_BBOX, name=dc.CORE_CITY_NAME)
     assert again.content_hash == city.content_hash
     assert again.annotations.content_hash == city.annotations.content_hash
 
@@ -182,8 +182,17 @@ def test_second_area_builds_without_code_change(helsinki_pbf, core):
 def test_default_city_builder(helsinki_pbf, core, monkeypatch):
     monkeypatch.setenv(dc.ENV_VAR, str(helsinki_pbf))
     assert dc.helsinki_pbf(download=False) == helsinki_pbf
-    city = dc.build_helsinki(download=False)
+    city = dc.build_helsinki(bbox=dc.HELSINKI_CORE_BBOX, name=dc.CORE_CITY_NAME, download=False)
     assert city.content_hash == core[0].content_hash
+    # the name is not part of the content hash: the core keeps the hash the frozen suites v1/v2 pin
+    assert dc.build_helsinki(bbox=dc.HELSINKI_CORE_BBOX, name="another-name", download=False).content_hash \
+        == city.content_hash
+    whole = dc.build_helsinki(download=False)  # the default city: the whole extract
+    assert whole.name == dc.DEFAULT_CITY_NAME
+    rep = whole.meta.extra["osm_import"]
+    assert 1.6 <= rep["bbox_area_km2"] <= 1.75  # 1.01 km x 1.67 km
+    assert rep["nodes"] > 4 * core[0].graph.number_of_nodes()
+    assert set(core[0].graph.nodes) - set(whole.graph.nodes)  # cropping makes its own nodes at the core's edges
 
 
 def test_unavailable_extract_is_a_clear_error(tmp_path, monkeypatch):

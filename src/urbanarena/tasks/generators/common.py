@@ -40,6 +40,9 @@ NAVIGATION_KINDS = frozenset({"landmark_language", "landmark_image", "map_naviga
 STOREFRONT_CATEGORIES = frozenset({"shop", "amenity", "tourism", "leisure", "craft", "healthcare", "office"})
 #: straight-on tolerance of a turn, degrees (|turn| below it reads "straight")
 STRAIGHT_DEG = 30.0
+#: metres one W LARGE step walks (``cityarena-v1``'s motion rules): with the step limit, the longest walk a task
+#: may ask for (50 steps: 350 m)
+LARGE_STEP_M = float(MotionConfig().move_m["LARGE"])
 
 
 class FamilyUnavailable(UrbanArenaError):
@@ -129,6 +132,8 @@ class GenContext:
         max_steps: the step limit tasks must be solvable within.
         plan_steps: optional ``task -> oracle steps or None`` (the suite builder passes the
             arena oracle's planner; the tasks layer cannot import agents).
+        area_node_ids: the pose nodes of the split area tasks must lie in, sorted (``None``: the whole
+            city; :mod:`.area`); generators draw starts from :meth:`area_nodes`.
     """
 
     city: City
@@ -137,6 +142,19 @@ class GenContext:
     extent: Extent
     max_steps: int = 50
     plan_steps: Callable[[Task], int | None] | None = None
+    area_node_ids: tuple[str, ...] | None = None
+
+    def area_nodes(self) -> list[str]:
+        """Node ids tasks may start from, sorted: the area's (:attr:`area_node_ids`), else :meth:`nodes`."""
+        return list(self.area_node_ids) if self.area_node_ids is not None else self.nodes()
+
+    def in_area(self, node: str) -> bool:
+        """Whether ``node`` lies in the area (always true without one)."""
+        if self.area_node_ids is None:
+            return True
+        if not hasattr(self, "_area_set"):
+            self._area_set = frozenset(self.area_node_ids)
+        return node in self._area_set
 
     @property
     def ann(self) -> Annotations | None:
@@ -172,10 +190,11 @@ class GenContext:
 
 def make_context(city: City, seed: int | Sequence[int], *, max_steps: int = 50,
                  plan_steps: Callable[[Task], int | None] | None = None,
-                 extent: Extent | None = None) -> GenContext:
+                 extent: Extent | None = None, area_node_ids: Sequence[str] | None = None) -> GenContext:
     """A :class:`GenContext` with a seeded RNG and the ``cityarena-v1`` motion rules (nearest-arrow keys)."""
     return GenContext(city=city, rng=np.random.default_rng(seed), motion=TrajectoryMotion(city, MotionConfig()),
-                      extent=extent or district_extent(city), max_steps=max_steps, plan_steps=plan_steps)
+                      extent=extent or district_extent(city), max_steps=max_steps, plan_steps=plan_steps,
+                      area_node_ids=tuple(area_node_ids) if area_node_ids is not None else None)
 
 
 def district_extent(city: City) -> Extent:
@@ -185,10 +204,15 @@ def district_extent(city: City) -> Extent:
     ann = getattr(city, "annotations", None)
     bb = getattr(ann, "bbox", None) if ann is not None else None
     if bb:
-        w, s, e, n = bb
-        xs, ys = city.frame.to_xy(np.array([s, s, n, n]), np.array([w, e, w, e]))
-        return Extent(float(np.min(xs)), float(np.min(ys)), float(np.max(xs)), float(np.max(ys)))
+        return bbox_extent(city, bb)
     return Extent.of_city(city)
+
+
+def bbox_extent(city: City, bbox: Sequence[float]) -> Extent:
+    """The axis-aligned box (local metres) around the corners of a WGS84 ``(W, S, E, N)`` bbox."""
+    w, s, e, n = bbox
+    xs, ys = city.frame.to_xy(np.array([s, s, n, n]), np.array([w, e, w, e]))
+    return Extent(float(np.min(xs)), float(np.min(ys)), float(np.max(xs)), float(np.max(ys)))
 
 
 # --------------------------------------------------------------------------- POIs
@@ -306,7 +330,7 @@ def analyse_route(ctx: GenContext, path: Sequence[str]) -> RouteInfo:
     return RouteInfo(tuple(path), length, tuple(decisions), followable)
 
 
-def estimated_steps(info: RouteInfo, radius_m: float, large_m: float = 7.0) -> int:
+def estimated_steps(info: RouteInfo, radius_m: float, large_m: float = LARGE_STEP_M) -> int:
     """A quick step estimate of walking ``info``'s route in the arena: LARGE walks per leg between
     decision points, one key per decision point, one ANSWER, minus the walking the success radius
     saves. Used to skip routes far beyond the step limit and to plan only the borderline ones."""
@@ -407,8 +431,8 @@ def means(cands: Iterable[Candidate], stats: Iterable[str]) -> dict[str, float]:
 
 __all__ = [
     "CALIBRATION_TARGETS", "CALIBRATION_TOLERANCE", "Candidate", "CandidatePool", "DIFFICULTIES",
-    "FamilyUnavailable", "GenContext", "ImageSpec", "NAVIGATION_KINDS", "PLAN_MARGIN_STEPS", "RouteInfo",
-    "RoutePoint", "STOREFRONT_CATEGORIES", "analyse_route", "district_extent", "estimated_steps", "fold_name",
+    "FamilyUnavailable", "GenContext", "ImageSpec", "LARGE_STEP_M", "NAVIGATION_KINDS", "PLAN_MARGIN_STEPS", "RouteInfo",
+    "RoutePoint", "STOREFRONT_CATEGORIES", "analyse_route", "bbox_extent", "district_extent", "estimated_steps", "fold_name",
     "make_context", "means", "objective", "poi_goal", "select_calibrated", "side_of", "split_counts",
     "unique_named_pois",
 ]

@@ -119,7 +119,7 @@ def goal_pois(ctx: GenContext, kind: str):
         raise FamilyUnavailable(kind, "the city has no annotations (POIs): landmark goals need named POIs")
     pois = [p for p in unique_named_pois(ann)
             if p.front_method == "normal" and p.node_distance_m is not None and p.node_distance_m <= MAX_FRONT_NODE_M
-            and p.node_id in ctx.city]
+            and p.node_id in ctx.city and ctx.in_area(p.node_id)]
     if not pois:
         raise FamilyUnavailable(kind, "no uniquely named POI with a storefront on the walkable network "
                                       f"(front point within {MAX_FRONT_NODE_M:g} m of a pose node) in this area")
@@ -338,7 +338,7 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
         dist = nx.single_source_dijkstra_path_length(rev, poi.node_id, cutoff=BANDS_M["hard"][1], weight="length_m")
         fx, fy = poi.front_xy
         for diff, (lo, hi) in BANDS_M.items():
-            starts = sorted(n for n, d in dist.items() if lo <= d <= hi
+            starts = sorted(n for n, d in dist.items() if lo <= d <= hi and ctx.in_area(n)
                             and math.hypot(ctx.xy(n)[0] - fx, ctx.xy(n)[1] - fy) >= MIN_STRAIGHT_M)
             if not starts:
                 pool.reject(f"{diff}: no start node {lo:g}-{hi:g} m from the goal")

@@ -55,7 +55,7 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
     ann = ctx.ann
     named = [p.front_xy for p in (ann.pois if ann is not None else []) if p.name and p.front_xy is not None]
     tree = cKDTree(np.array(named)) if named else None
-    for node in ctx.nodes():
+    for node in ctx.area_nodes():
         x, y = ctx.xy(node)
         cell = renderer.grid_cell(x, y, GRID_N)
         if cell is None:

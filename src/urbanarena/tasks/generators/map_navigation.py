@@ -59,7 +59,7 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
     """
     pool = CandidatePool(KIND)
     g = ctx.city.graph
-    nodes = ctx.nodes()
+    nodes = ctx.area_nodes()
     n_starts = min(len(nodes), max(80, 8 * max(wanted.values(), default=1)))
     starts = sorted(ctx.rng.choice(len(nodes), size=n_starts, replace=False).tolist())
     for si in starts:

@@ -17,9 +17,10 @@ same route buffered on one side only (shapely ``single_sided`` buffer).
 ``block_left`` / ``block_right`` — "the full perimeter of the block on your
 left/right": the city block (:class:`~urbanarena.world.annotations.Block`,
 bounded by street centrelines) that contains the point 6 m to that side of the
-start, when the start lies on its boundary (within 3 m); the range is the part
-of the block within :data:`BLOCK_BAND_M` of its boundary (sidewalks and
-street-facing facades), all sides.
+start, when the start lies on its boundary (within 3 m) and its perimeter is at
+most :func:`max_block_perimeter_m` (what the step limit lets an agent walk
+round); the range is the part of the block within :data:`BLOCK_BAND_M` of its
+boundary (sidewalks and street-facing facades), all sides.
 
 Objects: trees, street lamps, benches, vending machines and traffic signs
 (street objects by type), and shops (named POIs of category ``shop``, counted
@@ -57,7 +58,7 @@ from shapely.geometry import LineString, Point
 import shapely.ops
 from shapely.strtree import STRtree
 
-from urbanarena.tasks.generators.common import Candidate, CandidatePool, FamilyUnavailable, GenContext
+from urbanarena.tasks.generators.common import LARGE_STEP_M, Candidate, CandidatePool, FamilyUnavailable, GenContext
 from urbanarena.world.geo import signed_turn_deg
 
 KIND = "object_count"
@@ -191,10 +192,21 @@ def _ranges(ctx: GenContext, s: str, first: str, heading: float, cross_pts, bloc
         probe = Point(sx + BLOCK_PROBE_M * math.sin(r), sy + BLOCK_PROBE_M * math.cos(r))
         for b, shp in blocks:
             if shp.contains(probe) and shp.exterior.distance(Point(sx, sy)) <= 3.0:
+                if shp.exterior.length > max_block_perimeter_m(ctx):
+                    pool.reject("block perimeter beyond the step limit")
+                    break
                 band = shp.difference(shp.buffer(-BLOCK_BAND_M))
                 out.append((f"block_{side}", band, shp.exterior, {"block_id": b.id}))
                 break
     return out
+
+
+def max_block_perimeter_m(ctx: GenContext) -> float:
+    """Longest block perimeter a ``block_*`` range may have: twice what ``ctx.max_steps`` W LARGE steps walk
+    (ours, issue 19: from its start the agent can walk half way round, to the far corner, and see every side;
+    700 m at 50 steps of 7 m). Every block range of the core's frozen suites v1/v2 is shorter (at most 556 m);
+    the whole extract's park and railway blocks (up to 1.8 km) are not."""
+    return 2.0 * ctx.max_steps * LARGE_STEP_M
 
 
 def generate(ctx: GenContext, wanted: dict[str, int], visibility: VisibilityHook | None = None) -> CandidatePool:
@@ -212,10 +224,11 @@ def generate(ctx: GenContext, wanted: dict[str, int], visibility: VisibilityHook
     blocks = [(b, b.shape()) for b in ann.blocks]
     nodes = ctx.nodes()
     node_tree = STRtree(np.array([Point(ctx.xy(n)) for n in nodes], dtype=object)) if visibility is not None else None
-    n_starts = min(len(nodes), max(120, 12 * max(wanted.values(), default=1)))
-    starts = sorted(ctx.rng.choice(len(nodes), size=n_starts, replace=False).tolist())
+    start_nodes = ctx.area_nodes()
+    n_starts = min(len(start_nodes), max(120, 12 * max(wanted.values(), default=1)))
+    starts = sorted(ctx.rng.choice(len(start_nodes), size=n_starts, replace=False).tolist())
     for si in starts:
-        s = nodes[int(si)]
+        s = start_nodes[int(si)]
         sx, sy = ctx.xy(s)
         for first, d in sorted(ctx.city.out_edges(s), key=lambda e: e[0]):
             heading = float(d["azimuth_deg"])

@@ -187,7 +187,7 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
                 pool.reject("no unambiguous neighbour")
                 continue
             dist = nx.single_source_dijkstra_path_length(rev, x.node_id, cutoff=START_BAND_M[1], weight="length_m")
-            starts = sorted(n for n, d in dist.items() if START_BAND_M[0] <= d <= START_BAND_M[1])
+            starts = sorted(n for n, d in dist.items() if START_BAND_M[0] <= d <= START_BAND_M[1] and ctx.in_area(n))
             if not starts:
                 pool.reject("no start node 10-60 m away")
                 continue

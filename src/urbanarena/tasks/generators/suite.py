@@ -13,6 +13,11 @@ area lacks data for a family, the report names the family and the reason
 (:class:`~.common.FamilyUnavailable`) instead of producing degenerate tasks;
 a difficulty with too few candidates is reported as a shortfall.
 
+Split areas: with ``split=S`` on a city that contains S's area but is larger (the whole default city,
+:mod:`~.splits`), starts are drawn from the area's nodes, every candidate that leaves the area is dropped
+(:mod:`~.area`) and the localization grid and start/goal maps are drawn over the area (their specs record
+``extent_m``, which :func:`draw_asset` honours); on a city cropped to the area nothing changes.
+
 Determinism: each family draws from its own stream ``numpy.random.default_rng([seed, k])``
 (``k`` its index in :data:`ALL_KINDS`), so a family's tasks do not change when
 other families are added or dropped; the same city, seed and arguments give a
@@ -38,7 +43,7 @@ from typing import Any, Callable, Protocol, Sequence
 import cv2
 import numpy as np
 
-from urbanarena.render.maps import map_renderer_for
+from urbanarena.render.maps import Extent, map_renderer_for
 from urbanarena.tasks.families.cityarena import CityArenaFamily
 from urbanarena.tasks.generators import (
     landmark, localization, map_navigation, object_count, population_count, relational, vln,
@@ -53,13 +58,15 @@ from urbanarena.tasks.generators.common import (
     CandidatePool,
     FamilyUnavailable,
     ImageSpec,
+    bbox_extent,
     district_extent,
     make_context,
     means,
     select_calibrated,
     split_counts,
 )
-from urbanarena.tasks.generators.splits import check_split
+from urbanarena.tasks.generators.area import area_nodes, restrict_pool
+from urbanarena.tasks.generators.splits import split_restriction
 from urbanarena.tasks.schema import Task, TaskFile
 from urbanarena.world.city import City
 
@@ -160,8 +167,10 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         per_family: tasks per family (``mini`` 25, ``standard`` 100, ``full`` 300).
         seed: the suite's seed (same city + seed + arguments = same file).
         kinds: families to generate (subset of :data:`ALL_KINDS` and :data:`OPT_IN_KINDS`).
-        split: ``train``/``val``/``test``: refused unless the city is that split's area
-            (:mod:`~.splits`); recorded in provenance.
+        split: ``train``/``val``/``test``: refused unless the city is cropped to that split's area or
+            contains it (:mod:`~.splits`); on a city that contains it, only tasks that lie in the area are
+            kept (:mod:`~.area`) and the grid and start/goal maps cover the area (their specs record
+            ``extent_m``); recorded in provenance (``area``: the bbox).
         name: suite name (default :func:`suite_name` of the city).
         solver: the oracle (plans and verifies navigation tasks); without one navigation tasks are
             not verified (``report["verified"]`` false).
@@ -175,7 +184,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
             (``render.scene3d.reference.GoalViewDistance``): references too close to a view at the goal are
             drawn again (:mod:`.landmark`); without it the distance is not checked.
     Raises:
-        SplitError: the city is not the requested split's area.
+        SplitError: the city neither is nor contains the requested split's area.
         ValueError: unknown kind or a bad ``per_family``.
     """
     unknown = [k for k in kinds if k not in GENERATORS]
@@ -183,7 +192,9 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         raise ValueError(f"unknown task kinds {unknown}; known: {', '.join(ALL_KINDS + OPT_IN_KINDS)}")
     if per_family < 1:
         raise ValueError("per_family must be at least 1")
-    check_split(city, split)
+    area = split_restriction(city, split)
+    area_ids = area_nodes(city, area) if area is not None else None
+    extent = bbox_extent(city, area.bbox) if area is not None else district_extent(city)
     name = name or suite_name(city.name)
     assets_dir = assets_dir or f"{name}_assets"
     limit = int(max_steps if max_steps is not None else (solver.max_steps if solver is not None else
@@ -198,6 +209,8 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         "max_steps": limit, "verified": solver is not None,
         "protocols": list(solver.protocols) if solver is not None else [], "families": {},
     }
+    if area is not None:
+        report["area"] = {"split": area.split, "bbox": list(area.bbox), "pose_nodes": len(area_ids)}
     renderer = None
     for kind in kinds:
         k_index = (ALL_KINDS + OPT_IN_KINDS).index(kind)
@@ -212,13 +225,17 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                                               "renderer (render/scene3d) to draw each POI from an off-node viewpoint")
             ctx = make_context(city, [seed, k_index], max_steps=limit,
                                plan_steps=solver.plan_steps if (solver is not None and kind in NAVIGATION_KINDS)
-                               else None)
+                               else None, extent=extent, area_node_ids=area_ids)
             if kind == "object_count" and count_visibility is not None:
                 pool = object_count.generate(ctx, wanted, visibility=count_visibility)
             elif kind == "landmark_image" and reference_check is not None:
                 pool = landmark.generate(ctx, wanted, kind, reference_check=reference_check)
             else:
                 pool = GENERATORS[kind](ctx, wanted)
+            if area is not None:
+                pool = restrict_pool(ctx, pool, area)
+                if pool.total() == 0:
+                    raise FamilyUnavailable(kind, f"no candidate lies in the {area.split} area")
         except FamilyUnavailable as e:
             fam_rep["unavailable"] = e.reason
             continue
@@ -243,9 +260,11 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                 paths = []
                 for spec in c.images:
                     rel = f"{assets_dir}/{spec.name}.png"
+                    if area is not None and spec.kind != "reference_view":
+                        spec.params.setdefault("extent_m", [extent.xmin, extent.ymin, extent.xmax, extent.ymax])
                     if rel not in assets:
                         if renderer is None:
-                            renderer = map_renderer_for(city, MAP_PX, MAP_PX, district_extent(city))
+                            renderer = map_renderer_for(city, MAP_PX, MAP_PX, extent)
                         assets[rel] = _png(_draw(spec, city, renderer, reference_renderer))
                         asset_specs[rel] = {"kind": spec.kind, "params": json.loads(json.dumps(spec.params))}
                     paths.append(rel)
@@ -253,6 +272,8 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                 task.provenance = {"generator": "urbanarena.tasks.generators", "generator_version": GENERATOR_VERSION,
                                    "suite": name, "seed": seed, "split": split, "licence": city.meta.licence,
                                    "attribution": city.meta.attribution, "source": _source(city)}
+                if area is not None:
+                    task.provenance["area"] = list(area.bbox)
                 if kind == "map_navigation":
                     task.extra["map_id"] = f"{kind}-{i:03d}"
                 if c.key in verif:
@@ -289,15 +310,24 @@ def _draw(spec: ImageSpec, city: City, renderer, reference_renderer: ReferenceRe
 def draw_asset(city: City, kind: str, params: dict[str, Any], reference_renderer: ReferenceRenderer | None = None,
                renderer=None) -> np.ndarray:
     """Redraw one suite image from its recorded spec (:attr:`SuiteResult.asset_specs`): ``grid_map`` and
-    ``start_goal_map`` with the city's district map (``MAP_PX`` square), ``reference_view`` with
+    ``start_goal_map`` with the city's district map (``MAP_PX`` square; over the spec's ``extent_m`` when it has one,
+    :func:`map_extent`), ``reference_view`` with
     ``reference_renderer``. Returns RGB uint8 ``(H, W, 3)``.
 
     Raises:
         ValueError: unknown kind, or a ``reference_view`` without a renderer.
     """
     if renderer is None and kind != "reference_view":
-        renderer = map_renderer_for(city, MAP_PX, MAP_PX, district_extent(city))
+        renderer = map_renderer_for(city, MAP_PX, MAP_PX, map_extent(city, params))
     return _draw(ImageSpec(kind, "asset", dict(params)), city, renderer, reference_renderer)
+
+
+def map_extent(city: City, params: dict[str, Any]) -> Extent:
+    """The extent a map asset is drawn over: its spec's ``extent_m`` ``[xmin, ymin, xmax, ymax]`` (local metres;
+    suites restricted to a split area, :mod:`.area`), else the city's district map
+    (:func:`~.common.district_extent`)."""
+    e = params.get("extent_m")
+    return Extent(*(float(v) for v in e)) if e is not None else district_extent(city)
 
 
 def _choose(kind: str, pool: CandidatePool, wanted: dict[str, int], rng: np.random.Generator,
@@ -368,4 +398,4 @@ def save_suite(result: SuiteResult, out: str | Path) -> Path:
 
 
 __all__ = ["ALL_KINDS", "GENERATORS", "GENERATOR_VERSION", "ReferenceRenderer", "SUITE_SIZES", "SuiteResult",
-           "TaskSolver", "draw_asset", "generate_suite", "save_suite", "suite_name"]
+           "TaskSolver", "draw_asset", "generate_suite", "map_extent", "save_suite", "suite_name"]

@@ -110,7 +110,7 @@ def generate(ctx: GenContext, wanted: dict[str, int]) -> CandidatePool:
     for poi in pois:
         dist, paths = nx.single_source_dijkstra(rev, poi.node_id, cutoff=BANDS_M["hard"][1], weight="length_m")
         for diff, (lo, hi) in BANDS_M.items():
-            starts = sorted(n for n, d in dist.items() if lo <= d <= hi)
+            starts = sorted(n for n, d in dist.items() if lo <= d <= hi and ctx.in_area(n))
             if not starts:
                 continue
             picks = ctx.rng.choice(len(starts), size=min(per_band, len(starts)), replace=False)

@@ -1,0 +1,81 @@
+"""The default city's frozen suite since issue 19: ``helsinki-arena7-v3`` on the whole extract (``helsinki``), its
+tasks inside the test area; the core's suites v1/v2 still resolve by the core's hash under its new name."""
+
+import gzip
+import json
+import sqlite3
+from types import SimpleNamespace
+
+import pytest
+from typer.testing import CliRunner
+
+from generate_util import saved_city_home
+from urbanarena.cli.main import app
+from urbanarena.render.scene3d.context import gl_unavailable_reason
+from urbanarena.tasks.frozen import (PACKAGE_DIR, FrozenSuiteError, default_suite_name, frozen_for_city,
+                                     load_frozen)
+from urbanarena.tasks.generators.splits import HELSINKI_AREAS
+from urbanarena.errors import UrbanArenaError
+
+V1, V2, V3 = (PACKAGE_DIR / f"helsinki-arena7-v{i}" for i in (1, 2, 3))
+
+
+@pytest.fixture(scope="module")
+def home(request, tmp_path_factory):
+    from urbanarena.world.default_city import HELSINKI_FILE_BBOX
+
+    return saved_city_home(request, tmp_path_factory, HELSINKI_FILE_BBOX, "helsinki")
+
+
+def test_suite_names_of_the_builtin_cities():
+    assert default_suite_name("helsinki", "realistic") == "helsinki-arena7-v3"
+    assert default_suite_name("helsinki-core", "realistic") == "helsinki-arena7-v2"
+    assert default_suite_name("helsinki-core", "flat") == "helsinki-arena7-v1"
+    assert default_suite_name("mycity", "flat") == "mycity-arena7-v1"
+    with pytest.raises(UrbanArenaError, match="no default suite name"):
+        default_suite_name("helsinki", "flat")  # v1 belongs to the core
+
+
+def test_v3_is_the_whole_city_and_v1_v2_the_core(home, monkeypatch):
+    monkeypatch.setenv("URBANARENA_HOME", str(home))
+    from urbanarena.world.resolve import resolve_city
+
+    v1, v2, v3 = load_frozen(V1), load_frozen(V2), load_frozen(V3)
+    city = resolve_city("helsinki")
+    assert v3.city_hash == city.content_hash, "the importer changed: re-freeze v3 with `urbanarena tasks freeze`"
+    assert v3.manifest["city"]["name"] == "helsinki" and v3.render_style == "realistic"
+    assert v3.manifest["split"] == "test" and v3.city_hash != v1.city_hash == v2.city_hash
+    assert v3.manifest["sizes"]["mini"]["tasks"] == 175 and set(v3.manifest["sizes"]["mini"]["by_family"].values()) == {25}
+    assert frozen_for_city(city).name == "helsinki-arena7-v3"
+    core = SimpleNamespace(name="helsinki-core", content_hash=v1.city_hash)
+    assert frozen_for_city(core, "realistic").name == "helsinki-arena7-v2"
+    assert frozen_for_city(core, "flat").name == "helsinki-arena7-v1"
+    with pytest.raises(FrozenSuiteError, match="a different build"):
+        frozen_for_city(SimpleNamespace(name="helsinki", content_hash="0" * 64))
+    # every frozen task starts, and every goal lies, in the test area
+    w, s, e, n = HELSINKI_AREAS["test"]
+    tasks = json.loads(gzip.decompress((V3 / "mini.json.gz").read_bytes()))["tasks"]
+    for t in tasks:
+        lat, lon = city.latlon(t["start"]["node"])
+        assert w <= lon <= e and s <= lat <= n, t["task_id"]
+        for g in t.get("goals") or []:
+            assert w <= g["position"]["lon"] <= e and s <= g["position"]["lat"] <= n, t["task_id"]
+        assert t["provenance"]["area"] == list(HELSINKI_AREAS["test"])
+
+
+@pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
+def test_oracle_solves_every_v3_mini_task(home, monkeypatch, tmp_path):
+    monkeypatch.setenv("URBANARENA_HOME", str(home))
+    run_dir = tmp_path / "oracle-v3"
+    r = CliRunner().invoke(app, ["run", "--city", "helsinki", "--tasks", "mini", "--agent", "oracle", "--workers", "2",
+                                 "--out", str(run_dir)])
+    assert r.exit_code == 0, r.output
+    rows = sqlite3.connect(run_dir / "episodes.sqlite").execute(
+        "select task_id, evaluation_score, invalid_actions, stop_reason from episodes").fetchall()
+    assert len(rows) == 175
+    bad = [r for r in rows if r[1] != 1.0 or r[2] != 0 or r[3] != "ANSWER"]
+    assert not bad, bad[:5]
+    check = json.loads((run_dir / "run.json").read_text())["tasks"]["suite_check"]
+    assert check["frozen_suite"] == "helsinki-arena7-v3" and check["assets_checked"] == 51
+    print(f"v3 mini: render check matches the frozen hashes: {check['matches']} "
+          f"(differ: {len(check['assets_differ'])} images, {len(check['panoramas_differ'])} panoramas)")
