@@ -131,3 +131,38 @@ def test_run_with_tasks_mini_and_default(frozen, tmp_path, monkeypatch):
     r = runner.invoke(app, ["run", "--city", str(city_dir), "--tasks", "default", "--agent", "oracle",
                             "--out", str(tmp_path / "run")])
     assert r.exit_code == 0 and "0 episodes run" in r.output, r.output
+
+
+def test_redraw_images_repins_pixels_and_keeps_task_files(frozen, tmp_path):
+    """``tasks freeze --redraw-images``: a suite whose stored hashes no longer match this renderer (simulated by
+    tampering one image hash and one fingerprint) gets the hashes of a fresh draw back, task files untouched,
+    the reason recorded; a suite already matching reports 0 changes."""
+    city, fs = frozen
+    d = tmp_path / "copy"
+    shutil.copytree(fs.directory, d)
+    m = json.loads((d / "manifest.json").read_text())
+    rel = sorted(m["sizes"]["mini"]["assets"])[0]
+    good = m["sizes"]["mini"]["assets"][rel]["pixel_sha256"]
+    node = sorted(m["panorama_fingerprint"])[0]
+    good_pano = m["panorama_fingerprint"][node]
+    m["sizes"]["mini"]["assets"][rel]["pixel_sha256"] = "0" * 64
+    m["panorama_fingerprint"][node] = "1" * 64
+    (d / "manifest.json").write_text(json.dumps(m))
+    gz = (d / "mini.json.gz").read_bytes()
+    city_dir = save_city(city, tmp_path / "city")
+    r = CliRunner().invoke(app, ["tasks", "freeze", "--city", str(city_dir), "--out", str(d),
+                                 "--redraw-images", "look changed"])
+    assert r.exit_code == 0, r.output
+    assert "1 images and 1 fingerprint panoramas changed" in r.output
+    fs2 = load_frozen(d)
+    assert fs2.manifest["sizes"]["mini"]["assets"][rel]["pixel_sha256"] == good
+    assert fs2.manifest["panorama_fingerprint"][node] == good_pano
+    assert fs2.manifest["images_redrawn"][-1]["reason"] == "look changed"
+    assert (d / "mini.json.gz").read_bytes() == gz
+    _, check = materialize(fs2, "mini", city, dest_root=tmp_path / "m")
+    assert check["matches"]
+    r = CliRunner().invoke(app, ["tasks", "freeze", "--city", str(city_dir), "--out", str(d),
+                                 "--redraw-images", "again"])
+    assert r.exit_code == 0 and "0 images and 0 fingerprint panoramas changed" in r.output
+    r = CliRunner().invoke(app, ["tasks", "freeze", "--city", str(city_dir), "--redraw-images", "x"])
+    assert r.exit_code == 2 and "needs --out" in r.output

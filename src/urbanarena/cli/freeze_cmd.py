@@ -4,8 +4,11 @@ Generates the city's arena suite at each size and freezes it
 (:mod:`urbanarena.tasks.frozen`): gzip'd task files plus a manifest with the
 city, task-file, reference-image and fingerprint-panorama hashes. Without
 ``--out`` it goes to ``<urbanarena home>/frozen/<suite>/``, where ``--tasks
-default|mini|standard|full`` find it for that city. Bad input prints
-``error: ...`` and exits 2.
+default|mini|standard|full`` find it for that city. ``--redraw-images
+REASON`` keeps the task files of the suite already at ``--out`` and re-pins
+only its images and fingerprint panoramas to this renderer
+(:func:`urbanarena.tasks.frozen.redraw_images`; the reason is recorded in the
+manifest). Bad input prints ``error: ...`` and exits 2.
 """
 
 from __future__ import annotations
@@ -30,14 +33,26 @@ def freeze_cmd(
                                                              "style, -v1 for flat; helsinki: helsinki-arena7-v3, "
                                                              "helsinki-core: v1/v2)."),
     render_style: str = render_style_option(),
+    redraw: Optional[str] = typer.Option(None, "--redraw-images", metavar="REASON",
+                                         help="Keep the task files of the suite at --out; redraw its images and "
+                                              "fingerprints in this renderer and record REASON (the style is "
+                                              "the suite's own; --sizes/--seed/--split/--name are not used)."),
 ) -> None:
     """Generate and freeze a city's arena suite (task files + hashes) so every machine runs the same tasks."""
     from urbanarena.agents.arena_oracle import ArenaOracleSolver
-    from urbanarena.tasks.frozen import default_suite_name, freeze, user_dir
+    from urbanarena.tasks.frozen import default_suite_name, freeze, load_frozen, redraw_images, user_dir
     from urbanarena.world.resolve import resolve_city
 
     try:
         c = resolve_city(city)
+        if redraw is not None:
+            if out is None or not redraw.strip():
+                raise UrbanArenaError("--redraw-images needs --out (the frozen suite's folder) and a reason")
+            fs = redraw_images(load_frozen(out), c, reason=redraw.strip(), log=lambda s: typer.echo(s, err=True))
+            last = fs.manifest["images_redrawn"][-1]
+            typer.echo(f"{fs.directory}: {fs.name}: {last['assets_changed']} images and "
+                       f"{last['panoramas_changed']} fingerprint panoramas changed; task files kept")
+            return
         size_list = tuple(s.strip() for s in sizes.split(",") if s.strip())
         style = checked_style(render_style)
         folder = out or user_dir() / (name or default_suite_name(c.name, style))

@@ -351,13 +351,85 @@ def _read_png(path: Path) -> np.ndarray:
 
 
 def _write_png(path: Path, img: np.ndarray) -> None:
+    try:
+        data = _encode_png(img)
+    except ValueError:
+        raise ValueError(f"{path}: PNG encoding failed") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+
+
+def _draw_assets(assets: dict[str, dict[str, Any]], city: City, ref: ReferenceRenderer | None):
+    """Yield ``(relative path, spec, RGB uint8 (H, W, 3))`` for every asset of a size's manifest entry, drawn
+    from its spec (maps with one renderer per map extent: the district map, or a split area's)."""
+    from urbanarena.tasks.generators.suite import draw_asset
+
+    map_renderers: dict[tuple, Any] = {}
+    for rel, spec in sorted(assets.items()):
+        map_renderer = None
+        if spec["kind"] != "reference_view":
+            from urbanarena.render.maps import map_renderer_for
+            from urbanarena.tasks.generators.suite import MAP_PX, map_extent
+
+            key = tuple(spec["params"].get("extent_m") or ())
+            if key not in map_renderers:
+                map_renderers[key] = map_renderer_for(city, MAP_PX, MAP_PX, map_extent(city, spec["params"]))
+            map_renderer = map_renderers[key]
+        yield rel, spec, draw_asset(city, spec["kind"], spec["params"], ref, renderer=map_renderer)
+
+
+def redraw_images(fs: FrozenSuite, city: City, *, reason: str, log: Callable[[str], None] = lambda s: None,
+                  reference_renderer: ReferenceRenderer | None = None) -> FrozenSuite:
+    """Re-pin a frozen suite's images to this renderer, keeping its task files (ours).
+
+    For a suite whose tasks stay valid but whose style's look changed (the renderer drew its photos
+    differently): every asset is redrawn from its stored spec and its ``pixel_sha256`` replaced, the
+    fingerprint panoramas and renderer identity are rendered again, and the manifest's
+    ``images_redrawn`` list gains ``{"date", "reason", "assets_changed", "panoramas_changed"}``. Task files and
+    their sha256 are untouched, so task ids, answers and reference paths stay the same; scores measured
+    before the redraw were measured on other pixels (the reason says why).
+
+    Raises:
+        FrozenSuiteError: the city's hash differs from the suite's, or no renderer for its landmark photos.
+    """
+    if fs.city_hash != city.content_hash:
+        raise FrozenSuiteError(f"frozen suite {fs.name} is for city hash {fs.city_hash[:12]}..., "
+                               f"not {city.content_hash[:12]}... ({city.name})")
+    ref = (reference_renderer if reference_renderer is not None
+           else default_reference_renderer(city, fs.render_style))
+    manifest = json.loads(json.dumps(fs.manifest))
+    changed = 0
+    for size, entry in manifest["sizes"].items():
+        if ref is None and any(a["kind"] == "reference_view" for a in entry["assets"].values()):
+            from urbanarena.render.scene3d.context import gl_unavailable_reason
+
+            raise FrozenSuiteError(f"frozen suite {fs.name}: its landmark photos need the 3D renderer, "
+                                   f"unavailable here: {gl_unavailable_reason()}")
+        log(f"redrawing the {len(entry['assets'])} images of {entry['suite_name']}")
+        for rel, spec, img in _draw_assets(entry["assets"], city, ref):
+            h = _pixel_hash(_decode_png(_encode_png(img)))
+            changed += h != spec["pixel_sha256"]
+            spec["pixel_sha256"] = h
+    want = manifest.get("panorama_fingerprint") or {}
+    log(f"rendering {len(want)} fingerprint panoramas")
+    hashes, ident = _panorama_hashes(city, list(want), fs.render_style)
+    pano_changed = sum(hashes[n] != want[n] for n in want)
+    manifest["panorama_fingerprint"] = hashes
+    manifest["renderer"] = ident
+    manifest.setdefault("images_redrawn", []).append({
+        "date": datetime.date.today().isoformat(), "reason": str(reason), "assets_changed": int(changed),
+        "panoramas_changed": int(pano_changed)})
+    (fs.directory / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return load_frozen(fs.directory)
+
+
+def _encode_png(img: np.ndarray) -> bytes:
     import cv2
 
     ok, buf = cv2.imencode(".png", cv2.cvtColor(np.ascontiguousarray(img), cv2.COLOR_RGB2BGR))
     if not ok:
-        raise ValueError(f"{path}: PNG encoding failed")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(buf.tobytes())
+        raise ValueError("PNG encoding failed")
+    return buf.tobytes()
 
 
 def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path | None = None,
@@ -420,18 +492,7 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     differ = []
-    map_renderers: dict[tuple, Any] = {}  # one per map extent (the district map, or a split area's)
-    for rel, spec in sorted(entry["assets"].items()):
-        map_renderer = None
-        if spec["kind"] != "reference_view":
-            from urbanarena.render.maps import map_renderer_for
-            from urbanarena.tasks.generators.suite import MAP_PX, map_extent
-
-            key = tuple(spec["params"].get("extent_m") or ())
-            if key not in map_renderers:
-                map_renderers[key] = map_renderer_for(city, MAP_PX, MAP_PX, map_extent(city, spec["params"]))
-            map_renderer = map_renderers[key]
-        img = draw_asset(city, spec["kind"], spec["params"], ref, renderer=map_renderer)
+    for rel, spec, img in _draw_assets(entry["assets"], city, ref):
         _write_png(tmp / rel, img)
         # hash what a run reads back (the PNG round trip is lossless)
         if _pixel_hash(_read_png(tmp / rel)) != spec["pixel_sha256"]:
