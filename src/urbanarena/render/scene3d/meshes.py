@@ -632,11 +632,14 @@ def concat_meshes(a: MeshData, b: MeshData) -> MeshData:
 
 
 def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m: float = 128.0,
-                       style: str = "flat", light=None) -> SceneMeshes:
+                       style: str = "flat", light=None, floor_h_m: float = 3.2,
+                       ground_h_m: float = 3.6) -> SceneMeshes:
     """Build every mesh of ``scene`` (deterministic: same scene, same arrays).
 
-    ``style="realistic"`` adds :mod:`.realistic`'s geometry (cornices, awnings, kerbs, markings, leaf
-    clusters) and, with ``light`` (:class:`~.conditions.Lighting` of the condition), the baked shade."""
+    ``style="realistic"`` adds :mod:`.realistic`'s geometry (cornices, awnings, balconies, pitched roofs,
+    kerbs, markings, tram tracks, land-use planting, leaf clusters; the facades' OSM look packed for its
+    program) and, with ``light`` (:class:`~.conditions.Lighting` of the condition), the baked shade.
+    ``floor_h_m``/``ground_h_m``: the renderer's storey heights (``RenderSettings``), which balconies follow."""
     layout = layout or SignLayout(scene)
     placements = layout.place()
     shop = {s.building_id for s in placements if s.building_id is not None}
@@ -664,6 +667,11 @@ def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m:
         from urbanarena.render.scene3d import realistic as R
 
         R.cornices_and_awnings(objects, scene, placements, shop, index["building"])
+        R.pack_facade_look(facades, scene, features, ground_h_m)
+        R.balconies(objects, scene, index["building"], floor_h_m, ground_h_m)
+        pitched = MeshBuilder()
+        R.pitched_roofs(pitched, scene, index["building"])
+        roofs = concat_meshes(roofs, pitched.build())
         R.kerb_faces(objects, scene)
         extra = MeshBuilder()
         up = np.array([0.0, 0.0, 1.0])

@@ -38,9 +38,18 @@ from urbanarena.render.scene3d.scene import Scene
 
 KERB_RGB = (186, 184, 178)
 STRIPE_RGB = (236, 236, 230)
+#: ground layer colours of the realistic style's extra materials (keys of realistic_shaders.GROUND_MATERIALS)
+TRACK_BED_RGB, RAIL_RGB, GROOVE_RGB = (120, 118, 112), (150, 152, 156), (40, 40, 42)
+GRASS_RGB, PARK_RGB, PLANTING_RGB = (80, 110, 50), (82, 112, 52), (70, 84, 40)
+LAND_RGB = {"grass": GRASS_RGB, "park": PARK_RGB, "planting": PLANTING_RGB}
+#: tram track (ours): rails GAUGE_M apart (Helsinki's metre gauge), heads 0.07 m wide with a 0.04 m groove
+#: on the inside, on a track bed 2.4 m wide
+GAUGE_M, RAIL_HEAD_M, GROOVE_M, TRACK_BED_M = 1.0, 0.07, 0.04, 2.4
 AWNING_RGB = ((40, 80, 55), (120, 30, 40), (30, 45, 90), (200, 185, 150), (70, 70, 72), (170, 90, 40))
 CORNICE_MIN_H_M = 7.0
 CONTACT_BAND_M, CONTACT_K = 0.8, 0.8
+#: share of the sun a tree crown's shadow takes away (ours: light passes between the leaves)
+TREE_SHADOW_SHARE = 0.55
 
 
 def _rgb(c) -> np.ndarray:
@@ -99,6 +108,66 @@ def cornices_and_awnings(mb, scene: Scene, placements: list[SignPlacement], shop
     mb.feature = keep
 
 
+#: material codes of the realistic facade program (realistic_shaders.FACADE_VS)
+MATERIAL_CODES = {"brick": 1, "plaster": 2, "stone": 3, "concrete": 4, "glass": 5, "wood": 6, "metal": 7}
+#: bit layout of the realistic facade attribute: shop | seed << 1 | material << 16 | tagged colour << 19 |
+#: storey code << 20 (below 2**24, exact in float32)
+FACADE_PACK = {"seed_bits": 15, "material_shift": 16, "tagged_shift": 19, "storey_shift": 20}
+LEVEL_H_MIN_M, LEVEL_H_MAX_M = 2.6, 4.4
+
+
+def storey_height_m(b, ground_h_m: float) -> float | None:
+    """Storey height above the ground floor (metres) from ``building:levels``: ``(height - ground_h) /
+    (levels - 1)``, clamped to 2.6-4.4 m; ``None`` without levels (or with one level): the renderer's."""
+    lv = b.levels
+    if lv is None or lv < 2 or float(b.height_m) <= ground_h_m + 1.0:
+        return None
+    return min(max((float(b.height_m) - ground_h_m) / (float(lv) - 1.0), LEVEL_H_MIN_M), LEVEL_H_MAX_M)
+
+
+def storey_code(fh_m: float | None) -> int:
+    """The 4-bit storey code of ``fh_m`` (0: none; see realistic_shaders.STOREY_M0)."""
+    from urbanarena.render.scene3d.realistic_shaders import STOREY_M0, STOREY_STEP_M
+
+    if fh_m is None:
+        return 0
+    return int(min(max(round((fh_m - STOREY_M0) / STOREY_STEP_M) + 1, 1), 15))
+
+
+def pack_facade_look(facades, scene: Scene, features, ground_h_m: float) -> None:
+    """Rewrite ``facades`` (a :class:`~.meshes.MeshData` from :func:`~.meshes.building_meshes`, in place) for
+    the realistic program: the ``shop`` attribute re-packed per :data:`FACADE_PACK` with each building's OSM
+    material (:data:`MATERIAL_CODES`, 0 = seeded), whether ``building:colour`` is tagged (then the vertex
+    colour is that colour) and its storey code (:func:`storey_height_m`)."""
+    if facades.n_triangles == 0 or facades.shop is None:
+        return
+    by_id = {b.id: b for b in scene.buildings}
+    n = len(features) + 1
+    mat = np.zeros(n, np.int64)
+    tag = np.zeros(n, np.int64)
+    sto = np.zeros(n, np.int64)
+    rgb = np.full((n, 3), np.nan, np.float32)
+    for k, (kind, fid) in enumerate(features, 1):
+        b = by_id.get(fid) if kind == "building" else None
+        if b is None:
+            continue
+        mat[k] = MATERIAL_CODES.get(b.material or "", 0)
+        sto[k] = storey_code(storey_height_m(b, ground_h_m))
+        if b.tagged_colour is not None:
+            tag[k] = 1
+            rgb[k] = _rgb(b.tagged_colour)
+    f = facades.feature.astype(np.int64)
+    old = facades.shop.astype(np.int64)
+    seed = (old >> 1) >> (20 - FACADE_PACK["seed_bits"])
+    facades.shop = (old & 1) + (seed << 1) + (mat[f] << FACADE_PACK["material_shift"]) \
+        + (tag[f] << FACADE_PACK["tagged_shift"]) + (sto[f] << FACADE_PACK["storey_shift"])
+    facades.shop = facades.shop.astype(np.float32)
+    has = tag[f] == 1
+    if has.any():
+        facades.colours = facades.colours.copy()
+        facades.colours[has] = rgb[f[has]]
+
+
 def _surfaces(scene: Scene):
     carriage = [LineString(r.centreline).buffer(r.width_m / 2, quad_segs=4) for r in scene.roads if r.kind == "road"]
     walk = [LineString(r.centreline).buffer(r.width_m / 2 + r.sidewalk_m, quad_segs=4)
@@ -108,14 +177,71 @@ def _surfaces(scene: Scene):
     return road, walk_u
 
 
+def _walk_all(scene: Scene):
+    parts = [LineString(r.centreline).buffer(r.width_m / 2 + r.sidewalk_m, quad_segs=4) for r in scene.roads]
+    for a in scene.paved_areas:
+        poly = Polygon(a.polygon, a.holes)
+        parts.append(poly if poly.is_valid else shapely.make_valid(poly))
+    return shapely.union_all(parts) if parts else None
+
+
+def land_layers(scene: Scene) -> list[tuple[object, tuple[int, int, int]]]:
+    """Planted land cover (:class:`~.scene.LandArea`) minus every street and walking surface, by kind."""
+    if not scene.land_areas:
+        return []
+    paved = _walk_all(scene)
+    out = []
+    for kind in ("grass", "park", "planting"):
+        polys = []
+        for a in scene.land_areas:
+            if a.kind == kind:
+                p = Polygon(a.polygon, a.holes)
+                polys.append(p if p.is_valid else shapely.make_valid(p))
+        if not polys:
+            continue
+        g = shapely.union_all(polys)
+        if paved is not None:
+            g = g.difference(paved)
+        if not g.is_empty:
+            out.append((g, LAND_RGB[kind]))
+    return out
+
+
+def tram_layers(scene: Scene) -> list[tuple[object, tuple[int, int, int]]]:
+    """Tram track beds, then rail grooves, then rail heads (:data:`GAUGE_M`), from ``scene.rails``."""
+    if not scene.rails:
+        return []
+    lines = [LineString(r.centreline) for r in scene.rails]
+    bed = shapely.union_all([ln.buffer(TRACK_BED_M / 2, cap_style="flat", quad_segs=2) for ln in lines])
+    heads, grooves = [], []
+    for ln in lines:
+        for side in (-1.0, 1.0):
+            off = ln.offset_curve(side * GAUGE_M / 2, quad_segs=2, join_style="round")
+            if off.is_empty:
+                continue
+            heads.append(off.buffer(RAIL_HEAD_M / 2, cap_style="flat", quad_segs=1))
+            g = ln.offset_curve(side * (GAUGE_M / 2 - (RAIL_HEAD_M + GROOVE_M) / 2), quad_segs=2, join_style="round")
+            if not g.is_empty:
+                grooves.append(g.buffer(GROOVE_M / 2, cap_style="flat", quad_segs=1))
+    out = [(bed, TRACK_BED_RGB)]
+    if grooves:
+        out.append((shapely.union_all(grooves), GROOVE_RGB))
+    if heads:
+        out.append((shapely.union_all(heads), RAIL_RGB))
+    return out
+
+
 def street_layers(scene: Scene) -> list[tuple[object, tuple[int, int, int]]]:
-    """Ground layers drawn over the flat style's ground: kerb bands, then centre-line dashes."""
+    """Ground layers drawn over the flat style's ground, in order: planted land cover, kerb bands, tram
+    tracks (:func:`tram_layers`), then centre-line dashes (not on track beds)."""
     road, walk = _surfaces(scene)
-    layers = []
+    layers = land_layers(scene)
     if road is not None and walk is not None:
         band = road.boundary.buffer(0.125, cap_style="flat").intersection(walk)
         if not band.is_empty:
             layers.append((band, KERB_RGB))
+    tram = tram_layers(scene)
+    layers += tram
     dashes = []
     for r in scene.roads:
         if r.kind != "road" or r.width_m < 6.0:
@@ -129,7 +255,10 @@ def street_layers(scene: Scene) -> list[tuple[object, tuple[int, int, int]]]:
         geom = shapely.union_all(dashes)
         if road is not None:
             geom = geom.intersection(road)
-        layers.append((geom, STRIPE_RGB))
+        if tram:
+            geom = geom.difference(tram[0][0])
+        if not geom.is_empty:
+            layers.append((geom, STRIPE_RGB))
     return layers
 
 
@@ -190,17 +319,27 @@ def shade_geometry(scene: Scene, sun_dir, shadow_k: float) -> list[tuple[object,
                     q = Polygon([tuple(a), tuple(bb), (bb[0] + dx, bb[1] + dy), (a[0] + dx, a[1] + dy)])
                     if q.area > 1e-6:
                         parts.append(q.buffer(0))
+        trees = []
         for o in scene.objects:
             if o.kind == "tree":
                 s = 0.8 + 0.4 * stable_unit(o.id, "tree-size")
                 d = (2.4 * s + 1.5 * s) * cot
-                disc = shapely.Point(o.x_m + ux * d, o.y_m + uy * d).buffer(1.6 * s, quad_segs=4)
-                parts.append(shapely.affinity.scale(disc, 1.0 + 0.5 * cot * abs(ux), 1.0 + 0.5 * cot * abs(uy)))
+                cx, cy = o.x_m + ux * d, o.y_m + uy * d
+                for i in range(3):   # the crown's three leaf clusters (tree_crowns), seen along the sun
+                    a = 2 * math.pi * (i / 3 + stable_unit(o.id, "crown-rot"))
+                    disc = shapely.Point(cx + 0.7 * s * math.cos(a), cy + 0.7 * s * math.sin(a)).buffer(1.2 * s, quad_segs=4)
+                    trees.append(shapely.affinity.scale(disc, 1.0 + 0.5 * cot * abs(ux), 1.0 + 0.5 * cot * abs(uy)))
         shadow = shapely.union_all(parts)
         if feet is not None:
             shadow = shadow.difference(feet)
         if not shadow.is_empty:
             out.append((shadow, shadow_k))
+        if trees:   # crowns let light through between leaves: half as dark, never over a building's shadow
+            leafy = shapely.union_all(trees).difference(shadow)
+            if feet is not None:
+                leafy = leafy.difference(feet)
+            if not leafy.is_empty:
+                out.append((leafy, 1.0 - TREE_SHADOW_SHARE * (1.0 - shadow_k)))
     if feet is not None:
         band = feet.buffer(CONTACT_BAND_M, quad_segs=2).difference(feet)
         if not band.is_empty:
@@ -229,3 +368,222 @@ def shade_mesh(scene: Scene, light):
             mb.add(t, np.array([k, k, k], np.float32), normals=np.broadcast_to(up, t.shape))
     mesh = mb.build()
     return mesh, {"bake_s": time.perf_counter() - t0, "triangles": mesh.n_triangles}
+
+
+# ------------------------------------------------------------------ roofs and balconies (OSM tags, seeded)
+M32 = 0xFFFFFFFF
+
+
+def rhash(x: int, y: int, z: int) -> int:
+    """The facade program's integer hash ``rhash(uvec3)`` (realistic_shaders.HASH), in Python."""
+    h = ((x * 1597334677) & M32) ^ ((y * 3812015801) & M32) ^ ((z * 2798796415) & M32)
+    h ^= h >> 15
+    h = (h * 2246822519) & M32
+    h ^= h >> 13
+    h = (h * 3266489917) & M32
+    h ^= h >> 16
+    return h
+
+
+def _hf(h: int, shift: int) -> float:
+    # float((h >> shift) & 255u) / 255.0 of the shader, in float32 as there
+    return float(np.float32((h >> shift) & 255) / np.float32(255.0))
+
+
+def wall_seed(building_id: str, wall_index: int) -> int:
+    """The 15-bit wall seed the realistic facade program reads (:func:`pack_facade_look`)."""
+    return int(stable_unit(f"{building_id}/{wall_index}", "wall") * (1 << 20)) >> (20 - FACADE_PACK["seed_bits"])
+
+
+def window_columns(seed: int, length_m: float) -> tuple[float, list[float]]:
+    """``(window width, [window centre u_m, ...])`` of a wall as the facade program draws them
+    (FACADE_VS's ``v_win`` and FACADE_FS's ``window_at``)."""
+    bh = rhash(seed >> 4, 7, 1)
+    win_w = 1.0 + 0.6 * _hf(bh, 0)
+    spacing = max(win_w + 0.9 + 0.9 * _hf(bh, 8), 2.2)
+    n = math.floor((length_m - 0.6) / spacing)
+    if n < 1:
+        return win_w, []
+    margin = 0.5 * (length_m - n * spacing)
+    return win_w, [margin + (i + 0.5) * spacing for i in range(n)]
+
+
+#: seeded roofs (ours): on buildings up to PITCH_MAX_H_M tall without a ``roof:shape`` tag, these shares
+#: of hipped, gabled and pyramidal (square footprints only) roofs; the rest stay flat
+PITCH_MAX_H_M = 16.0
+ROOF_SHARES = (("hipped", 0.35), ("gabled", 0.2), ("pyramidal", 0.08))
+ROOF_PITCH_DEG = {"gabled": 32.0, "hipped": 28.0, "pyramidal": 30.0}
+ROOF_MAX_M, ROOF_EAVE_M = 5.0, 0.3
+ROOF_RGBS = ((72, 74, 78), (118, 56, 44), (46, 46, 50), (86, 90, 98), (96, 138, 118))
+#: footprint area / its minimum rotated rectangle's area below which a pitched roof is not drawn
+RECT_MIN = 0.8
+#: balconies (ours): on buildings at least BALCONY_MIN_H_M tall that are residential or untagged, on this
+#: share of them (seeded), from the second storey above the ground floor, on every other window column
+BALCONY_SHARE, BALCONY_MIN_H_M = 0.35, 12.0
+NON_RESIDENTIAL = {"office", "retail", "commercial", "university", "public", "church", "cathedral", "museum",
+                   "train_station", "kiosk", "roof", "pavilion", "shed", "garage", "industrial", "warehouse",
+                   "civic", "government", "school", "hotel", "parking", "transportation", "chapel"}
+
+
+def roof_shape_of(b) -> str:
+    """The roof drawn on ``b``: its ``roof:shape`` when gabled/hipped/pyramidal, ``flat`` for other tags,
+    else seeded (:data:`ROOF_SHARES`) on buildings up to :data:`PITCH_MAX_H_M`."""
+    if b.roof_shape is not None:
+        return b.roof_shape if b.roof_shape in ROOF_PITCH_DEG else "flat"
+    if float(b.height_m) > PITCH_MAX_H_M or b.base_m > 0:
+        return "flat"
+    u, acc = stable_unit(b.id, "roof-shape"), 0.0
+    for shape, share in ROOF_SHARES:
+        acc += share
+        if u < acc:
+            return shape
+    return "flat"
+
+
+def _oriented(tris: np.ndarray, centre: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Triangles ``(T, 3, 3)`` and their per-vertex normals, each facing away from ``centre`` (``(3,)`` or
+    one per triangle ``(T, 3)``)."""
+    nrm = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])
+    nrm /= np.maximum(np.linalg.norm(nrm, axis=1, keepdims=True), 1e-12)
+    out = np.einsum("ij,ij->i", nrm, tris.mean(axis=1) - centre) < 0
+    nrm[out] *= -1.0
+    return tris, np.repeat(nrm[:, None, :], 3, axis=1)
+
+
+def roof_geometry(b) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(slopes, gables)`` triangles ``(T, 3, 3)`` of ``b``'s pitched roof on the minimum rotated rectangle of
+    its footprint grown by :data:`ROOF_EAVE_M`, or ``None`` (flat roof, or a footprint far from a rectangle).
+    The ridge runs along the long side; hips are at 45 degrees in plan; the height is ``roof_height_m``,
+    else the shape's pitch over half the short side (at most :data:`ROOF_MAX_M`)."""
+    shape = roof_shape_of(b)
+    if shape == "flat" or b.holes:
+        return None
+    poly = building_polygon(b)
+    if poly is None or poly.is_empty or poly.geom_type != "Polygon":
+        return None
+    rect = poly.minimum_rotated_rectangle
+    if rect.geom_type != "Polygon" or rect.area <= 0 or poly.area / rect.area < RECT_MIN:
+        return None
+    c = np.asarray(rect.exterior.coords)[:4, :2]
+    if np.hypot(*(c[1] - c[0])) < np.hypot(*(c[2] - c[1])):
+        c = np.roll(c, -1, axis=0)
+    e = (c[1] - c[0]) / np.hypot(*(c[1] - c[0]))     # along the ridge
+    f = (c[3] - c[0]) / np.hypot(*(c[3] - c[0]))     # across
+    L, W = np.hypot(*(c[1] - c[0])), np.hypot(*(c[3] - c[0]))
+    if shape == "pyramidal" and b.roof_shape is None and L > 1.3 * W:
+        shape = "hipped"
+    g = ROOF_EAVE_M
+    o = c[0] - e * g - f * g
+    L, W = L + 2 * g, W + 2 * g
+    H = float(b.height_m)
+    rh = b.roof_height_m if b.roof_height_m is not None else min(
+        math.tan(math.radians(ROOF_PITCH_DEG[shape])) * W / 2, ROOF_MAX_M)
+
+    def p(a, bb, z):
+        q = o + e * a + f * bb
+        return [q[0], q[1], z]
+
+    c0, c1, c2, c3 = p(0, 0, H), p(L, 0, H), p(L, W, H), p(0, W, H)
+    if shape == "pyramidal":
+        apex = p(L / 2, W / 2, H + rh)
+        slopes = [[c0, c1, apex], [c1, c2, apex], [c2, c3, apex], [c3, c0, apex]]
+        gables = []
+    else:
+        inset = 0.0 if shape == "gabled" else min(W / 2, L / 2 - 0.01)
+        r0, r1 = p(inset, W / 2, H + rh), p(L - inset, W / 2, H + rh)
+        slopes = [[c0, c1, r1], [c0, r1, r0], [c2, c3, r0], [c2, r0, r1]]
+        ends = [[c1, c2, r1], [c3, c0, r0]]
+        if shape == "gabled":
+            gables = ends
+        else:
+            slopes += ends
+            gables = []
+    return np.asarray(slopes, np.float64), np.asarray(gables, np.float64).reshape(-1, 3, 3)
+
+
+def roof_colour_of(b) -> tuple[int, int, int]:
+    """``roof:colour``, else a seeded tin-roof colour (:data:`ROOF_RGBS`)."""
+    if b.roof_colour is not None:
+        return b.roof_colour
+    return ROOF_RGBS[stable_index(b.id, len(ROOF_RGBS), "roof-col")]
+
+
+def pitched_roofs(mb, scene: Scene, feature_index: dict[str, int]) -> int:
+    """Append pitched roofs (:func:`roof_geometry`) to ``mb``: slopes in the roof colour with a light
+    per-building tone, gable ends in the facade colour. Returns the number of roofs."""
+    keep, n = mb.feature, 0
+    for b in scene.buildings:
+        geo = roof_geometry(b)
+        if geo is None:
+            continue
+        n += 1
+        mb.feature = feature_index.get(b.id, 0)
+        slopes, gables = geo
+        centre = np.array([*np.asarray(b.footprint).mean(axis=0), float(b.height_m) - 1.0])
+        t, nr = _oriented(slopes, centre)
+        mb.add(t, _rgb(roof_colour_of(b)) * (0.9 + 0.2 * stable_unit(b.id, "roof-tone")), normals=nr)
+        if len(gables):
+            wall = b.tagged_colour or (b.colour if b.colour is not None else facade_colour(b.id))
+            t, nr = _oriented(gables, centre)
+            mb.add(t, _rgb(wall) * 0.92, normals=nr)
+    mb.feature = keep
+    return n
+
+
+def has_balconies(b) -> bool:
+    """Whether ``b`` gets balconies (:data:`BALCONY_SHARE` of residential or untagged buildings at least
+    :data:`BALCONY_MIN_H_M` tall)."""
+    return (float(b.height_m) >= BALCONY_MIN_H_M and b.base_m == 0 and (b.kind or "") not in NON_RESIDENTIAL
+            and b.material != "glass" and stable_unit(b.id, "balconies") < BALCONY_SHARE)
+
+
+def balconies(mb, scene: Scene, feature_index: dict[str, int], floor_h_m: float, ground_h_m: float) -> int:
+    """Append balconies (:func:`has_balconies`) to ``mb``, aligned with the facade program's window columns
+    (:func:`window_columns`) and storeys: a 0.15 m slab 1.0 m deep and the window's width plus 0.6 m, with
+    a 1.0 m railing panel in front and at the sides, under every other window from the second storey above
+    the ground floor up to the one below the roof line. Returns the number of balconies."""
+    keep, count = mb.feature, 0
+    rail_rgb = ((52, 54, 58), (215, 214, 208), (120, 60, 45))
+    for b in scene.buildings:
+        if not has_balconies(b):
+            continue
+        mb.feature = feature_index.get(b.id, 0)
+        H = float(b.height_m)
+        fh = storey_height_m(b, ground_h_m) or floor_h_m
+        g = ground_h_m if H > ground_h_m + 1.0 else 0.0
+        parity = stable_index(b.id, 2, "balcony-parity")
+        rail = _rgb(rail_rgb[stable_index(b.id, len(rail_rgb), "rail")])
+        slab = _rgb(b.tagged_colour or (b.colour if b.colour is not None else facade_colour(b.id))) * 0.85
+        quads_s, quads_r, cs, cr = [], [], [], []
+        for w in building_walls(b):
+            if w.length_m < 8.0:
+                continue
+            win_w, cols = window_columns(wall_seed(b.id, w.index), w.length_m)
+            p0, n = np.array(w.p0), np.array(w.normal)
+            e = (np.array(w.p1) - p0) / w.length_m
+            k = 1
+            while g + (k + 1) * fh <= H - 0.5 + 1e-3:
+                z = g + k * fh
+                for i, u in enumerate(cols):
+                    if i % 2 != parity:
+                        continue
+                    a, bb = p0 + e * (u - win_w / 2 - 0.3), p0 + e * (u + win_w / 2 + 0.3)
+                    af, bf = a + n * 1.0, bb + n * 1.0
+                    z0, z1, zr = z - 0.15, z, z + 1.0
+                    quads_s += [[[*a, z1], [*bb, z1], [*bf, z1], [*af, z1]],
+                                [[*a, z0], [*af, z0], [*bf, z0], [*bb, z0]],
+                                [[*af, z0], [*af, z1], [*bf, z1], [*bf, z0]]]
+                    quads_r += [[[*af, z1], [*bf, z1], [*bf, zr], [*af, zr]],
+                                [[*a, z1], [*af, z1], [*af, zr], [*a, zr]],
+                                [[*bf, z1], [*bb, z1], [*bb, zr], [*bf, zr]]]
+                    centre = [*((a + bf) / 2), z1 - 0.075]
+                    cs += [centre] * 3
+                    cr += [centre] * 3
+                    count += 1
+                k += 1
+        for quads, cen, rgb in ((quads_s, cs, slab), (quads_r, cr, rail)):
+            if quads:
+                t, nr = _oriented(_quad_tris(np.array(quads)), np.concatenate([np.array(cen)] * 2))
+                mb.add(t, rgb, normals=nr)
+    mb.feature = keep
+    return count

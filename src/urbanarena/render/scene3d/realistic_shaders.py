@@ -112,6 +112,8 @@ vec3 sky_colour(vec3 d, bool clouds) {
         float shade = 0.72 + 0.28 * smoothstep(0.3, 0.9, fbm3(p * 3.1 + 5.0, 23u));
         vec3 cloud = mix(vec3(0.93, 0.94, 0.96), vec3(0.68, 0.71, 0.77), overcast) * shade;
         cloud += sun_rgb * 0.08 * pow(sd, 4.0);
+        // clouds are lit by the sun: towards night they sink to a little above the sky behind them
+        cloud = mix(c * (1.05 + 0.25 * shade) + 0.01, cloud, smoothstep(-0.05, 0.2, sun_dir.z));
         c = mix(c, cloud, cov * smoothstep(0.01, 0.12, d.z) * (1.0 - 0.6 * overcast));
     }
     return c;
@@ -130,7 +132,9 @@ in float in_shop;
 out vec3 v_world;
 out vec3 v_normal;
 out vec4 v_facade;
-flat out float v_shop;
+flat out float v_shop;    // 1: shopfront ground floor
+flat out uint v_seed;     // wall seed
+flat out float v_fh;      // storey height (m)
 flat out uint v_wh;
 flat out vec3 v_albedo;   // material colour
 flat out vec4 v_cell;     // cell width, height (m), bond offset per row, joint half-width (m)
@@ -146,15 +150,33 @@ void main() {
     v_world = in_pos;
     v_normal = normalize(in_normal);
     v_facade = in_facade;
-    v_shop = in_shop;
+    // in_shop packs (realistic.FACADE_PACK) shop | seed << 1 | material << 16 | tagged colour << 19 | storey << 20
+    uint pk = uint(in_shop + 0.5);
+    v_shop = float(pk & 1u);
+    uint seed = (pk >> 1u) & 32767u;
+    uint mat = (pk >> 16u) & 7u;
+    bool tagged = ((pk >> 19u) & 1u) == 1u;
+    uint storey = (pk >> 20u) & 15u;
+    float fh = storey == 0u ? floor_h : STOREY_M0 + STOREY_STEP_M * float(storey - 1u);
+    v_seed = seed;
+    v_fh = fh;
     // per-wall constants (the same at the wall's six vertices): material, window grid, frame colour
-    uint seed = uint(floor(in_shop / 2.0));
     uint bh = rhash(uvec3(seed >> 4u, 7u, 1u));
     uint wh = rhash(uvec3(seed, 3u, 5u));
     v_wh = wh;
     float mpick = hf(wh, 0u), t = hf(wh, 8u);
+    // an OSM building:material overrides the seeded pick (1 brick, 2 plaster, 3 stone, 4 concrete, 5 glass,
+    // 6 wood, 7 metal)
+    if (mat == 1u) mpick = 0.15; else if (mat == 2u) mpick = 0.45; else if (mat == 3u) mpick = 0.7;
+    else if (mat == 4u) mpick = 0.8; else if (mat == 5u) mpick = 0.95;
     v_glass = 0.0;
-    if (mpick < 0.3) {            // brick, running bond
+    if (mat == 6u) {              // wooden boards 0.15 m, vertical
+        v_albedo = mix(vec3(0.45, 0.16, 0.12), vec3(0.55, 0.45, 0.32), t);
+        v_cell = vec4(0.15, 1e4, 0.0, 0.006); v_amp = vec4(0.18, 0.2, 3.0, 0.4); v_joint = v_albedo * 0.55;
+    } else if (mat == 7u) {       // metal cladding, 0.9 m standing seams
+        v_albedo = mix(vec3(0.5, 0.52, 0.54), vec3(0.62, 0.63, 0.64), t);
+        v_cell = vec4(0.9, 1e4, 0.0, 0.012); v_amp = vec4(0.06, 0.1, 0.5, 0.5); v_joint = v_albedo * 0.6;
+    } else if (mpick < 0.3) {     // brick, running bond
         v_albedo = mix(vec3(0.55, 0.27, 0.2), vec3(0.62, 0.45, 0.33), t);
         v_cell = vec4(0.25, 0.075, 0.5, 0.005); v_amp = vec4(0.3, 0.12, 2.0, 2.0); v_joint = vec3(0.68, 0.66, 0.62);
     } else if (mpick < 0.6) {     // plaster: stains and streaks, no joints
@@ -165,17 +187,21 @@ void main() {
         v_cell = vec4(0.6, 0.35, 0.37, 0.008); v_amp = vec4(0.22, 0.14, 4.0, 4.0); v_joint = v_albedo * 0.55;
     } else {                      // concrete panels (and the frame of glass curtain walls)
         v_albedo = mix(vec3(0.6, 0.6, 0.58), in_colour, 0.35);
-        v_cell = vec4(3.0, floor_h, 0.0, 0.012); v_amp = vec4(0.08, 0.2, 0.9, 0.9); v_joint = v_albedo * 0.45;
-        if (mpick >= 0.9 && in_facade.w >= 12.0) {
+        v_cell = vec4(3.0, fh, 0.0, 0.012); v_amp = vec4(0.08, 0.2, 0.9, 0.9); v_joint = v_albedo * 0.45;
+        if (mpick >= 0.9 && (in_facade.w >= 12.0 || mat == 5u)) {
             v_glass = 1.0;
             v_albedo = mix(vec3(0.12, 0.2, 0.24), vec3(0.18, 0.2, 0.16), hf(wh, 16u));
-            v_cell = vec4(1.5, floor_h, 0.0, 0.04); v_amp = vec4(0.1, 0.0, 1.0, 1.0); v_joint = vec3(0.3, 0.32, 0.34);
+            v_cell = vec4(1.5, fh, 0.0, 0.04); v_amp = vec4(0.1, 0.0, 1.0, 1.0); v_joint = vec3(0.3, 0.32, 0.34);
         }
+    }
+    if (tagged && v_glass < 0.5) {  // building:colour: the material takes the mapped colour
+        v_albedo = mix(v_albedo, in_colour, 0.75);
+        v_joint = mix(v_joint, in_colour * 0.7, 0.5);
     }
     float win_w = 1.0 + 0.6 * hf(bh, 0u);
     v_win = vec4(win_w, max(win_w + 0.9 + 0.9 * hf(bh, 8u), 2.2), 1.3 + 0.45 * hf(bh, 16u), 0.05 + 0.05 * hf(bh, 24u));
-    uint fh = rhash(uvec3(bh, 9u, 9u));
-    v_frame = hf(fh, 0u) < 0.5 ? vec3(0.9, 0.9, 0.87) : (hf(fh, 0u) < 0.8 ? vec3(0.22, 0.2, 0.18) : vec3(0.35, 0.22, 0.15));
+    uint fh2 = rhash(uvec3(bh, 9u, 9u));
+    v_frame = hf(fh2, 0u) < 0.5 ? vec3(0.9, 0.9, 0.87) : (hf(fh2, 0u) < 0.8 ? vec3(0.22, 0.2, 0.18) : vec3(0.35, 0.22, 0.15));
     v_course = hf(bh, 4u);
     gl_Position = mvp * vec4(in_pos, 1.0);
 }
@@ -187,6 +213,8 @@ in vec3 v_world;
 in vec3 v_normal;
 in vec4 v_facade;
 flat in float v_shop;
+flat in uint v_seed;
+flat in float v_fh;
 flat in uint v_wh;
 flat in vec3 v_albedo;
 flat in vec4 v_cell;
@@ -197,7 +225,6 @@ flat in vec4 v_win;
 flat in vec3 v_frame;
 flat in float v_course;
 out vec4 f_colour;
-uniform float floor_h;
 uniform float ground_h;
 uniform vec3 horizon;
 uniform vec3 zenith;
@@ -231,8 +258,9 @@ float fresnel(vec3 view, vec3 n, float f0) {
 }
 void main() {
     float u = v_facade.x, z = v_facade.y, L = v_facade.z, H = v_facade.w;
-    float shop = mod(v_shop, 2.0);
-    uint seed = uint(floor(v_shop / 2.0));
+    float shop = v_shop;
+    uint seed = v_seed;
+    float floor_h = v_fh;
     uint wh = v_wh;
     vec3 n = normalize(v_normal);
     vec3 view = normalize(v_world - eye);
@@ -309,11 +337,35 @@ void main() {
         float kk = min(kb, min(kx, ky));
         vec2 p = wp + d.xy * kk;
         vec3 warm = mix(vec3(0.5, 0.45, 0.38), vec3(0.4, 0.42, 0.46), hf(h, 0u));
-        float shelf = step(0.8, fract(p.y * 1.6));
-        float goods = h21(vec2(p.x * 4.0, floor(p.y * 1.6)), h);
-        vec3 item = goods < 0.33 ? vec3(0.65, 0.3, 0.25) : (goods < 0.66 ? vec3(0.3, 0.38, 0.6) : vec3(0.85, 0.8, 0.68));
-        item = mix(item, warm, 0.35 + 0.4 * h21(vec2(p.x * 11.0, p.y * 7.0), h));
-        vec3 back = mix(item * (0.6 + 0.4 * step(0.3, fract(p.x * 4.0))), vec3(0.35, 0.27, 0.2), shelf);
+        // the shop's interior (one per wall): 0 shelves of goods, 1 clothes on rails, 2 cafe (counter,
+        // pendant lamps, menu boards), 3 gallery / office (pale walls, framed pictures, a desk)
+        int inter = int(hf(wh, 20u) * 3.999);
+        vec3 back;
+        if (inter == 0) {
+            float shelf = step(0.8, fract(p.y * 1.6));
+            float goods = h21(vec2(p.x * 4.0, floor(p.y * 1.6)), h);
+            vec3 item = goods < 0.33 ? vec3(0.65, 0.3, 0.25) : (goods < 0.66 ? vec3(0.3, 0.38, 0.6) : vec3(0.85, 0.8, 0.68));
+            item = mix(item, warm, 0.35 + 0.4 * h21(vec2(p.x * 11.0, p.y * 7.0), h));
+            back = mix(item * (0.6 + 0.4 * step(0.3, fract(p.x * 4.0))), vec3(0.35, 0.27, 0.2), shelf);
+        } else if (inter == 1) {
+            float g = h21(vec2(floor(p.x * 7.0), 0.0), h);
+            vec3 cloth = mix(vec3(0.15, 0.15, 0.18), mix(vec3(0.7, 0.62, 0.55), vec3(0.5, 0.15, 0.2), g), step(0.35, g));
+            float hang = step(0.6, p.y) * step(p.y, 1.75 - 0.35 * h21(vec2(floor(p.x * 7.0), 1.0), h));
+            back = mix(vec3(0.82, 0.8, 0.76), cloth * (0.8 + 0.2 * step(0.1, fract(p.x * 7.0))), hang);
+            back = mix(back, vec3(0.2), step(abs(p.y - 1.78), 0.02));
+        } else if (inter == 2) {
+            back = mix(vec3(0.45, 0.3, 0.2), vec3(0.7, 0.58, 0.42), step(1.05, p.y));       // counter, wall
+            float board = step(abs(p.y - 1.75), 0.28) * step(abs(fract(p.x * 0.5) - 0.5), 0.3);
+            back = mix(back, vec3(0.12, 0.13, 0.12) + 0.5 * step(0.8, h21(p * vec2(20.0, 12.0), h)), board);
+            float lamp = length(vec2(fract(p.x * 0.7) - 0.5, (p.y - 2.3) * 1.4));
+            back = mix(back, vec3(1.0, 0.85, 0.55), 1.0 - smoothstep(0.06, 0.1, lamp));
+        } else {
+            back = vec3(0.86, 0.85, 0.82);
+            vec2 fr = vec2(fract(p.x * 0.6), p.y);
+            float pic = step(abs(fr.x - 0.5), 0.22) * step(abs(fr.y - 1.55), 0.3);
+            back = mix(back, mix(vec3(0.3, 0.4, 0.55), vec3(0.7, 0.45, 0.3), h21(vec2(floor(p.x * 0.6), 2.0), h)), pic);
+            back = mix(back, vec3(0.3, 0.28, 0.26), step(p.y, 0.75) * step(abs(fract(p.x * 0.4) - 0.5), 0.3));
+        }
         vec3 side = warm * 0.6;
         vec3 flo = d.y < 0.0 ? vec3(0.2, 0.17, 0.14) : vec3(0.95, 0.93, 0.85) * step(0.5, fract(p.x * 0.8));
         vec3 room = kk == kb ? back : (kk == kx ? side : flo);
@@ -366,8 +418,12 @@ vec3 asphalt(vec2 p, float fine) {
     float wear = fbm3(p * 0.35, 7u);
     vec3 a = vec3(0.29, 0.295, 0.305) * (0.82 + 0.32 * wear) * (1.0 - 0.18 * patches) * (1.0 + 0.22 * grain * fine);
     a *= 1.0 - 0.25 * smoothstep(0.72, 0.78, vnoise(p * 0.6 + 3.0, 8u));   // tar seams and oil
-    float cn = vnoise(p * 0.45, 18u) - 0.5;                                   // cracks: noise contours
-    return a * (1.0 - 0.4 * fine * (1.0 - smoothstep(0.0, fwidth(cn), abs(cn))));
+    // cracks: short, jagged contours of a warped noise, only in worn patches (long smooth contours read
+    // as cables)
+    vec2 q = p * 0.9 + 0.22 * vec2(vnoise(p * 11.0, 19u), vnoise(p * 11.0 + 7.3, 20u));
+    float cn = vnoise(q, 18u) - 0.5;
+    float worn = smoothstep(0.62, 0.7, vnoise(p * 0.21 + 11.0, 21u)) * step(0.55, vnoise(p * 1.7, 22u));
+    return a * (1.0 - 0.25 * fine * worn * (1.0 - smoothstep(0.0, fwidth(cn), abs(cn))));
 }
 vec3 paving(vec2 p) {                         // slabs 0.5 m with joints
     vec2 q = p / 0.5;
@@ -376,18 +432,41 @@ vec3 paving(vec2 p) {                         // slabs 0.5 m with joints
     float joint = max(gridline(p.x, 0.5, 0.01), gridline(p.y, 0.5, 0.01));
     return mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);
 }
-vec3 unpaved(vec2 p, float fine) {            // grass or granite setts
+vec3 unpaved(vec2 p, float fine) {            // unplanted ground: granite setts, gravel and compacted soil
     float m = fbm3(p * 0.06, 11u);
     float g = h21(p * 20.0, 12u) - 0.5;
-    vec3 grass = mix(vec3(0.25, 0.36, 0.15), vec3(0.36, 0.42, 0.2), vnoise(p * 0.8, 13u)) * (1.0 + 0.6 * g * fine);
     // granite setts 0.3 x 0.2 m in offset rows, dark joints
     float srow = floor(p.y / 0.2);
     float su = p.x / 0.3 + 0.5 * mod(srow, 2.0);
-    vec3 gravel = vec3(0.5, 0.48, 0.45) * (0.75 + 0.4 * h21(vec2(floor(su), srow), 14u)) * (1.0 + 0.3 * g * fine);
+    vec3 setts = vec3(0.5, 0.48, 0.45) * (0.75 + 0.4 * h21(vec2(floor(su), srow), 14u)) * (1.0 + 0.3 * g * fine);
     float sj = max(gridline(p.y, 0.2, 0.012), gridline(su * 0.3, 0.3, 0.012));
-    gravel = mix(gravel, vec3(0.2, 0.19, 0.18), sj * 0.85);
-    return mix(gravel, grass, smoothstep(0.58, 0.66, m));
+    setts = mix(setts, vec3(0.2, 0.19, 0.18), sj * 0.85);
+    vec3 soil = mix(vec3(0.42, 0.39, 0.34), vec3(0.5, 0.47, 0.42), vnoise(p * 0.9, 13u)) * (1.0 + 0.5 * g * fine);
+    return mix(setts, soil, smoothstep(0.58, 0.66, m));
 }
+vec3 grass(vec2 p, float fine, float park) {  // mown lawn (OSM land cover): mottled, with worn and clover patches
+    float m = fbm3(p * 0.35, 41u);
+    float blade = h21(p * 45.0, 42u) - 0.5;
+    vec3 c = mix(vec3(0.2, 0.27, 0.11), vec3(0.33, 0.37, 0.17), m) * (1.0 + 0.5 * blade * fine);
+    c = mix(c, vec3(0.36, 0.33, 0.22), 0.6 * smoothstep(0.68, 0.8, vnoise(p * 0.5 + 3.0, 43u)));  // worn
+    c *= 0.85 + 0.3 * vnoise(p * 6.0, 44u) * fine;
+    if (park > 0.5) {                         // beds of shrubs and flowers in parks
+        float bed = smoothstep(0.7, 0.73, vnoise(p * 0.12 + 9.0, 45u));
+        vec3 shrub = vec3(0.12, 0.2, 0.08) * (0.6 + 0.8 * vnoise(p * 3.0, 46u));
+        shrub = mix(shrub, vec3(0.7, 0.25, 0.3), step(0.86, h21(p * 6.0, 47u)) * fine);
+        c = mix(c, shrub, bed);
+    }
+    return c;
+}
+vec3 planting(vec2 p, float fine) {           // shrub beds: leaf clumps over mulch
+    float clump = vnoise(p * 1.6, 48u) * 0.6 + vnoise(p * 5.0, 49u) * 0.4;
+    vec3 leaf = mix(vec3(0.1, 0.17, 0.07), vec3(0.24, 0.3, 0.12), vnoise(p * 2.5, 50u));
+    return mix(vec3(0.24, 0.19, 0.14), leaf, smoothstep(0.35, 0.5, clump)) * (1.0 + 0.3 * (h21(p * 30.0, 51u) - 0.5) * fine);
+}
+vec3 trackbed(vec2 p, float fine) {           // embedded tram track bed: smoother, lighter concrete
+    return vec3(0.44, 0.435, 0.42) * (0.88 + 0.2 * fbm3(p * 0.8, 52u)) * (1.0 + 0.14 * (h21(p * 28.0, 53u) - 0.5) * fine);
+}
+vec3 steel(vec2 p, vec3 a) { return a * (0.85 + 0.3 * vnoise(p * 2.0, 54u)); }  // rail heads, grooves
 vec3 paint(vec2 p) {                          // road paint, worn
     float w = fbm3(p * 1.3, 15u);
     return mix(vec3(0.86, 0.86, 0.82), vec3(0.35, 0.36, 0.37), smoothstep(0.55, 0.8, w));
@@ -408,12 +487,24 @@ void main() {
     a = paint(p);
 #elif GROUND_MAT == 5
     a = kerb(p);
+#elif GROUND_MAT == 6
+    a = trackbed(p, fine);
+#elif GROUND_MAT == 7
+    a = steel(p, a);
+#elif GROUND_MAT == 8
+    a = grass(p, fine, step(81.0 / 255.0, a.r));
+#elif GROUND_MAT == 9
+    a = planting(p, fine);
 #else
     if (is(a, vec3(72.0, 74.0, 78.0))) a = asphalt(p, fine);
     else if (is(a, vec3(168.0, 165.0, 158.0))) a = paving(p);
     else if (is(a, vec3(132.0, 128.0, 118.0))) a = unpaved(p, fine);
     else if (is(a, vec3(236.0, 236.0, 230.0))) a = paint(p);
     else if (is(a, vec3(186.0, 184.0, 178.0))) a = kerb(p);
+    else if (is(a, vec3(120.0, 118.0, 112.0))) a = trackbed(p, fine);
+    else if (is(a, vec3(150.0, 152.0, 156.0)) || is(a, vec3(40.0, 40.0, 42.0))) a = steel(p, a);
+    else if (is(a, vec3(80.0, 110.0, 50.0)) || is(a, vec3(82.0, 112.0, 52.0))) a = grass(p, fine, step(81.0 / 255.0, a.r));
+    else if (is(a, vec3(70.0, 84.0, 40.0))) a = planting(p, fine);
 #endif
     vec3 n = vec3(0.0, 0.0, 1.0);
     vec3 c = a * (1.0 - 0.45 * wet) * (light_at(n) + lamp_light(v_world, n));
@@ -537,7 +628,9 @@ void main() {
 
 
 #: the ground materials by the flat style's layer colour (vertex colour, 0-255): ``GROUND_MAT`` of each
-GROUND_MATERIALS = {(72, 74, 78): 1, (168, 165, 158): 2, (132, 128, 118): 3, (236, 236, 230): 4, (186, 184, 178): 5}
+GROUND_MATERIALS = {(72, 74, 78): 1, (168, 165, 158): 2, (132, 128, 118): 3, (236, 236, 230): 4, (186, 184, 178): 5,
+                    (120, 118, 112): 6, (150, 152, 156): 7, (40, 40, 42): 7, (80, 110, 50): 8, (82, 112, 52): 8,
+                    (70, 84, 40): 9}
 
 
 def ground_material_runs(colours) -> list[tuple[int, int, int]]:
@@ -569,11 +662,16 @@ def program_sources(name: str, max_lamps: int, ground_mat: int = 0, lamps: bool 
               "sky_tex": (shaders.SKY_VS, SKY_TEX_FS), "foliage": (FOLIAGE_VS, FOLIAGE_FS),
               "shade": (SHADE_VS, SHADE_FS)}[name]
     fs = fs.replace("SKY_LAT0", f"{SKY_LAT0:.1f}")
+    vs = vs.replace("STOREY_M0", f"{STOREY_M0:.3f}").replace("STOREY_STEP_M", f"{STOREY_STEP_M:.3f}")
     fs = fs.replace("LIGHT_FS_HERE", shaders.LIGHT_FS)
     if name == "ground":
         fs = fs.replace("#version 330\n", f"#version 330\n#define GROUND_MAT {int(ground_mat)}\n", 1)
     return shaders.variant(vs, True, max_lamps, lamps), shaders.variant(fs, True, max_lamps, lamps)
 
+
+#: storey heights the facade packing encodes (:func:`.realistic.pack_facade_look`): code k >= 1 is
+#: ``STOREY_M0 + STOREY_STEP_M (k - 1)`` metres, code 0 the renderer's ``floor_h_m``
+STOREY_M0, STOREY_STEP_M = 2.6, 0.12
 
 #: bumped when the realistic style's geometry (.realistic) changes pixels; shader changes are hashed
 #: (renderer.realistic_identity)

@@ -370,7 +370,8 @@ class SceneRenderer:
 
                 light = lighting(self.settings)
             meshes = build_scene_meshes(scene, px_per_m=self.settings.sign_px_per_m, style=self.settings.style,
-                                        light=light)
+                                        light=light, floor_h_m=self.settings.floor_h_m,
+                                        ground_h_m=self.settings.ground_h_m)
         self.meshes = meshes
         self._lock = threading.RLock()
         self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
