@@ -539,11 +539,11 @@ def has_balconies(b) -> bool:
 
 def balconies(mb, scene: Scene, feature_index: dict[str, int], floor_h_m: float, ground_h_m: float) -> int:
     """Append balconies (:func:`has_balconies`) to ``mb``, aligned with the facade program's window columns
-    (:func:`window_columns`) and storeys: a 0.15 m slab 1.0 m deep and the window's width plus 0.6 m, with
-    a 1.0 m railing panel in front and at the sides, under every other window from the second storey above
+    (:func:`window_columns`) and storeys: a 0.12 m slab 1.0 m deep and the window's width plus 0.6 m, with
+    a 0.95 m railing panel in front and at the sides, under every other window from the second storey above
     the ground floor up to the one below the roof line. Returns the number of balconies."""
     keep, count = mb.feature, 0
-    rail_rgb = ((52, 54, 58), (215, 214, 208), (120, 60, 45))
+    rail_rgb = ((52, 54, 58), (205, 206, 202), (70, 72, 76))
     for b in scene.buildings:
         if not has_balconies(b):
             continue
@@ -569,7 +569,7 @@ def balconies(mb, scene: Scene, feature_index: dict[str, int], floor_h_m: float,
                         continue
                     a, bb = p0 + e * (u - win_w / 2 - 0.3), p0 + e * (u + win_w / 2 + 0.3)
                     af, bf = a + n * 1.0, bb + n * 1.0
-                    z0, z1, zr = z - 0.15, z, z + 1.0
+                    z0, z1, zr = z - 0.12, z, z + 0.95
                     quads_s += [[[*a, z1], [*bb, z1], [*bf, z1], [*af, z1]],
                                 [[*a, z0], [*af, z0], [*bf, z0], [*bb, z0]],
                                 [[*af, z0], [*af, z1], [*bf, z1], [*bf, z0]]]

@@ -113,7 +113,7 @@ vec3 sky_colour(vec3 d, bool clouds) {
         vec3 cloud = mix(vec3(0.93, 0.94, 0.96), vec3(0.68, 0.71, 0.77), overcast) * shade;
         cloud += sun_rgb * 0.08 * pow(sd, 4.0);
         // clouds are lit by the sun: towards night they sink to a little above the sky behind them
-        cloud = mix(c * (1.05 + 0.25 * shade) + 0.01, cloud, smoothstep(-0.05, 0.2, sun_dir.z));
+        cloud = mix(c * (1.05 + 0.25 * shade) + 0.01, cloud, smoothstep(0.02, 0.3, 1.5 * sun * max(sun_dir.z + 0.1, 0.0)));
         c = mix(c, cloud, cov * smoothstep(0.01, 0.12, d.z) * (1.0 - 0.6 * overcast));
     }
     return c;
@@ -388,20 +388,6 @@ void main() {
 }
 """
 
-GROUND_VS = """
-#version 330
-uniform mat4 mvp;
-in vec3 in_pos;
-in vec3 in_colour;
-out vec3 v_albedo;
-out vec3 v_world;
-void main() {
-    v_albedo = in_colour;
-    v_world = in_pos;
-    gl_Position = mvp * vec4(in_pos, 1.0);
-}
-"""
-
 GROUND_FS = """
 #version 330
 uniform vec3 horizon;
@@ -526,6 +512,7 @@ out vec4 f_colour;
 """ + NOISE + """
 uniform vec3 sun_dir;
 uniform vec3 sun_rgb;
+uniform float sun;
 """ + SKY_COLOUR + """
 void main() {
     // baked once per renderer into an equirectangular texture (SKY_TEX_FS samples it): v_ndc spans
@@ -559,23 +546,6 @@ void main() {
 #: zenith, SKY_TEX_W x SKY_TEX_H texels (11.4 per degree, more than a 640 px, 90-degree view's 7.1 px)
 SKY_LAT0, SKY_TEX_W, SKY_TEX_H = -30.0, 4096, 1366
 
-FOLIAGE_VS = """
-#version 330
-uniform mat4 mvp;
-in vec3 in_pos;
-in vec3 in_normal;
-in vec3 in_colour;
-out vec3 v_albedo;
-out vec3 v_world;
-out vec3 v_normal;
-void main() {
-    v_albedo = in_colour;
-    v_world = in_pos;
-    v_normal = normalize(in_normal);
-    gl_Position = mvp * vec4(in_pos, 1.0);
-}
-"""
-
 FOLIAGE_FS = """
 #version 330
 uniform vec3 horizon;
@@ -600,28 +570,14 @@ void main() {
 
 # Baked shade over the ground (meshes from .realistic): the vertex colour's red channel is the factor the
 # ground below is multiplied by (blend ZERO, SRC_COLOR); it fades to 1 with the haze.
-SHADE_VS = """
-#version 330
-uniform mat4 mvp;
-in vec3 in_pos;
-in vec3 in_colour;
-out float v_k;
-out vec3 v_world;
-void main() {
-    v_k = in_colour.r;
-    v_world = in_pos;
-    gl_Position = mvp * vec4(in_pos, 1.0);
-}
-"""
-
 SHADE_FS = """
 #version 330
-in float v_k;
+in vec3 v_albedo;
 in vec3 v_world;
 out vec4 f_colour;
 """ + "LIGHT_FS_HERE" + """
 void main() {
-    float k = mix(1.0, v_k, fog_at(v_world));
+    float k = mix(1.0, v_albedo.r, fog_at(v_world));
     f_colour = vec4(k, k, k, 1.0);
 }
 """
@@ -658,9 +614,11 @@ def program_sources(name: str, max_lamps: int, ground_mat: int = 0, lamps: bool 
     (:func:`.shaders.variant`)."""
     from urbanarena.render.scene3d import shaders
 
-    vs, fs = {"facade": (FACADE_VS, FACADE_FS), "ground": (GROUND_VS, GROUND_FS), "sky": (shaders.SKY_VS, SKY_FS),
-              "sky_tex": (shaders.SKY_VS, SKY_TEX_FS), "foliage": (FOLIAGE_VS, FOLIAGE_FS),
-              "shade": (SHADE_VS, SHADE_FS)}[name]
+    # the ground, foliage and shade programs share the flat style's vertex shader (its weather variant:
+    # v_albedo, v_world, v_normal), the sky programs its sky vertex shader
+    vs, fs = {"facade": (FACADE_VS, FACADE_FS), "ground": (shaders.PLAIN_VS, GROUND_FS),
+              "sky": (shaders.SKY_VS, SKY_FS), "sky_tex": (shaders.SKY_VS, SKY_TEX_FS),
+              "foliage": (shaders.PLAIN_VS, FOLIAGE_FS), "shade": (shaders.PLAIN_VS, SHADE_FS)}[name]
     fs = fs.replace("SKY_LAT0", f"{SKY_LAT0:.1f}")
     vs = vs.replace("STOREY_M0", f"{STOREY_M0:.3f}").replace("STOREY_STEP_M", f"{STOREY_STEP_M:.3f}")
     fs = fs.replace("LIGHT_FS_HERE", shaders.LIGHT_FS)

@@ -450,9 +450,10 @@ class SceneRenderer:
         #: realistic style: (vertex array, first vertex, count) per run of one ground material, in order
         self.ground_runs = []
         if ground_progs and self.vao_ground is not None:
-            gbuf = self._keep(ctx.buffer(m.ground.interleaved(("positions", "colours")).tobytes()))
-            gvaos = {k: self._keep(ctx.vertex_array(p, [(gbuf, "3f 3f" if "in_colour" in p else "3f 12x", "in_pos",
-                                                          *(("in_colour",) if "in_colour" in p else ()))]))
+            gbuf = self._keep(ctx.buffer(m.ground.interleaved(("positions", "normals", "colours")).tobytes()))
+            names = ("in_pos", "in_normal", "in_colour")
+            gvaos = {k: self._keep(ctx.vertex_array(p, [(gbuf, " ".join("3f" if n in p else "12x" for n in names),
+                                                          *(n for n in names if n in p))]))
                      for k, p in ground_progs.items()}
             self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
