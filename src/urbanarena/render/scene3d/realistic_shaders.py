@@ -86,9 +86,11 @@ vec3 tonemap(vec3 c) {
     x = clamp((x * (2.51 * x + 0.03)) / (x * (2.43 * x + 0.59) + 0.14), 0.0, 1.0);
     return sqrt(x);
 }
-vec3 light_at(vec3 n) {
-    return amb_rgb * (ambient * (1.0 - hemi + hemi * n.z)) + sun_rgb * (sun * max(dot(n, sun_dir), 0.0));
+// vis: the share of the sun reaching the point (1 unshadowed; facades: the baked sun shadow map, .sun_shadow)
+vec3 light_vis(vec3 n, float vis) {
+    return amb_rgb * (ambient * (1.0 - hemi + hemi * n.z)) + sun_rgb * (sun * vis * max(dot(n, sun_dir), 0.0));
 }
+vec3 light_at(vec3 n) { return light_vis(n, 1.0); }
 """
 
 SKY_COLOUR = """
@@ -123,6 +125,7 @@ vec3 sky_colour(vec3 d, bool clouds) {
 FACADE_VS = """
 #version 330
 uniform mat4 mvp;
+uniform mat4 sun_mvp;
 uniform float floor_h;
 in vec3 in_pos;
 in vec3 in_normal;
@@ -144,6 +147,7 @@ flat out float v_glass;   // 1: glass curtain wall
 flat out vec4 v_win;      // window width, spacing, height, frame width (m)
 flat out vec3 v_frame;
 flat out float v_course;
+out vec4 v_sun;           // position in the sun shadow map's clip space (offset 0.25 m along the normal)
 """ + HASH + """
 float hf(uint h, uint shift) { return float((h >> shift) & 255u) / 255.0; }
 void main() {
@@ -203,6 +207,7 @@ void main() {
     uint fh2 = rhash(uvec3(bh, 9u, 9u));
     v_frame = hf(fh2, 0u) < 0.5 ? vec3(0.9, 0.9, 0.87) : (hf(fh2, 0u) < 0.8 ? vec3(0.22, 0.2, 0.18) : vec3(0.35, 0.22, 0.15));
     v_course = hf(bh, 4u);
+    v_sun = sun_mvp * vec4(in_pos + 0.25 * normalize(in_normal), 1.0);
     gl_Position = mvp * vec4(in_pos, 1.0);
 }
 """
@@ -224,6 +229,10 @@ flat in float v_glass;
 flat in vec4 v_win;
 flat in vec3 v_frame;
 flat in float v_course;
+in vec4 v_sun;
+uniform sampler2DShadow sun_shadow;
+uniform float shadow_on;
+uniform float shadow_texel;
 out vec4 f_colour;
 uniform float ground_h;
 uniform vec3 horizon;
@@ -251,6 +260,15 @@ int window_at(float u, float L, float lv, float bottom, float top, float spacing
     float mull = abs(pos - 0.5 * width), trans = abs(lv - bottom - 0.7 * (top - bottom));
     if (mull < 0.5 * fw || trans < 0.5 * fw) return 2;
     return 1;
+}
+// share of the sun reaching the fragment: 4-tap PCF in the baked sun shadow map (.sun_shadow)
+float sun_vis() {
+    if (shadow_on < 0.5) return 1.0;
+    vec3 q = v_sun.xyz / v_sun.w * 0.5 + 0.5;
+    if (q.x <= 0.0 || q.y <= 0.0 || q.x >= 1.0 || q.y >= 1.0 || q.z >= 1.0) return 1.0;
+    float d = q.z - 0.0005, o = 0.5 * shadow_texel;
+    return 0.25 * (texture(sun_shadow, vec3(q.xy + vec2(-o, -o), d)) + texture(sun_shadow, vec3(q.xy + vec2(o, -o), d))
+                 + texture(sun_shadow, vec3(q.xy + vec2(-o, o), d)) + texture(sun_shadow, vec3(q.xy + vec2(o, o), d)));
 }
 float fresnel(vec3 view, vec3 n, float f0) {
     float g = 1.0 - abs(dot(view, n));
@@ -372,7 +390,7 @@ void main() {
         room *= 0.75;
         col = mix(room, skyr * 0.85, clamp(0.6 * fresnel(view, n, 0.04) + 0.08, 0.0, 0.7));
     }
-    vec3 c = col * (1.0 - 0.2 * wet) * (light_at(n) + lamp_light(v_world, n));
+    vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(n, dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) + lamp_light(v_world, n));
     if (kind == 6) c = col * (0.9 * ambient + 0.35);              // a shop is lit from inside
     if (kind == 5) c = max(c, albedo * 0.9);    // mirrored sky is not lit by the sun again
     if (kind == 1 || kind == 6) {
@@ -633,7 +651,7 @@ STOREY_M0, STOREY_STEP_M = 2.6, 0.12
 
 #: bumped when the realistic style's geometry (.realistic) changes pixels; shader changes are hashed
 #: (renderer.realistic_identity)
-REALISTIC_VERSION = "realistic-1"
+REALISTIC_VERSION = "realistic-2"
 
 #: exposure of the tone mapper and cloud cover of the sky by weather (ours; overcast skies draw the CIE
 #: overcast gradient instead, see .conditions)

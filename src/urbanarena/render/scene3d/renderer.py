@@ -333,6 +333,9 @@ def realistic_identity() -> str:
 
     src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
                   for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade"))
+    from urbanarena.render.scene3d.sun_shadow import DEPTH_FS, DEPTH_VS, SHADOW_MAP_PX
+
+    src += DEPTH_VS + DEPTH_FS + str(SHADOW_MAP_PX)
     return f"{RS.REALISTIC_VERSION}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
@@ -505,6 +508,11 @@ class SceneRenderer:
             if name in prog:
                 prog[name].value = value
         self.weather = None if (s.is_clear_day and not real) else WeatherPass(self)
+        self.sun_shadow, self._shadow_baked = None, False
+        if real:
+            from urbanarena.render.scene3d.sun_shadow import SunShadow
+
+            self.sun_shadow = SunShadow(self, self.weather.lighting)
         if real:
             from urbanarena.render.scene3d.realistic_shaders import style_uniforms
 
@@ -565,6 +573,9 @@ class SceneRenderer:
         s = self.settings
         if self.prog_sky_draw is not self.prog_sky and self._sky_tex is None:
             self._bake_sky()
+        if self.sun_shadow is not None and not self._shadow_baked:
+            self._shadow_baked = True
+            self.sun_shadow.bake()  # realistic style: walls' cast shadows, once (sun_shadow.py)
         ms, resolve = self._fbo(width, height)
         ms.use()
         ctx.viewport = (0, 0, width, height)
@@ -584,6 +595,8 @@ class SceneRenderer:
         # 1. everything standing on the ground (frustum-culled tiles)
         ctx.depth_func = "<"
         planes = _frustum_planes(P @ V)
+        if self.sun_shadow is not None:
+            self.sun_shadow.use()
         for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
                 tiled.render(planes, eye)
