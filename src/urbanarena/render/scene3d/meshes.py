@@ -568,6 +568,8 @@ def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilde
         uvq = np.array([[u0, v1], [u1, v1], [u1, v0], [u0, v0]])
         tris = np.stack([quad[[0, 1, 2]], quad[[0, 2, 3]]])
         uvs = np.stack([uvq[[0, 1, 2]], uvq[[0, 2, 3]]])
+        if s.kind == "window":  # realistic window lettering: u + 2 tells its program the glass is see-through
+            uvs = uvs + np.array([2.0, 0.0])
         per_page[p].add(tris, np.ones(3, np.float32), normals=np.broadcast_to(n, tris.shape), uv=uvs)
         # panel body behind the face (sides, top, bottom, back)
         cx, cy, _ = s.centre
@@ -576,6 +578,11 @@ def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilde
             from urbanarena.render.scene3d.signage import body_depth_m
 
             depth = body_depth_m(s)
+        if s.kind == "blade":  # two-faced: the same face on the back, mirrored so it reads from that side
+            back = quad - n * (depth + 0.01)
+            buv = np.array([[u1, v1], [u0, v1], [u0, v0], [u1, v0]])
+            per_page[p].add(np.stack([back[[0, 2, 1]], back[[0, 3, 2]]]), np.ones(3, np.float32),
+                            normals=np.broadcast_to(-n, tris.shape), uv=np.stack([buv[[0, 2, 1]], buv[[0, 3, 2]]]))
         body_col = tuple(int(c * 0.6) for c in s.background)
         if depth is not None:
             bx, by = cx - n[0] * (depth / 2 + 0.005), cy - n[1] * (depth / 2 + 0.005)

@@ -4,7 +4,9 @@ All in the scene's local frame (metres, ``z`` up), deterministic (seeded by ids 
 
 * **cornices**: a 0.3 m deep, 0.3 m tall moulding along every wall of buildings at least 7 m tall,
   0.15 m under the roof line (front, underside and top faces; the building's feature index);
-* **awnings**: over shopfront walls that carry no sign, on half of them (seeded), a canopy 1.1 m deep
+* **awnings**: over shopfront walls that carry no sign, and over :data:`SIGN_AWNING_SHARE` of those that carry
+  one (not a blade sign; from near, the canopy then hides the lower part of the sign above it), on half of
+  them (seeded), a canopy 1.1 m deep
   sloping from 2.9 m at the wall to 2.45 m, with a 0.2 m valance; plain or striped in one of six colours;
 * **kerbs**: a 0.12 m granite face where a carriageway meets a sidewalk, plus a 0.25 m kerb band on the
   ground (:data:`KERB_RGB`);
@@ -47,6 +49,8 @@ LAND_RGB = {"grass": GRASS_RGB, "park": PARK_RGB, "planting": PLANTING_RGB}
 GAUGE_M, RAIL_HEAD_M, GROOVE_M, TRACK_BED_M = 1.0, 0.07, 0.04, 2.4
 AWNING_RGB = ((40, 80, 55), (120, 30, 40), (30, 45, 90), (200, 185, 150), (70, 70, 72), (170, 90, 40))
 CORNICE_MIN_H_M = 7.0
+#: share of walls with signs (but no blade sign) that get an awning anyway (partly hiding signs, ours)
+SIGN_AWNING_SHARE = 0.3
 CONTACT_BAND_M, CONTACT_K = 0.8, 0.8
 #: share of the sun a tree crown's shadow takes away (ours: light passes between the leaves)
 TREE_SHADOW_SHARE = 0.55
@@ -65,6 +69,9 @@ def cornices_and_awnings(mb, scene: Scene, placements: list[SignPlacement], shop
                          feature_index: dict[str, int]) -> None:
     """Append cornices and awnings (module docstring) to the :class:`~.meshes.MeshBuilder` ``mb``."""
     signed = {(s.building_id, s.wall_index) for s in placements if s.building_id is not None}
+    blades = {(s.building_id, s.wall_index) for s in placements if s.building_id is not None and s.kind == "blade"}
+    # a share of signed walls gets an awning too: seen from near, it hides the lower part of the sign above it
+    signed = {k for k in signed if k in blades or stable_unit(f"{k[0]}/{k[1]}", "awning-under-sign") >= SIGN_AWNING_SHARE}
     keep = mb.feature
     for b in scene.buildings:
         mb.feature = feature_index.get(b.id, 0)

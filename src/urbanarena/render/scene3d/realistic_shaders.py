@@ -374,7 +374,8 @@ void main() {
         } else if (inter == 2) {
             back = mix(vec3(0.45, 0.3, 0.2), vec3(0.7, 0.58, 0.42), step(1.05, p.y));       // counter, wall
             float board = step(abs(p.y - 1.75), 0.28) * step(abs(fract(p.x * 0.5) - 0.5), 0.3);
-            back = mix(back, vec3(0.12, 0.13, 0.12) + 0.5 * step(0.8, h21(p * vec2(20.0, 12.0), h)), board);
+            float chalk = step(0.55, fract(p.y * 14.0)) * step(0.35, h21(vec2(floor(p.x * 6.0), floor(p.y * 14.0)), h));
+            back = mix(back, vec3(0.12, 0.13, 0.12) + 0.45 * chalk, board);
             float lamp = length(vec2(fract(p.x * 0.7) - 0.5, (p.y - 2.3) * 1.4));
             back = mix(back, vec3(1.0, 0.85, 0.55), 1.0 - smoothstep(0.06, 0.1, lamp));
         } else {
@@ -625,9 +626,27 @@ def ground_material_runs(colours) -> list[tuple[int, int, int]]:
     return [(3 * int(a), 3 * int(b - a), int(mat[a])) for a, b in zip(starts, ends)]
 
 
+def sign_fs() -> str:
+    """The realistic sign fragment shader: the flat style's (:data:`.shaders.SIGN_FS`) plus see-through window
+    lettering -- faces whose ``u`` is offset by 2 (:func:`.meshes.sign_meshes`) discard the dark glass around
+    their letters (luminance below the letters' edge), so the shop inside shows between them."""
+    from urbanarena.render.scene3d import shaders
+
+    old = "    vec3 t = sample_aniso(v_uv);\n    vec3 c = t * (v_light"
+    assert old in shaders.SIGN_FS
+    new = """    bool glass = v_uv.x > 1.5;
+    vec3 t = sample_aniso(glass ? v_uv - vec2(2.0, 0.0) : v_uv);
+    if (glass) {   // lettering on glass: only the letters are paint
+        float a = smoothstep(0.3, 0.5, dot(t, vec3(0.3, 0.55, 0.15)));
+        if (a < 0.5) discard;
+    }
+    vec3 c = t * (v_light"""
+    return shaders.SIGN_FS.replace(old, new)
+
+
 def program_sources(name: str, max_lamps: int, ground_mat: int = 0, lamps: bool = True) -> tuple[str, str]:
     """``(vertex, fragment)`` source of a realistic program (``facade``, ``ground``, ``sky`` (the sky bake),
-    ``sky_tex`` (the sky per frame), ``foliage``, ``shade``), weather variant with the lamp array of ``max_lamps``; ``ground_mat`` (the ground only): the one
+    ``sky_tex`` (the sky per frame), ``foliage``, ``shade``, ``sign``), weather variant with the lamp array of ``max_lamps``; ``ground_mat`` (the ground only): the one
     material compiled (:data:`GROUND_MATERIALS`; 0 all); ``lamps`` false: the lamp loop compiled out
     (:func:`.shaders.variant`)."""
     from urbanarena.render.scene3d import shaders
@@ -636,7 +655,8 @@ def program_sources(name: str, max_lamps: int, ground_mat: int = 0, lamps: bool 
     # v_albedo, v_world, v_normal), the sky programs its sky vertex shader
     vs, fs = {"facade": (FACADE_VS, FACADE_FS), "ground": (shaders.PLAIN_VS, GROUND_FS),
               "sky": (shaders.SKY_VS, SKY_FS), "sky_tex": (shaders.SKY_VS, SKY_TEX_FS),
-              "foliage": (shaders.PLAIN_VS, FOLIAGE_FS), "shade": (shaders.PLAIN_VS, SHADE_FS)}[name]
+              "foliage": (shaders.PLAIN_VS, FOLIAGE_FS), "shade": (shaders.PLAIN_VS, SHADE_FS),
+              "sign": (shaders.SIGN_VS, sign_fs())}[name]
     fs = fs.replace("SKY_LAT0", f"{SKY_LAT0:.1f}")
     vs = vs.replace("STOREY_M0", f"{STOREY_M0:.3f}").replace("STOREY_STEP_M", f"{STOREY_STEP_M:.3f}")
     fs = fs.replace("LIGHT_FS_HERE", shaders.LIGHT_FS)

@@ -332,7 +332,7 @@ def realistic_identity() -> str:
     from urbanarena.render.scene3d import realistic_shaders as RS
 
     src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
-                  for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade"))
+                  for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade", "sign"))
     from urbanarena.render.scene3d.sun_shadow import DEPTH_FS, DEPTH_VS, SHADOW_MAP_PX
 
     src += DEPTH_VS + DEPTH_FS + str(SHADOW_MAP_PX)
@@ -409,7 +409,7 @@ class SceneRenderer:
             return self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
-        self.prog_sign = program(shaders.SIGN_VS, shaders.SIGN_FS)
+        self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
         self._sky_tex = None
         ground_runs, ground_progs = [], {}

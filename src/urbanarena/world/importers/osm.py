@@ -1421,5 +1421,5 @@ def _annotations(path: Path, raw: _Raw, bb, frame: LocalFrame, streets: list[A.S
         if shp.is_empty or (ctx is not None and not shp.intersects(ctx)):
             continue
         ann.land_areas.append({"id": ar.id, "osm_id": ar.osm_id, "kind": kind,
-                               "polygon_xy": [[to_xy_ring(r) for r in poly] for poly in polys_ll]})
+                               "polygon_xy": [[[list(p) for p in to_xy_ring(r)] for r in poly] for poly in polys_ll]})
     return ann
