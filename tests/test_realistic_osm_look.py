@@ -10,9 +10,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import shapely
-from shapely.geometry import LineString, Point, Polygon
+from shapely.geometry import Point, Polygon
 
+from urbanarena.render.scene3d import building_look as B
 from urbanarena.render.scene3d import realistic as R
 from urbanarena.render.scene3d.city_scene import building_look
 from urbanarena.render.scene3d.context import gl_unavailable_reason
@@ -74,12 +74,12 @@ def test_facade_attribute_packs_material_colour_and_storeys():
     assert np.allclose(fb.colours[is1], np.array([200, 100, 50]) / 255.0)
     assert np.array_equal(fb.colours[~is1], rb.colours[~is1])
     assert np.array_equal(flat.facades.shop, build_scene_meshes(scene, style="flat").facades.shop)
-    assert R.storey_code(None) == 0 and R.storey_code(2.6) == 1 and R.storey_code(9.0) == 15
+    assert B.storey_code(None) == 0 and B.storey_code(2.6) == 1 and B.storey_code(9.0) == 15
 
 
 def test_python_hash_matches_the_shader_and_window_columns_hand_worked():
     # rhash(0, 0, 0) = 0: every product is 0 and the mixing keeps 0
-    assert R.rhash(0, 0, 0) == 0
+    assert B.rhash(0, 0, 0) == 0
     # rhash(1, 0, 0): h = 1597334677; h ^= h >> 15; h *= 2246822519; ... (mod 2**32), worked step by step
     h = 1597334677
     h ^= h >> 15
@@ -87,13 +87,13 @@ def test_python_hash_matches_the_shader_and_window_columns_hand_worked():
     h ^= h >> 13
     h = h * 3266489917 % 2**32
     h ^= h >> 16
-    assert R.rhash(1, 0, 0) == h
-    width, cols = R.window_columns(12345, 20.0)
-    bh = R.rhash(12345 >> 4, 7, 1)
+    assert B.rhash(1, 0, 0) == h
+    width, cols = B.window_columns(12345, 20.0)
+    bh = B.rhash(12345 >> 4, 7, 1)
     spacing = max(width + 0.9 + 0.9 * ((bh >> 8) & 255) / 255.0, 2.2)
     n = math.floor(19.4 / spacing)
     assert len(cols) == n and cols[0] == pytest.approx((20.0 - n * spacing) / 2 + spacing / 2, abs=1e-5)
-    assert R.window_columns(12345, 1.0)[1] == []
+    assert B.window_columns(12345, 1.0)[1] == []
 
 
 @needs_gl
@@ -118,7 +118,7 @@ void main() {
         px = np.frombuffer(fbo.read(components=3), np.uint8).reshape(64, 3)
         for o in (fbo, vao, quad, prog):
             o.release()
-    want = np.array([[(h := R.rhash(x * 977, 7, 1)) & 255, (h >> 8) & 255, (h >> 24) & 255] for x in range(64)])
+    want = np.array([[(h := B.rhash(x * 977, 7, 1)) & 255, (h >> 8) & 255, (h >> 24) & 255] for x in range(64)])
     assert np.array_equal(px, want)
 
 
@@ -126,44 +126,44 @@ def test_roof_geometry_hand_worked():
     # 10 x 6 m box, 9 m tall, gabled: eaves grown 0.3 m -> 10.6 x 6.6; ridge along x at y = 3,
     # 9 + tan(32 deg) * 3.3 m high; 4 slope triangles, 2 gable ends
     b = Building("g", [(0, 0), (10, 0), (10, 6), (0, 6)], 9.0, roof_shape="gabled")
-    slopes, gables = R.roof_geometry(b)
+    slopes, gables = B.roof_geometry(b)
     top = 9.0 + math.tan(math.radians(32.0)) * 3.3
     assert slopes.shape == (4, 3, 3) and gables.shape == (2, 3, 3)
     ridge = slopes.reshape(-1, 3)[np.isclose(slopes.reshape(-1, 3)[:, 2], top)]
     assert len(ridge) and np.allclose(ridge[:, 1], 3.0) and set(np.round(ridge[:, 0], 6)) == {-0.3, 10.3}
     # hipped: hips at 45 degrees in plan, so the ridge is 10.6 - 6.6 = 4.0 m long; six faces' triangles
-    slopes, gables = R.roof_geometry(Building("h", b.footprint, 9.0, roof_shape="hipped"))
+    slopes, gables = B.roof_geometry(Building("h", b.footprint, 9.0, roof_shape="hipped"))
     xs = slopes.reshape(-1, 3)[slopes.reshape(-1, 3)[:, 2] > 9.5][:, 0]
     assert xs.max() - xs.min() == pytest.approx(4.0) and len(gables) == 0 and len(slopes) == 6
-    slopes, _ = R.roof_geometry(Building("p", [(0, 0), (8, 0), (8, 8), (0, 8)], 6.0, roof_shape="pyramidal",
+    slopes, _ = B.roof_geometry(Building("p", [(0, 0), (8, 0), (8, 8), (0, 8)], 6.0, roof_shape="pyramidal",
                                          roof_height_m=2.0))
     apex = slopes.reshape(-1, 3)[np.argmax(slopes.reshape(-1, 3)[:, 2])]
     assert len(slopes) == 4 and np.allclose(apex, [4.0, 4.0, 8.0])
     # an L-shaped footprint (area / rectangle = 0.75 < 0.8), a dome and tall untagged buildings stay flat
     ell = [(0, 0), (10, 0), (10, 5), (5, 5), (5, 10), (0, 10)]
-    assert R.roof_geometry(Building("l", ell, 9.0, roof_shape="hipped")) is None
-    assert R.roof_geometry(Building("d", b.footprint, 9.0, roof_shape="dome")) is None
-    assert R.roof_shape_of(Building("t", b.footprint, 30.0)) == "flat"
+    assert B.roof_geometry(Building("l", ell, 9.0, roof_shape="hipped")) is None
+    assert B.roof_geometry(Building("d", b.footprint, 9.0, roof_shape="dome")) is None
+    assert B.roof_shape_of(Building("t", b.footprint, 30.0)) == "flat"
 
 
 def test_seeded_roof_shares_on_many_low_buildings():
     sq = [(0, 0), (8, 0), (8, 8), (0, 8)]
-    shapes = [R.roof_shape_of(Building(f"b{i}", sq, 9.0)) for i in range(2000)]
-    for shape, share in R.ROOF_SHARES:
+    shapes = [B.roof_shape_of(Building(f"b{i}", sq, 9.0)) for i in range(2000)]
+    for shape, share in B.ROOF_SHARES:
         assert shapes.count(shape) / 2000 == pytest.approx(share, abs=0.035)
 
 
 def test_balconies_follow_the_window_columns_and_storeys():
     b = Building("res", [(0, 0), (24, 0), (24, 10), (0, 10)], 16.4, levels=5, kind="apartments")
-    assert R.has_balconies(b) == (R.stable_unit("res", "balconies") < R.BALCONY_SHARE)
+    assert B.has_balconies(b) == (B.stable_unit("res", "balconies") < B.BALCONY_SHARE)
     bid = next(f"res{i}" for i in range(100)
-               if R.has_balconies(Building(f"res{i}", b.footprint, 16.4, levels=5, kind="apartments")))
+               if B.has_balconies(Building(f"res{i}", b.footprint, 16.4, levels=5, kind="apartments")))
     b = Building(bid, b.footprint, 16.4, levels=5, kind="apartments")
-    assert not R.has_balconies(Building(bid, b.footprint, 16.4, levels=5, kind="office"))
+    assert not B.has_balconies(Building(bid, b.footprint, 16.4, levels=5, kind="office"))
     from urbanarena.render.scene3d.meshes import MeshBuilder
 
     mb = MeshBuilder()
-    n = R.balconies(mb, Scene(name="b", buildings=(b,)), {bid: 1}, 3.2, 3.6)
+    n = B.balconies(mb, Scene(name="b", buildings=(b,)), {bid: 1}, 3.2, 3.6)
     # storeys (16.4 - 3.6) / 4 = 3.2 m; rows k = 1.. while 3.6 + (k + 1) 3.2 <= 15.9: k = 1, 2 -> slabs at 6.8, 10.0 m
     mesh = mb.build()
     tops = sorted({round(float(z), 3) for z in mesh.positions[:, 2]})
@@ -174,8 +174,8 @@ def test_balconies_follow_the_window_columns_and_storeys():
     per_wall = 0
     for w in building_walls(b):
         if w.length_m >= 8.0:
-            _, cols = R.window_columns(R.wall_seed(bid, w.index), w.length_m)
-            per_wall += len([c for i, c in enumerate(cols) if i % 2 == R.stable_index(bid, 2, "balcony-parity")])
+            _, cols = B.window_columns(B.wall_seed(bid, w.index), w.length_m)
+            per_wall += len([c for i, c in enumerate(cols) if i % 2 == B.stable_index(bid, 2, "balcony-parity")])
     assert n == 2 * per_wall and n > 0
 
 
@@ -257,7 +257,6 @@ def test_annotations_reject_malformed_drawn_layers():
 def test_blade_signs_have_two_faces_and_window_lettering_is_flagged():
     from dataclasses import replace
 
-    from urbanarena.render.scene3d.fonts import SignStyle  # noqa: F401  (the atlas draws through it)
     from urbanarena.render.scene3d.layout import SignLayout
     from urbanarena.render.scene3d.meshes import MeshBuilder, build_sign_atlas, sign_meshes
     from urbanarena.render.scene3d.scene import Poi
@@ -285,7 +284,7 @@ def test_awnings_hide_some_signs_and_never_blades():
     from urbanarena.render.scene3d.realistic import SIGN_AWNING_SHARE
 
     keys = [f"b{i}/0" for i in range(3000)]
-    share = sum(R.stable_unit(k, "awning-under-sign") < SIGN_AWNING_SHARE for k in keys) / len(keys)
+    share = sum(B.stable_unit(k, "awning-under-sign") < SIGN_AWNING_SHARE for k in keys) / len(keys)
     assert share == pytest.approx(SIGN_AWNING_SHARE, abs=0.03)
 
 

@@ -674,10 +674,12 @@ def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m:
         from urbanarena.render.scene3d import realistic as R
 
         R.cornices_and_awnings(objects, scene, placements, shop, index["building"])
-        R.pack_facade_look(facades, scene, features, ground_h_m)
-        R.balconies(objects, scene, index["building"], floor_h_m, ground_h_m)
+        from urbanarena.render.scene3d import building_look as BL
+
+        BL.pack_facade_look(facades, scene, features, ground_h_m)
+        BL.balconies(objects, scene, index["building"], floor_h_m, ground_h_m)
         pitched = MeshBuilder()
-        R.pitched_roofs(pitched, scene, index["building"])
+        BL.pitched_roofs(pitched, scene, index["building"])
         roofs = concat_meshes(roofs, pitched.build())
         R.kerb_faces(objects, scene)
         extra = MeshBuilder()

@@ -154,7 +154,7 @@ void main() {
     v_world = in_pos;
     v_normal = normalize(in_normal);
     v_facade = in_facade;
-    // in_shop packs (realistic.FACADE_PACK) shop | seed << 1 | material << 16 | tagged colour << 19 | storey << 20
+    // in_shop packs (building_look.FACADE_PACK) shop | seed << 1 | material << 16 | tagged colour << 19 | storey << 20
     uint pk = uint(in_shop + 0.5);
     v_shop = float(pk & 1u);
     uint seed = (pk >> 1u) & 32767u;
@@ -665,7 +665,7 @@ def program_sources(name: str, max_lamps: int, ground_mat: int = 0, lamps: bool 
     return shaders.variant(vs, True, max_lamps, lamps), shaders.variant(fs, True, max_lamps, lamps)
 
 
-#: storey heights the facade packing encodes (:func:`.realistic.pack_facade_look`): code k >= 1 is
+#: storey heights the facade packing encodes (:func:`.building_look.pack_facade_look`): code k >= 1 is
 #: ``STOREY_M0 + STOREY_STEP_M (k - 1)`` metres, code 0 the renderer's ``floor_h_m``
 STOREY_M0, STOREY_STEP_M = 2.6, 0.12
 
