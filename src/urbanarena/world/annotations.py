@@ -77,7 +77,8 @@ File format (``annotations.json.gz``, gzip UTF-8 JSON, version 1)
 ``{"format": "urbanarena-annotations", "format_version": 1, "origin": {lat, lon},
 "bbox": [W, S, E, N] | null, "source": {...}, "pois": [...], "standalone_pois": [...],
 "objects": [...], "buildings": [...], "blocks": [...], "streets": [...],
-"walkable_areas": [...]}``; each record is the dataclass below as a JSON
+"walkable_areas": [...]}``, plus ``"rail_lines"`` and ``"land_areas"`` when non-empty (drawn-only tram
+tracks and planted land cover, see :class:`Annotations`); each record is the dataclass below as a JSON
 object (tuples become lists). Its sha256 over canonical JSON
 (:attr:`Annotations.content_hash`) is stored in ``city.json``
 (``annotations_hash``) and checked on load.
