@@ -132,7 +132,7 @@ ROOF_RGBS = ((72, 74, 78), (118, 56, 44), (46, 46, 50), (86, 90, 98), (96, 138, 
 RECT_MIN = 0.8
 #: balconies (ours): on buildings at least BALCONY_MIN_H_M tall that are residential or untagged, on this
 #: share of them (seeded), from the second storey above the ground floor, on every other window column
-BALCONY_SHARE, BALCONY_MIN_H_M = 0.35, 12.0
+BALCONY_SHARE, BALCONY_MIN_H_M = 0.25, 12.0
 NON_RESIDENTIAL = {"office", "retail", "commercial", "university", "public", "church", "cathedral", "museum",
                    "train_station", "kiosk", "roof", "pavilion", "shed", "garage", "industrial", "warehouse",
                    "civic", "government", "school", "hotel", "parking", "transportation", "chapel"}
@@ -253,7 +253,7 @@ def has_balconies(b) -> bool:
 def balconies(mb, scene: Scene, feature_index: dict[str, int], floor_h_m: float, ground_h_m: float) -> int:
     """Append balconies (:func:`has_balconies`) to ``mb``, aligned with the facade program's window columns
     (:func:`window_columns`) and storeys: a 0.12 m slab 1.0 m deep and the window's width plus 0.6 m, with
-    a 0.95 m railing panel in front and at the sides, under every other window from the second storey above
+    a 0.95 m railing panel in front, under every other window from the second storey above
     the ground floor up to the one below the roof line. Returns the number of balconies."""
     keep, count = mb.feature, 0
     rail_rgb = ((52, 54, 58), (205, 206, 202), (70, 72, 76))
@@ -286,12 +286,10 @@ def balconies(mb, scene: Scene, feature_index: dict[str, int], floor_h_m: float,
                     quads_s += [[[*a, z1], [*bb, z1], [*bf, z1], [*af, z1]],
                                 [[*a, z0], [*af, z0], [*bf, z0], [*bb, z0]],
                                 [[*af, z0], [*af, z1], [*bf, z1], [*bf, z0]]]
-                    quads_r += [[[*af, z1], [*bf, z1], [*bf, zr], [*af, zr]],
-                                [[*a, z1], [*af, z1], [*af, zr], [*a, zr]],
-                                [[*bf, z1], [*bb, z1], [*bb, zr], [*bf, zr]]]
+                    quads_r += [[[*af, z1], [*bf, z1], [*bf, zr], [*af, zr]]]
                     centre = [*((a + bf) / 2), z1 - 0.075]
                     cs += [centre] * 3
-                    cr += [centre] * 3
+                    cr += [centre]
                     count += 1
                 k += 1
         for quads, cen, rgb in ((quads_s, cs, slab), (quads_r, cr, rail)):

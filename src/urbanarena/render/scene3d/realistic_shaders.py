@@ -232,7 +232,6 @@ flat in float v_course;
 in vec4 v_sun;
 uniform sampler2DShadow sun_shadow;
 uniform float shadow_on;
-uniform float shadow_texel;
 out vec4 f_colour;
 uniform float ground_h;
 uniform vec3 horizon;
@@ -261,14 +260,12 @@ int window_at(float u, float L, float lv, float bottom, float top, float spacing
     if (mull < 0.5 * fw || trans < 0.5 * fw) return 2;
     return 1;
 }
-// share of the sun reaching the fragment: 4-tap PCF in the baked sun shadow map (.sun_shadow)
+// share of the sun reaching the fragment: the baked sun shadow map (.sun_shadow), bilinear PCF
 float sun_vis() {
     if (shadow_on < 0.5) return 1.0;
     vec3 q = v_sun.xyz / v_sun.w * 0.5 + 0.5;
     if (q.x <= 0.0 || q.y <= 0.0 || q.x >= 1.0 || q.y >= 1.0 || q.z >= 1.0) return 1.0;
-    float d = q.z - 0.0005, o = 0.5 * shadow_texel;
-    return 0.25 * (texture(sun_shadow, vec3(q.xy + vec2(-o, -o), d)) + texture(sun_shadow, vec3(q.xy + vec2(o, -o), d))
-                 + texture(sun_shadow, vec3(q.xy + vec2(-o, o), d)) + texture(sun_shadow, vec3(q.xy + vec2(o, o), d)));
+    return texture(sun_shadow, vec3(q.xy, q.z - 0.0005));   // linear filtering: 2 x 2 PCF in one lookup
 }
 float fresnel(vec3 view, vec3 n, float f0) {
     float g = 1.0 - abs(dot(view, n));
@@ -425,9 +422,8 @@ vec3 asphalt(vec2 p, float fine) {
     a *= 1.0 - 0.25 * smoothstep(0.72, 0.78, vnoise(p * 0.6 + 3.0, 8u));   // tar seams and oil
     // cracks: short, jagged contours of a warped noise, only in worn patches (long smooth contours read
     // as cables)
-    vec2 q = p * 0.9 + 0.22 * vec2(vnoise(p * 11.0, 19u), vnoise(p * 11.0 + 7.3, 20u));
-    float cn = vnoise(q, 18u) - 0.5;
-    float worn = smoothstep(0.62, 0.7, vnoise(p * 0.21 + 11.0, 21u)) * step(0.55, vnoise(p * 1.7, 22u));
+    float cn = vnoise(p * 0.9 + 0.22 * vnoise(p * 11.0, 19u), 18u) - 0.5;
+    float worn = smoothstep(0.62, 0.7, vnoise(p * 0.21 + 11.0, 21u));
     return a * (1.0 - 0.25 * fine * worn * (1.0 - smoothstep(0.0, fwidth(cn), abs(cn))));
 }
 vec3 paving(vec2 p) {                         // slabs 0.5 m with joints

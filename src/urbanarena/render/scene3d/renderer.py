@@ -597,10 +597,15 @@ class SceneRenderer:
         planes = _frustum_planes(P @ V)
         if self.sun_shadow is not None:
             self.sun_shadow.use()
+        real = self.sun_shadow is not None
+        if real and self.vao_objects is not None:
+            # realistic: balconies, awnings, cornices and street objects stand in front of the walls; drawn
+            # first, the depth test rejects the (costly) facade fragments they hide
+            self.vao_objects.render(planes, eye, s.object_distance_m)
         for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
                 tiled.render(planes, eye)
-        if self.vao_objects is not None:
+        if not real and self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
             self.vao_foliage.render(planes, eye, s.object_distance_m)

@@ -4,9 +4,9 @@ The buildings' walls and roofs (facades and solids meshes) are drawn once, at th
 texture of :data:`SHADOW_MAP_PX` squared texels seen from the sun: an orthographic projection along the
 condition's sun direction covering the buildings' bounding box (plus their height, so every shadow caster
 is inside), :func:`sun_matrix`. The facade program (:mod:`.realistic_shaders`) then looks its fragment up
-(4-tap percentage-closer filtering through a comparison sampler, a 0.25 m offset along the normal against
+(one bilinear lookup through a comparison sampler, i.e. 2 x 2 percentage-closer filtering, a 0.25 m offset along the normal against
 self-shadowing) and takes the sun's direct term away where another wall or roof stands between it and the sun.
-A frame pays one matrix product per vertex and four texture lookups per facade fragment; nothing is redrawn
+A frame pays one matrix product per vertex and one texture lookup per sunlit facade fragment; nothing is redrawn
 per frame. Ground shadows stay the baked polygons of :mod:`.realistic` (the same sun direction), so they
 agree with the walls. Without sun (sun below 2 degrees, or a condition without direct light) nothing is baked.
 
@@ -110,7 +110,6 @@ class SunShadow:
         prog["sun_mvp"].write(self.matrix.T.astype("f4").tobytes())
         prog["sun_shadow"].value = SHADOW_UNIT
         prog["shadow_on"].value = 1.0
-        prog["shadow_texel"].value = 1.0 / SHADOW_MAP_PX
         self.bake_s = time.perf_counter() - t0
 
     def use(self) -> None:
