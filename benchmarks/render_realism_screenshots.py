@@ -7,6 +7,10 @@ Viewpoint: pose node n00701 of the Helsinki core, bearing 344 degrees, pitch 3 d
 height 1.7 m (the weather screenshots' viewpoint: a street lamp, a vending machine, shop signs). Photo: the
 shared GoPro photo ``panoramas/geovisio/1.jpg`` (a station forecourt in Ile-de-France, MIT), yaw 0 from its
 centre column, pitch 0, 90 degrees: a street scene at a similar framing, not the same place.
+
+Two more realistic views show what OSM data drives (tram tracks, land cover): ``realistic-tram.jpg`` from node
+n00264 at bearing 341 degrees, pitch -4 (tracks across a square towards the railway station), and
+``realistic-park.jpg`` from node n00054 at bearing 240 degrees, pitch -8 (a park's lawn and flower beds).
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import argparse
 from pathlib import Path
 
 NODE, YAW_DEG, PITCH_DEG = "n00701", 344.0, 3.0
+EXTRA_VIEWS = {"realistic-tram": ("n00264", 341.0, -4.0), "realistic-park": ("n00054", 240.0, -8.0)}
 
 
 def main() -> None:
@@ -38,6 +43,11 @@ def main() -> None:
         r = SceneRenderer(scene, RenderSettings(style=style))
         img = r.render_view(x, y, YAW_DEG, PITCH_DEG, 90.0, 640, 360, 1.7, attribution=True)
         Image.fromarray(img).save(out / f"{style}.jpg", quality=80)
+        if style == "realistic":
+            for name, (node, yaw, pitch) in EXTRA_VIEWS.items():
+                ex, ey, _ = node_pose(city, node)
+                img = r.render_view(ex, ey, yaw, pitch, 90.0, 640, 360, 1.7, attribution=True)
+                Image.fromarray(img).save(out / f"{name}.jpg", quality=80)
         r.release()
     photos = [Path(args.photo)] if args.photo else [p for p in default_photos() if p.name == "1.jpg"]
     if photos:

@@ -77,7 +77,8 @@ File format (``annotations.json.gz``, gzip UTF-8 JSON, version 1)
 ``{"format": "urbanarena-annotations", "format_version": 1, "origin": {lat, lon},
 "bbox": [W, S, E, N] | null, "source": {...}, "pois": [...], "standalone_pois": [...],
 "objects": [...], "buildings": [...], "blocks": [...], "streets": [...],
-"walkable_areas": [...]}``; each record is the dataclass below as a JSON
+"walkable_areas": [...]}``, plus ``"rail_lines"`` and ``"land_areas"`` when non-empty (drawn-only tram
+tracks and planted land cover, see :class:`Annotations`); each record is the dataclass below as a JSON
 object (tuples become lists). Its sha256 over canonical JSON
 (:attr:`Annotations.content_hash`) is stored in ``city.json``
 (``annotations_hash``) and checked on load.
@@ -316,6 +317,10 @@ class Annotations:
     ``walkable_areas``: pedestrian squares (``highway=pedestrian`` +
     ``area=yes`` and the like) as ``{"id", "osm_id", "name", "polygon_xy",
     "polygon_lonlat"}`` for rendering; they are not part of the graph.
+    ``rail_lines``: tram tracks (``railway=tram``, not in tunnels) as ``{"id", "osm_id", "railway", "xy"}``
+    and ``land_areas``: planted land cover (:func:`land_cover_kind`) as ``{"id", "osm_id", "kind",
+    "polygon_xy"}`` (``[polygon][ring][vertex]``), both drawn only (realistic style), in the core plus the
+    context margin; written to the file only when non-empty (files from before them load unchanged).
     """
 
     origin_lat: float
@@ -329,6 +334,8 @@ class Annotations:
     blocks: list[Block] = field(default_factory=list)
     streets: list[Street] = field(default_factory=list)
     walkable_areas: list[dict[str, Any]] = field(default_factory=list)
+    rail_lines: list[dict[str, Any]] = field(default_factory=list)
+    land_areas: list[dict[str, Any]] = field(default_factory=list)
 
     # ------------------------------------------------------------- look-ups
     def building(self, building_id: str) -> Building:
@@ -401,6 +408,9 @@ class Annotations:
         for name in _RECORD_TYPES:
             d[name] = [asdict(r) for r in getattr(self, name)]
         d["walkable_areas"] = self.walkable_areas
+        for name in ("rail_lines", "land_areas"):
+            if getattr(self, name):
+                d[name] = getattr(self, name)
         return json.loads(json.dumps(d, allow_nan=False))  # tuples -> lists, checks finiteness
 
     @property
@@ -444,6 +454,11 @@ class Annotations:
         if not isinstance(areas, list):
             raise CityFormatError(path, "walkable_areas", "must be a list")
         ann.walkable_areas = areas
+        for name in ("rail_lines", "land_areas"):
+            recs = d.get(name, [])
+            if not isinstance(recs, list) or not all(isinstance(r, dict) for r in recs):
+                raise CityFormatError(path, name, "must be a list of objects")
+            setattr(ann, name, recs)
         return ann
 
     def save(self, directory: str | Path) -> Path:
@@ -535,6 +550,26 @@ def parse_length_m(value: str | None) -> float | None:
         if m.group(2).lower() in ("ft", "feet", "'"):
             out *= 0.3048
     return out if math.isfinite(out) and out >= 0 else None
+
+
+#: land cover drawn as planting (ours): tag value -> kind (``grass`` lawns, ``park`` lawns with beds,
+#: ``planting`` shrubs and flower beds)
+LAND_COVER = {
+    ("landuse", "grass"): "grass", ("landuse", "meadow"): "grass", ("landuse", "village_green"): "grass",
+    ("landuse", "recreation_ground"): "grass", ("landuse", "flowerbed"): "planting",
+    ("leisure", "park"): "park", ("leisure", "garden"): "park", ("natural", "grassland"): "grass",
+    ("natural", "scrub"): "planting", ("natural", "heath"): "planting", ("landuse", "plant_nursery"): "planting",
+}
+
+
+def land_cover_kind(tags: dict[str, str]) -> str | None:
+    """The land-cover kind (:data:`LAND_COVER`) of an area's OSM tags, first matching key in the
+    order landuse, leisure, natural; ``None`` if none."""
+    for key in ("landuse", "leisure", "natural"):
+        k = LAND_COVER.get((key, tags.get(key, "")))
+        if k is not None:
+            return k
+    return None
 
 
 def _levels(value: str | None) -> float | None:

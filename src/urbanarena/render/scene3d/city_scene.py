@@ -19,6 +19,13 @@ Mapping (all coordinates stay in the city's local frame, metres):
   everything else (footways, pedestrian streets, cycleways, steps, service
   paths) as paved walking surface; pedestrian squares (``walkable_areas``,
   ``polygon_xy`` as ``[polygon][ring][vertex]``) as :class:`PavedArea`;
+* the look of a building (drawn by the realistic style only, :data:`.scene.BUILDING_LOOK_FIELDS`) from its
+  OSM tags (:func:`building_look`): ``building:material`` (or ``building:facade:material``) normalised by
+  :data:`MATERIALS`, ``building:colour`` and ``roof:colour`` (CSS names or hex, read by Pillow's
+  ``ImageColor``), ``roof:shape`` normalised by :data:`ROOF_SHAPES`, ``roof:height`` (or ``roof:levels``
+  x 2.8 m), the ``building`` value; unreadable values count as missing;
+* tram tracks (``rail_lines``) become :class:`RailLine` and planted land cover (``land_areas``)
+  :class:`LandArea` (realistic style only);
 * the attribution is the city's (``© OpenStreetMap contributors`` for OSM cities).
 """
 
@@ -29,12 +36,60 @@ import math
 from shapely.geometry import Point as SPoint, Polygon
 
 from urbanarena.render.scene3d.scene import (
-    OSM_ATTRIBUTION, Building, Crosswalk, PavedArea, Poi, Road, Scene, StreetObject,
+    OSM_ATTRIBUTION, Building, Crosswalk, LandArea, PavedArea, Poi, RailLine, Road, Scene, StreetObject,
 )
 from urbanarena.world.city import City
 
 #: Sidewalk width (each side) drawn along carriageways mapped with ``sidewalk=*``.
 SIDEWALK_M = 2.0
+
+#: ``building:material`` values -> the realistic style's facade materials (ours)
+MATERIALS = {
+    "brick": "brick", "bricks": "brick", "plaster": "plaster", "render": "plaster", "stucco": "plaster",
+    "stone": "stone", "sandstone": "stone", "limestone": "stone", "granite": "stone", "marble": "stone",
+    "concrete": "concrete", "cement_block": "concrete", "reinforced_concrete": "concrete", "glass": "glass",
+    "mirror": "glass", "wood": "wood", "timber_framing": "wood", "timber": "wood", "metal": "metal",
+    "steel": "metal", "metal_plates": "metal", "aluminium": "metal",
+}
+#: ``roof:shape`` values -> the roof drawn (ours: close relatives are approximated; dome, onion, round and
+#: skillion keep their tag and are drawn flat, see docs/renderer.md)
+ROOF_SHAPES = {
+    "flat": "flat", "gabled": "gabled", "gambrel": "gabled", "saltbox": "gabled", "hipped": "hipped",
+    "half-hipped": "hipped", "side_hipped": "hipped", "mansard": "hipped", "pyramidal": "pyramidal",
+    "dome": "dome", "onion": "onion", "round": "round", "skillion": "skillion",
+}
+ROOF_LEVEL_M = 2.8
+
+
+def _css_rgb(value: str | None) -> tuple[int, int, int] | None:
+    from PIL import ImageColor
+
+    if not value:
+        return None
+    try:
+        return tuple(ImageColor.getrgb(value.strip().split(";")[0].strip().lower()))[:3]
+    except ValueError:
+        return None
+
+
+def building_look(tags: dict[str, str]) -> dict:
+    """The realistic-only :class:`Building` fields (module docstring) from a building's OSM ``tags``."""
+    from urbanarena.world.annotations import parse_length_m
+
+    mat = (tags.get("building:material") or tags.get("building:facade:material") or "").strip().lower()
+    roof_h = parse_length_m(tags.get("roof:height"))
+    if roof_h is None:
+        try:
+            lv = float(str(tags.get("roof:levels", "")).split(";")[0])
+            roof_h = lv * ROOF_LEVEL_M if lv > 0 else None
+        except ValueError:
+            roof_h = None
+    kind = tags.get("building")
+    return {"material": MATERIALS.get(mat), "tagged_colour": _css_rgb(tags.get("building:colour")),
+            "roof_shape": ROOF_SHAPES.get((tags.get("roof:shape") or "").strip().lower()),
+            "roof_colour": _css_rgb(tags.get("roof:colour")),
+            "roof_height_m": roof_h if roof_h is not None and 0 < roof_h < 30 else None,
+            "kind": kind if kind and kind != "yes" else None}
 
 
 def _is_carriageway(street) -> bool:
@@ -60,7 +115,7 @@ def scene_from_annotations(ann, name: str = "city", attribution: str = OSM_ATTRI
             try:
                 bb = Building(bid, tuple(map(tuple, rings[0])), float(b.height_m),
                               holes=tuple(tuple(map(tuple, r)) for r in rings[1:] if len(r) >= 3),
-                              levels=b.levels, base_m=base)
+                              levels=b.levels, base_m=base, **building_look(b.tags or {}))
             except ValueError:
                 continue
             buildings.append(bb)
@@ -123,9 +178,27 @@ def scene_from_annotations(ann, name: str = "city", attribution: str = OSM_ATTRI
                                        tuple(tuple(map(tuple, r)) for r in rings[1:] if len(r) >= 3)))
             except ValueError:
                 continue
+    rails: list[RailLine] = []
+    for r in getattr(ann, "rail_lines", None) or ():
+        try:
+            rails.append(RailLine(str(r["id"]), tuple(map(tuple, r["xy"]))))
+        except (KeyError, TypeError, ValueError):
+            continue
+    land: list[LandArea] = []
+    for a in getattr(ann, "land_areas", None) or ():
+        polys = a.get("polygon_xy") or []
+        for k, rings in enumerate(polys):
+            if not rings or len(rings[0]) < 3:
+                continue
+            try:
+                land.append(LandArea(str(a["id"]) if len(polys) == 1 else f"{a['id']}#{k}",
+                                     tuple(map(tuple, rings[0])),
+                                     tuple(tuple(map(tuple, h)) for h in rings[1:] if len(h) >= 3), a.get("kind", "grass")))
+            except (KeyError, TypeError, ValueError):
+                continue
     return Scene(name=name, buildings=tuple(buildings), pois=tuple(pois), objects=tuple(objects),
                  roads=tuple(roads), crosswalks=tuple(crosswalks), paved_areas=tuple(paved),
-                 attribution=attribution)
+                 rails=tuple(rails), land_areas=tuple(land), attribution=attribution)
 
 
 def scene_from_city(city: City) -> Scene:

@@ -568,6 +568,8 @@ def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilde
         uvq = np.array([[u0, v1], [u1, v1], [u1, v0], [u0, v0]])
         tris = np.stack([quad[[0, 1, 2]], quad[[0, 2, 3]]])
         uvs = np.stack([uvq[[0, 1, 2]], uvq[[0, 2, 3]]])
+        if s.kind == "window":  # realistic window lettering: u + 2 tells its program the glass is see-through
+            uvs = uvs + np.array([2.0, 0.0])
         per_page[p].add(tris, np.ones(3, np.float32), normals=np.broadcast_to(n, tris.shape), uv=uvs)
         # panel body behind the face (sides, top, bottom, back)
         cx, cy, _ = s.centre
@@ -576,6 +578,11 @@ def sign_meshes(signs: list[SignPlacement], atlas: SignAtlas, solids: MeshBuilde
             from urbanarena.render.scene3d.signage import body_depth_m
 
             depth = body_depth_m(s)
+        if s.kind == "blade":  # two-faced: the same face on the back, mirrored so it reads from that side
+            back = quad - n * (depth + 0.01)
+            buv = np.array([[u1, v1], [u0, v1], [u0, v0], [u1, v0]])
+            per_page[p].add(np.stack([back[[0, 2, 1]], back[[0, 3, 2]]]), np.ones(3, np.float32),
+                            normals=np.broadcast_to(-n, tris.shape), uv=np.stack([buv[[0, 2, 1]], buv[[0, 3, 2]]]))
         body_col = tuple(int(c * 0.6) for c in s.background)
         if depth is not None:
             bx, by = cx - n[0] * (depth / 2 + 0.005), cy - n[1] * (depth / 2 + 0.005)
@@ -632,11 +639,14 @@ def concat_meshes(a: MeshData, b: MeshData) -> MeshData:
 
 
 def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m: float = 128.0,
-                       style: str = "flat", light=None) -> SceneMeshes:
+                       style: str = "flat", light=None, floor_h_m: float = 3.2,
+                       ground_h_m: float = 3.6) -> SceneMeshes:
     """Build every mesh of ``scene`` (deterministic: same scene, same arrays).
 
-    ``style="realistic"`` adds :mod:`.realistic`'s geometry (cornices, awnings, kerbs, markings, leaf
-    clusters) and, with ``light`` (:class:`~.conditions.Lighting` of the condition), the baked shade."""
+    ``style="realistic"`` adds :mod:`.realistic`'s geometry (cornices, awnings, balconies, pitched roofs,
+    kerbs, markings, tram tracks, land-use planting, leaf clusters; the facades' OSM look packed for its
+    program) and, with ``light`` (:class:`~.conditions.Lighting` of the condition), the baked shade.
+    ``floor_h_m``/``ground_h_m``: the renderer's storey heights (``RenderSettings``), which balconies follow."""
     layout = layout or SignLayout(scene)
     placements = layout.place()
     shop = {s.building_id for s in placements if s.building_id is not None}
@@ -664,6 +674,13 @@ def build_scene_meshes(scene: Scene, layout: SignLayout | None = None, px_per_m:
         from urbanarena.render.scene3d import realistic as R
 
         R.cornices_and_awnings(objects, scene, placements, shop, index["building"])
+        from urbanarena.render.scene3d import building_look as BL
+
+        BL.pack_facade_look(facades, scene, features, ground_h_m)
+        BL.balconies(objects, scene, index["building"], floor_h_m, ground_h_m)
+        pitched = MeshBuilder()
+        BL.pitched_roofs(pitched, scene, index["building"])
+        roofs = concat_meshes(roofs, pitched.build())
         R.kerb_faces(objects, scene)
         extra = MeshBuilder()
         up = np.array([0.0, 0.0, 1.0])

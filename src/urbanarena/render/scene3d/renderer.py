@@ -348,7 +348,10 @@ def realistic_identity() -> str:
     from urbanarena.render.scene3d import realistic_shaders as RS
 
     src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
-                  for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade"))
+                  for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade", "sign"))
+    from urbanarena.render.scene3d.sun_shadow import DEPTH_FS, DEPTH_VS, SHADOW_MAP_PX
+
+    src += DEPTH_VS + DEPTH_FS + str(SHADOW_MAP_PX)
     return f"{RS.REALISTIC_VERSION}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
@@ -386,7 +389,8 @@ class SceneRenderer:
 
                 light = lighting(self.settings)
             meshes = build_scene_meshes(scene, px_per_m=self.settings.sign_px_per_m, style=self.settings.style,
-                                        light=light)
+                                        light=light, floor_h_m=self.settings.floor_h_m,
+                                        ground_h_m=self.settings.ground_h_m)
         self.meshes = meshes
         self._lock = threading.RLock()
         self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
@@ -421,7 +425,7 @@ class SceneRenderer:
             return self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
-        self.prog_sign = program(shaders.SIGN_VS, shaders.SIGN_FS)
+        self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
         self._sky_tex = None
         ground_runs, ground_progs = [], {}
@@ -465,9 +469,10 @@ class SceneRenderer:
         #: realistic style: (vertex array, first vertex, count) per run of one ground material, in order
         self.ground_runs = []
         if ground_progs and self.vao_ground is not None:
-            gbuf = self._keep(ctx.buffer(m.ground.interleaved(("positions", "colours")).tobytes()))
-            gvaos = {k: self._keep(ctx.vertex_array(p, [(gbuf, "3f 3f" if "in_colour" in p else "3f 12x", "in_pos",
-                                                          *(("in_colour",) if "in_colour" in p else ()))]))
+            gbuf = self._keep(ctx.buffer(m.ground.interleaved(("positions", "normals", "colours")).tobytes()))
+            names = ("in_pos", "in_normal", "in_colour")
+            gvaos = {k: self._keep(ctx.vertex_array(p, [(gbuf, " ".join("3f" if n in p else "12x" for n in names),
+                                                          *(n for n in names if n in p))]))
                      for k, p in ground_progs.items()}
             self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
@@ -519,6 +524,11 @@ class SceneRenderer:
             if name in prog:
                 prog[name].value = value
         self.weather = None if (s.is_clear_day and not real) else WeatherPass(self)
+        self.sun_shadow, self._shadow_baked = None, False
+        if real:
+            from urbanarena.render.scene3d.sun_shadow import SunShadow
+
+            self.sun_shadow = SunShadow(self, self.weather.lighting)
         if real:
             from urbanarena.render.scene3d.realistic_shaders import style_uniforms
 
@@ -579,6 +589,9 @@ class SceneRenderer:
         s = self.settings
         if self.prog_sky_draw is not self.prog_sky and self._sky_tex is None:
             self._bake_sky()
+        if self.sun_shadow is not None and not self._shadow_baked:
+            self._shadow_baked = True
+            self.sun_shadow.bake()  # realistic style: walls' cast shadows, once (sun_shadow.py)
         ms, resolve = self._fbo(width, height)
         ms.use()
         ctx.viewport = (0, 0, width, height)
@@ -598,10 +611,17 @@ class SceneRenderer:
         # 1. everything standing on the ground (frustum-culled tiles)
         ctx.depth_func = "<"
         planes = _frustum_planes(P @ V)
+        if self.sun_shadow is not None:
+            self.sun_shadow.use()
+        real = self.sun_shadow is not None
+        if real and self.vao_objects is not None:
+            # realistic: balconies, awnings, cornices and street objects stand in front of the walls; drawn
+            # first, the depth test rejects the (costly) facade fragments they hide
+            self.vao_objects.render(planes, eye, s.object_distance_m)
         for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
                 tiled.render(planes, eye)
-        if self.vao_objects is not None:
+        if not real and self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
             self.vao_foliage.render(planes, eye, s.object_distance_m)

@@ -47,7 +47,14 @@ ROAD_KINDS = ("road", "footway", "pedestrian")
 OSM_ATTRIBUTION = "© OpenStreetMap contributors"
 
 
-_CONTENT = ("buildings", "pois", "objects", "roads", "crosswalks", "paved_areas")
+#: :class:`Building` fields read by the realistic style only (from OSM tags, :mod:`.city_scene`)
+BUILDING_LOOK_FIELDS = ("material", "tagged_colour", "roof_shape", "roof_colour", "roof_height_m", "kind")
+
+_CONTENT = ("buildings", "pois", "objects", "roads", "crosswalks", "paved_areas", "rails", "land_areas")
+#: content drawn by the realistic style only, left out of :meth:`Scene.to_dict` while empty
+_LOOK_CONTENT = ("rails", "land_areas")
+#: :class:`LandArea` kinds
+LAND_KINDS = ("grass", "park", "planting")
 
 
 def _pts(seq: Iterable[Sequence[float]]) -> tuple[Point, ...]:
@@ -75,6 +82,15 @@ class Building:
             renderer's storey height).
         shopfront: whether the ground floor has display windows (also set for buildings with signs).
         base_m: height of the lowest part above ground (``min_height``: overhangs, bridges), metres.
+        material: facade material from ``building:material`` (normalised: ``brick``, ``plaster``, ``stone``,
+            ``concrete``, ``glass``, ``wood``, ``metal``); ``None`` = seeded choice. Realistic style only.
+        tagged_colour: facade RGB ``(0..255)`` from ``building:colour``; realistic style only (the flat
+            style keeps ``colour``, so its pixels do not change).
+        roof_shape: ``roof:shape`` (``flat``, ``gabled``, ``hipped``, ``pyramidal``, ...); ``None`` = seeded
+            choice on low buildings. Realistic style only.
+        roof_colour: roof RGB from ``roof:colour``; realistic style only.
+        roof_height_m: height of a pitched roof above the walls (``roof:height``, or ``roof:levels`` x 2.8 m).
+        kind: the ``building`` tag's value (``yes``, ``residential``, ``apartments``, ``church``, ...).
     """
 
     id: str
@@ -85,6 +101,12 @@ class Building:
     levels: float | None = None
     shopfront: bool = False
     base_m: float = 0.0
+    material: str | None = None
+    tagged_colour: tuple[int, int, int] | None = None
+    roof_shape: str | None = None
+    roof_colour: tuple[int, int, int] | None = None
+    roof_height_m: float | None = None
+    kind: str | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "footprint", _pts(self.footprint))
@@ -97,8 +119,9 @@ class Building:
             raise ValueError(f"building {self.id!r}: base_m must be in [0, height_m), got {self.base_m}")
         for p in self.footprint:
             _finite(f"building {self.id!r} footprint", *p)
-        if self.colour is not None:
-            object.__setattr__(self, "colour", tuple(int(c) for c in self.colour))
+        for name in ("colour", "tagged_colour", "roof_colour"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, tuple(int(c) for c in getattr(self, name)))
 
 
 @dataclass(frozen=True)
@@ -221,12 +244,47 @@ class PavedArea:
 
 
 @dataclass(frozen=True)
+class RailLine:
+    """A tram track (OSM ``railway=tram``) along a centreline ``((x_m, y_m), ...)``: two rails 1.0 m apart
+    (Helsinki's metre gauge, ours for every city) on an embedded track bed. Drawn by the realistic style only."""
+
+    id: str
+    centreline: tuple[Point, ...]
+
+    def __post_init__(self):
+        object.__setattr__(self, "centreline", _pts(self.centreline))
+        if len(self.centreline) < 2:
+            raise ValueError(f"rail {self.id!r}: centreline needs at least 2 points")
+
+
+@dataclass(frozen=True)
+class LandArea:
+    """Planted land cover (lawns, parks, shrub beds; :data:`LAND_KINDS`): polygon exterior and holes.
+    Drawn by the realistic style only, under the streets and walking surfaces."""
+
+    id: str
+    polygon: tuple[Point, ...]
+    holes: tuple[tuple[Point, ...], ...] = ()
+    kind: str = "grass"
+
+    def __post_init__(self):
+        object.__setattr__(self, "polygon", _pts(self.polygon))
+        object.__setattr__(self, "holes", tuple(_pts(h) for h in self.holes))
+        if len(set(self.polygon)) < 3:
+            raise ValueError(f"land area {self.id!r}: polygon needs at least 3 distinct points")
+        if self.kind not in LAND_KINDS:
+            raise ValueError(f"land area {self.id!r}: kind must be one of {LAND_KINDS}, got {self.kind!r}")
+
+
+@dataclass(frozen=True)
 class Scene:
     """Everything drawn in one city.
 
     Attributes:
         name: scene/city name.
         buildings, pois, objects, roads, crosswalks, paved_areas: the content (tuples).
+        rails, land_areas: tram tracks and planted land cover, drawn by the realistic style only (not in
+            :meth:`bounds`, so the flat style's ground is unchanged).
         attribution: text that must accompany renders (``OSM_ATTRIBUTION`` for OSM cities).
         ground_extent: ``(xmin, ymin, xmax, ymax)`` of the ground plane; ``None`` = content
             bounding box grown by 500 m.
@@ -239,6 +297,8 @@ class Scene:
     roads: tuple[Road, ...] = ()
     crosswalks: tuple[Crosswalk, ...] = ()
     paved_areas: tuple[PavedArea, ...] = ()
+    rails: tuple[RailLine, ...] = ()
+    land_areas: tuple[LandArea, ...] = ()
     attribution: str = ""
     ground_extent: tuple[float, float, float, float] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -254,21 +314,33 @@ class Scene:
 
     # ----------------------------------------------------------- hashing
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able dict (tuples become lists)."""
-        return json.loads(json.dumps(asdict(self), ensure_ascii=False))
+        """JSON-able dict (tuples become lists). A building's realistic-only fields (:data:`BUILDING_LOOK_FIELDS`)
+        are left out while ``None`` (so scenes without them keep the content hash they had before them)."""
+        d = json.loads(json.dumps(asdict(self), ensure_ascii=False))
+        for name in _LOOK_CONTENT:
+            if not d.get(name):
+                d.pop(name, None)
+        for b in d["buildings"]:
+            for k in BUILDING_LOOK_FIELDS:
+                if b.get(k) is None:
+                    b.pop(k, None)
+        return d
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> "Scene":
         """Inverse of :meth:`to_dict`."""
         return cls(
             name=d.get("name", "scene"),
-            buildings=tuple(Building(**{**b, "colour": tuple(b["colour"]) if b.get("colour") else None})
+            buildings=tuple(Building(**{**b, **{k: tuple(b[k]) if b.get(k) else None
+                                                for k in ("colour", "tagged_colour", "roof_colour") if k in b}})
                             for b in d.get("buildings", ())),
             pois=tuple(Poi(**p) for p in d.get("pois", ())),
             objects=tuple(StreetObject(**o) for o in d.get("objects", ())),
             roads=tuple(Road(**r) for r in d.get("roads", ())),
             crosswalks=tuple(Crosswalk(**c) for c in d.get("crosswalks", ())),
             paved_areas=tuple(PavedArea(**a) for a in d.get("paved_areas", ())),
+            rails=tuple(RailLine(**r) for r in d.get("rails", ())),
+            land_areas=tuple(LandArea(**a) for a in d.get("land_areas", ())),
             attribution=d.get("attribution", ""),
             ground_extent=tuple(d["ground_extent"]) if d.get("ground_extent") else None,
             extra=dict(d.get("extra") or {}),

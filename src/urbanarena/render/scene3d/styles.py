@@ -3,9 +3,11 @@
 * ``flat`` -- the renderer's original look (untextured walls with one window grid, flat ground and sky).
   Its pixels and the ``helsinki-arena7-v1`` frozen suite's image hashes are exactly those from before styles
   existed (cache keys changed once: :meth:`~.renderer.RenderSettings.identity_dict` names the style).
-* ``realistic`` -- procedural materials, windows with depth, shopfronts, awnings, cornices, kerbs, road
-  markings, textured ground, alpha-tested tree crowns, baked ground shadows and contact occlusion, clouds,
-  atmospheric perspective, exposure and tone mapping (:mod:`.realistic_shaders`, :mod:`.realistic`).
+* ``realistic`` -- procedural materials (from OSM tags where present), windows with depth, shopfronts, awnings,
+  cornices, balconies, pitched roofs, kerbs, road markings, tram tracks, textured ground and planted land cover,
+  alpha-tested tree crowns, baked ground shadows and contact occlusion, cast shadows on walls, clouds,
+  atmospheric perspective, exposure and tone mapping (:mod:`.realistic_shaders`, :mod:`.realistic`,
+  :mod:`.building_look`, :mod:`.sun_shadow`).
   The default of the commands and of the observers (:data:`DEFAULT_RENDER_STYLE`); frozen suite
   ``helsinki-arena7-v2``.
 

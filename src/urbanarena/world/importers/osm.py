@@ -251,6 +251,7 @@ class _Raw:
     nodes: dict[int, tuple[float, float, dict[str, str]]] = field(default_factory=dict)
     ways: list[_RawWay] = field(default_factory=list)
     areas: list[_RawArea] = field(default_factory=list)
+    rails: list[_RawWay] = field(default_factory=list)  # railway=tram ways (drawn, not walked)
     n_objects: int = 0
     timestamp: str | None = None
 
@@ -288,6 +289,10 @@ def _read(path: Path, read_bb: tuple[float, float, float, float] | None) -> _Raw
                 if read_bb is None or (read_bb[0] <= lon <= read_bb[2] and read_bb[1] <= lat <= read_bb[3]):
                     raw.nodes[o.id] = (lon, lat, t)
             elif o.is_way():
+                if o.tags.get("railway") == "tram" and o.tags.get("tunnel") in (None, "no"):
+                    ll = [(n.lon, n.lat) for n in o.nodes if n.location.valid()]
+                    if len(ll) >= 2 and _bbox_hit([p[0] for p in ll], [p[1] for p in ll], read_bb):
+                        raw.rails.append(_RawWay(o.id, dict(o.tags), [], ll))
                 if "highway" not in o.tags:
                     continue
                 t = dict(o.tags)
@@ -308,7 +313,8 @@ def _read(path: Path, read_bb: tuple[float, float, float, float] | None) -> _Raw
             elif o.is_area():
                 t = dict(o.tags)
                 wanted = ("building" in t and t.get("building") != "no") or any(k in t for k in A.POI_CATEGORIES) or (
-                    t.get("highway") in ("pedestrian", "footway") and t.get("area") == "yes")
+                    t.get("highway") in ("pedestrian", "footway") and t.get("area") == "yes") or (
+                    A.land_cover_kind(t) is not None)
                 if not wanted:
                     continue
                 polys = []
@@ -1397,4 +1403,23 @@ def _annotations(path: Path, raw: _Raw, bb, frame: LocalFrame, streets: list[A.S
             "polygon_xy": [[to_xy_ring(r) for r in poly] for poly in polys_ll],
             "polygon_lonlat": [[[list(p) for p in r] for r in poly] for poly in polys_ll],
         })
+
+    # ---- drawn only: tram tracks and planted land cover (render/scene3d/realistic.py)
+    for w in raw.rails:
+        lo, la = [p[0] for p in w.lonlat], [p[1] for p in w.lonlat]
+        if ctx is not None and not LineString(w.lonlat).intersects(ctx):
+            continue
+        x, y = frame.to_xy(np.array(la), np.array(lo))
+        ann.rail_lines.append({"id": f"w{w.id}", "osm_id": f"way/{w.id}", "railway": w.tags.get("railway"),
+                               "xy": [[float(a), float(b)] for a, b in zip(np.atleast_1d(x), np.atleast_1d(y))]})
+    for ar in raw.areas:
+        kind = A.land_cover_kind(ar.tags)
+        if kind is None or "building" in ar.tags:
+            continue
+        polys_ll = [[strip(r) for r in poly] for poly in ar.polygons]
+        shp = shapely.MultiPolygon([Polygon(p[0], p[1:]) for p in polys_ll if len(p[0]) >= 3])
+        if shp.is_empty or (ctx is not None and not shp.intersects(ctx)):
+            continue
+        ann.land_areas.append({"id": ar.id, "osm_id": ar.osm_id, "kind": kind,
+                               "polygon_xy": [[[list(p) for p in to_xy_ring(r)] for r in poly] for poly in polys_ll]})
     return ann
