@@ -14,7 +14,7 @@ Steps, all through the public commands:
    scores (:func:`urbanarena.tasks.metrics.paired.paired_bootstrap`: one-sided p for ocr > random,
    two-sided p, 95 % CI of the difference); time per episode.
 
-Options: ``--suite-size mini|standard|full`` (take the frozen suite's landmark_language tasks instead of
+Options: ``--suite-size mini|standard|full`` (take the frozen suite's tasks of ``--family`` instead of
 generating them; issue 14 measures ``--suite-size mini`` = ``helsinki-arena7-v2-mini``), ``--render-style``
 (realistic, the default, or flat; passed to ``tasks generate`` and both runs), ``--family`` (``landmark_language``,
 the default, or ``landmark_image``: the ocr agent then reads the goal's name in the reference photo; issue 19),
@@ -80,18 +80,20 @@ def family_line(name: str, summary: dict[str, Any], family: str = "landmark_lang
     return f"  {name:<7} {family}  {mean:5.1f}  95% CI {ci_txt}  ({summary['episodes']} episodes)"
 
 
-def frozen_landmark_language(city: str, size: str, render_style: str, path: Path) -> Path:
-    """The ``landmark_language`` tasks of the city's frozen suite ``size`` for ``render_style`` as a task file."""
-    import gzip
-
-    from urbanarena.tasks.frozen import frozen_for_city
+def frozen_family(city: str, size: str, render_style: str, family: str = "landmark_language") -> Path:
+    """The ``family`` tasks of the city's frozen suite ``size`` for ``render_style`` as a task file, written beside
+    the materialized suite (``<home>/suites/<suite>-<size>/``) so that its reference images resolve."""
+    from urbanarena.tasks.frozen import frozen_for_city, materialize
     from urbanarena.world.resolve import resolve_city
 
-    fs = frozen_for_city(resolve_city(city), render_style)
-    d = json.loads(gzip.decompress((fs.directory / fs.manifest["sizes"][size]["file"]).read_bytes()))
-    d["tasks"] = [t for t in d["tasks"] if (t.get("extra") or {}).get("task_kind") == "landmark_language"]
+    c = resolve_city(city)
+    fs = frozen_for_city(c, render_style)
+    tasks_path, _ = materialize(fs, size, c)
+    d = json.loads(tasks_path.read_text(encoding="utf-8"))
+    d["tasks"] = [t for t in d["tasks"] if (t.get("extra") or {}).get("task_kind") == family]
+    path = tasks_path.with_name(f"{family}.json")
     path.write_text(json.dumps(d), encoding="utf-8")
-    print(f"{len(d['tasks'])} landmark_language tasks of {fs.name}-{size} ({fs.render_style})")
+    print(f"{len(d['tasks'])} {family} tasks of {fs.name}-{size} ({fs.render_style})")
     return path
 
 
@@ -104,7 +106,7 @@ def compare(city: str, per_family: int, seed: int, seeds: int, workers: int, out
     out.mkdir(parents=True, exist_ok=True)
     suite = out / f"{family}.json"
     if suite_size:
-        frozen_landmark_language(city, suite_size, render_style, suite)
+        suite = frozen_family(city, suite_size, render_style, family)
     elif not suite.exists():
         cli("tasks", "generate", "--city", city, "--families", family, "--per-family", per_family,
             "--seed", seed, "--out", suite, "--render-style", render_style)
@@ -216,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--suite-size", choices=("mini", "standard", "full"), default=None,
-                    help="take the landmark_language tasks of the city's frozen suite of this size instead")
+                    help="take the --family tasks of the city's frozen suite of this size instead")
     ap.add_argument("--render-style", choices=("realistic", "flat"), default="realistic")
     ap.add_argument("--family", choices=("landmark_language", "landmark_image"), default="landmark_language",
                     help="the family generated and run (landmark_image: the ocr agent reads the name in the "
