@@ -273,8 +273,9 @@ def _first_step_requests(p, task: Task, protocol_id: str, max_steps: int, probe_
         motion = make_motion(protocol_id, city, fam.action_style)  # type: ignore[arg-type]
         env = GraphNavEnv(city, motion)
         obs, _ = env.reset(seed=seed, options=fam.env_options(task))
+    view = getattr(getattr(p, "request", None), "arena_view", None)  # the run's --render-style (plans without one: default)
     agent.reset(task, AgentContext(city=city, motion=motion, seed=seed, protocol_id=protocol_id, task_id=task.task_id,  # type: ignore[arg-type]
-                                   render_settings=ArenaViewSettings(**(p.request.arena_view or {})).render_settings))
+                                   render_settings=ArenaViewSettings(**(view or {})).render_settings))
     agent.act(obs)
     return list(probe.requests), agent
 
