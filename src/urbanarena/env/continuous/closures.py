@@ -35,6 +35,7 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
+from urbanarena.env.continuous.spec_record import check_record
 from urbanarena.errors import TaskFormatError
 from urbanarena.render.scene3d.dynamic import BARRIER_THICKNESS_M
 
@@ -94,11 +95,8 @@ class ClosureSpec:
         Raises:
             TaskFormatError: missing/unknown keys, bad numbers or points.
         """
-        if not isinstance(d, Mapping):
-            raise TaskFormatError(None, record, f"a closure must be an object, got {type(d).__name__}")
-        unknown = set(d) - {"id", "line_xy_m", "half_width_m", "notice_after_s", "physical", "label"}
-        if unknown:
-            raise TaskFormatError(None, record, f"unknown closure keys {sorted(unknown)}")
+        check_record(d, record, "a closure", "closure",
+                     {"id", "line_xy_m", "half_width_m", "notice_after_s", "physical", "label"})
         if not isinstance(d.get("id"), str) or not d["id"]:
             raise TaskFormatError(None, record, "a closure needs a non-empty string id")
         phys = d.get("physical", False)

@@ -38,6 +38,7 @@ from urbanarena.env.continuous.pedestrians import (
     PEDESTRIAN_RADIUS_M, STOP_EPS_M, PedestrianSet, contact_onsets, first_block,
 )
 from urbanarena.env.continuous.vehicles import VehicleSet, VehicleSpec
+from urbanarena.env.continuous.spec_record import check_record
 from urbanarena.errors import TaskFormatError
 from urbanarena.render.scene3d.dynamic import Barrier, DynamicObjects, Figure, SHIRT_PALETTE
 
@@ -76,11 +77,7 @@ class PedestrianSpec:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], record: str = "dynamics.pedestrians") -> "PedestrianSpec":
         """Parse and check (raises :class:`~urbanarena.errors.TaskFormatError` naming ``record``)."""
-        if not isinstance(d, Mapping):
-            raise TaskFormatError(None, record, f"pedestrians must be an object, got {type(d).__name__}")
-        unknown = set(d) - _PED_KEYS
-        if unknown:
-            raise TaskFormatError(None, record, f"unknown pedestrian keys {sorted(unknown)}")
+        check_record(d, record, "pedestrians", "pedestrian", _PED_KEYS)
         routes = d.get("routes")
         if routes is not None:
             if not isinstance(routes, (list, tuple)):
@@ -135,11 +132,7 @@ class DynamicsSpec:
         """
         if d is None:
             return cls()
-        if not isinstance(d, Mapping):
-            raise TaskFormatError(None, record, f"dynamics must be an object, got {type(d).__name__}")
-        unknown = set(d) - {"closures", "pedestrians", "condition", "vehicles"}
-        if unknown:
-            raise TaskFormatError(None, record, f"unknown dynamics keys {sorted(unknown)}")
+        check_record(d, record, "dynamics", "dynamics", {"closures", "pedestrians", "condition", "vehicles"})
         raw = d.get("closures") or []
         if not isinstance(raw, (list, tuple)):
             raise TaskFormatError(None, record, "closures must be a list")

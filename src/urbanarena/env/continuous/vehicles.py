@@ -35,6 +35,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from urbanarena.env.continuous.pedestrians import PedestrianSet
+from urbanarena.env.continuous.spec_record import check_record
 from urbanarena.errors import TaskFormatError
 
 VEHICLE_DISC_RADIUS_M = 0.9
@@ -58,11 +59,7 @@ class VehicleSpec:
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], record: str = "dynamics.vehicles") -> "VehicleSpec":
         """Parse and check (raises :class:`~urbanarena.errors.TaskFormatError` naming ``record``)."""
-        if not isinstance(d, Mapping):
-            raise TaskFormatError(None, record, f"vehicles must be an object, got {type(d).__name__}")
-        unknown = set(d) - _KEYS
-        if unknown:
-            raise TaskFormatError(None, record, f"unknown vehicle keys {sorted(unknown)}")
+        check_record(d, record, "vehicles", "vehicle", _KEYS)
 
         def num(key, default, lo=0.0, integer=False):
             v = d.get(key, default)
