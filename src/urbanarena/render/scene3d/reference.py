@@ -17,7 +17,12 @@ the view's direction, field of view and size. :func:`render_reference` draws it:
   sky, fog, sign resolution, stays as the panoramas have it);
 * ``condition`` (optional; the references of generator version 2, ``scheme`` 2) — a named weather /
   time of day (``dusk``, ``cloudy``, ``rain``, ``cloudy+dusk``; :mod:`.conditions`) the photo is taken
-  in. Views without it (the references of ``helsinki-arena7-v1``/``-v2``) draw exactly as before.
+  in. Views without it (the references of ``helsinki-arena7-v1``/``-v2``) draw exactly as before;
+* ``population_key`` (optional; ``scheme`` 3, generator version 3) — the photo shows the people and vehicles
+  of its own moment: :func:`~urbanarena.render.scene3d.population.snapshot` seeded with this key instead
+  of a node id, around the camera, in the photo's condition (so other people than any panorama shows, and
+  parked cars of another time of day), drawn when the renderer's settings have a population (the
+  realistic style's default, as its panoramas). Views without it show nobody, as before.
 
 The image is :meth:`SceneRenderer.render_view
 <urbanarena.render.scene3d.renderer.SceneRenderer.render_view>` at that pose
@@ -44,6 +49,7 @@ import numpy as np
 from urbanarena.render.scene3d.city_scene import scene_from_city
 from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
 from urbanarena.render.scene3d.scene import Scene
+from urbanarena.render.scene3d.styles import settings_for_style
 from urbanarena.world.city import City
 
 #: ``extra.reference_view`` fields :func:`render_reference` reads (``lighting`` is a mapping)
@@ -138,9 +144,29 @@ class ReferenceRenderer:
         if not vals["eye_height_m"] > 0:
             raise ValueError(f"reference_view: eye_height_m must be positive, got {vals['eye_height_m']}")
         settings = reference_settings(view, self.base_settings)
-        return self.renderer(settings).render_view(
-            vals["x_m"], vals["y_m"], vals["yaw_deg"] % 360.0, vals["pitch_deg"], vals["hfov_deg"], int(w), int(h),
-            eye_height_m=vals["eye_height_m"], attribution=self.attribution)
+        renderer = self.renderer(settings)
+        people = self._population(view, settings, vals["x_m"], vals["y_m"])
+        try:
+            return renderer.render_view(
+                vals["x_m"], vals["y_m"], vals["yaw_deg"] % 360.0, vals["pitch_deg"], vals["hfov_deg"], int(w),
+                int(h), eye_height_m=vals["eye_height_m"], attribution=self.attribution, dynamic=people)
+        finally:
+            if people is not None:
+                from urbanarena.render.scene3d.context import current
+
+                with renderer._lock, current(renderer.ctx):
+                    people.release()
+
+    def _population(self, view: Mapping[str, Any], settings: RenderSettings, x_m: float, y_m: float):
+        """The people and vehicles of the photo's moment (``population_key``; module docstring), or ``None``."""
+        key = view.get("population_key")
+        if key is None:
+            return None
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"reference_view: 'population_key' must be a non-empty string, got {key!r}")
+        from urbanarena.render.scene3d.population_draw import node_population
+
+        return node_population(self.scene, settings, key, x_m, y_m)
 
     def __call__(self, city: City, view: Mapping[str, Any]) -> np.ndarray:
         return self.render(view)
@@ -172,7 +198,7 @@ def reference_renderer_of(city: City, render_style: str = "flat") -> ReferenceRe
         if r is not None and getattr(r, "_city", None) is city:
             _CACHE.move_to_end(key)
             return r
-    r = ReferenceRenderer(scene_from_city(city), RenderSettings(style=render_style))
+    r = ReferenceRenderer(scene_from_city(city), settings_for_style(render_style))
     r._city = city  # type: ignore[attr-defined]  # keeps id(city) valid while cached
     with _CACHE_LOCK:
         _CACHE[key] = r
@@ -204,7 +230,8 @@ class GoalViewDistance:
 
     The reference is drawn with :func:`reference_renderer_of` in ``render_style``; the goal views are cut
     from the nodes' panoramas as the episodes see them (the clear day, ``render_style``, the panorama
-    cache under ``<urbanarena home>/panoramas``, shared with the runs).
+    cache under ``<urbanarena home>/panoramas``, shared with the runs; with the style's default population,
+    :func:`~urbanarena.render.scene3d.styles.settings_for_style`).
 
     Returns ``{"min_view_distance", "node", "yaw_deg", "pitch_deg"}``: the smallest distance (rounded to
     4 decimals) and the goal view it was found at.
@@ -218,7 +245,7 @@ class GoalViewDistance:
 
         self.city = city
         self.render_style = render_style
-        self.store = RenderedPanoramaStore(city, settings=RenderSettings(style=render_style))
+        self.store = RenderedPanoramaStore(city, settings=settings_for_style(render_style))
 
     def __call__(self, city: City, view: Mapping[str, Any], goal_nodes) -> dict[str, Any]:
         from urbanarena.render.view_distance import min_node_distance

@@ -12,7 +12,8 @@ the difficulty's band (``easy`` 30–80 m, ``medium`` 80–140 m, ``hard``
 140–200 m; "the goal is not far from the starting point"), at least 20 m in a
 straight line from the goal, facing along a random street direction.
 
-Reference photo (``landmark_image``, generator version 2, ``scheme`` 2 of ``extra.reference_view``):
+Reference photo (``landmark_image``, generator version 3, ``scheme`` 3 of ``extra.reference_view``; version 2's
+scheme 2 is the same without people):
 :func:`reference_view` draws cameras (per goal POI, :func:`reference_options`) that show the storefront *with its
 neighbours and the street*, from where the agent never stands and not as the episodes show it:
 
@@ -28,7 +29,10 @@ neighbours and the street*, from where the agent never stands and not as the epi
   hand-held eye height of 1.45-1.95 m: the sign is small or oblique, so the name is often not
   legible (the OCR-readable share is measured: docs/task-generation.md);
 * **when**: another condition than the episodes' clear day (:data:`REFERENCE_CONDITIONS`: dusk,
-  overcast, rain, overcast dusk; ``extra.reference_view.condition``) and another sun.
+  overcast, rain, overcast dusk; ``extra.reference_view.condition``) and another sun;
+* **who**: the people and vehicles of the photo's own moment (``population_key``: a population snapshot
+  seeded by the POI instead of a node, in the photo's condition), drawn wherever the episodes' panoramas
+  have people (the realistic style): other people than the agent meets there, other parked cars.
 
 Up to :data:`REFERENCE_OPTIONS` valid cameras are drawn per POI. When the suite builder is given a
 view-distance hook (``reference_check``: :class:`urbanarena.render.scene3d.reference.GoalViewDistance`),
@@ -88,7 +92,7 @@ REFERENCE_EYE_HEIGHT_RANGE_M = (1.45, 1.95)
 V1_EYE_HEIGHTS_M = (1.2, 2.4)
 V1_HFOV_DEG = 70.0
 #: ``extra.reference_view.scheme`` of the references this generator draws (absent = version 1's)
-REFERENCE_SCHEME = 2
+REFERENCE_SCHEME = 3
 #: a reference camera stands at least this far from every pose node, metres
 MIN_NODE_M = 2.5
 #: the ray across the street looks this far for the opposite building, metres
@@ -162,10 +166,11 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
     """One candidate camera of a reference photo of ``poi`` (module docstring), or ``None`` when the
     drawn placement is not valid (the caller draws again).
 
-    Returns a JSON-able dict: ``scheme`` (2), ``placement`` (``across`` / ``diagonal``), ``x_m``, ``y_m``
+    Returns a JSON-able dict: ``scheme`` (3), ``placement`` (``across`` / ``diagonal``), ``x_m``, ``y_m``
     (local metres), ``lat``, ``lon``, ``eye_height_m``, ``yaw_deg``, ``pitch_deg``, ``hfov_deg``,
     ``width``, ``height``, ``condition``, ``lighting`` (``name``, ``sun_azimuth_deg``,
-    ``sun_elevation_deg``), ``nearest_node_m``, ``distance_m`` (to the facade point), ``target_xy_m``.
+    ``sun_elevation_deg``), ``nearest_node_m``, ``distance_m`` (to the facade point), ``target_xy_m``,
+    ``population_key`` (the photo's own people and vehicles, :mod:`urbanarena.render.scene3d.reference`).
     """
     f = ctx.ann.facade(poi.facade_id)
     L = f.length_m or 1.0
@@ -210,7 +215,7 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
             "yaw_deg": round(yaw, 3), "pitch_deg": round(float(rng.uniform(2.0, 10.0)), 2),
             "hfov_deg": round(hfov, 2), "width": REFERENCE_SIZE_PX[0], "height": REFERENCE_SIZE_PX[1],
             "condition": condition, "lighting": dict(light), "nearest_node_m": round(d_node, 3),
-            "distance_m": round(dist, 3), "target_xy_m": [fx, fy]}
+            "distance_m": round(dist, 3), "target_xy_m": [fx, fy], "population_key": f"reference/{poi.id}"}
 
 
 def reference_view_v1(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None,
