@@ -23,7 +23,7 @@ from ``yaw_deg``.
 * walking cost to the goal over the map as drawn (:func:`~urbanarena.agents.bc.groundmap.walk_cost_field`):
   ``[reachable]`` and, for 12 directions every 30 degrees from the heading, the cost saved per metre by
   a step of 5 m that way (``(c(here) - c(there)) / 5``, clipped to +-2; -2 into the unreachable); and for
-  4 m and 8 m, among 72 directions (every 5 degrees) the one of least cost: ``[cos, sin`` of its bearing
+  3, 6, 10 and 15 m, among 72 directions (every 5 degrees) the one of least cost: ``[cos, sin`` of its bearing
   relative to the heading, ``cost saved per metre]`` (the way the drawn map says to walk);
 * free space: per the same 12 directions the metres to the first building pixel (at most 20) / 20;
 * ``[the agent is on the last map]``;
@@ -51,7 +51,7 @@ N_DIRS = 12
 PROBE_M = 5.0
 WALK_2S_M = 2.8
 #: radii (metres) and number of directions of the steepest-descent probes of the walking cost
-DESCENT_M = (4.0, 8.0)
+DESCENT_M = (3.0, 6.0, 10.0, 15.0)
 N_FINE = 72
 N_FROM_IMAGES = 5 + 5 + 1 + N_DIRS + 3 * len(DESCENT_M) + N_DIRS + 1
 N_GROUND = N_FROM_IMAGES + 2 + 2 * len(POLICY_MACROS) + 1

@@ -18,7 +18,8 @@ its yaw). :func:`read_ground_map` reads it the way a person would (ours):
 * **walkable evidence**: pixels of the blended building colour are buildings, grey pixels streets
   (:func:`building_mask`, :func:`street_mask`); :func:`walk_cost_field` gives, on a half-resolution grid,
   the cost of walking from every cell to the goal (Dijkstra, 8 neighbours; metres times 1 on streets,
-  1.5 on open ground, 25 through buildings, impassable within ``zone_keep_m`` of the zone's centre).
+  1.5 on open ground, 25 through buildings, tripled within 16 m of the zone's centre and impassable
+  within 10.5 m of it).
   The generator's zones have a radius of 10 m, which the task text says; the map shows only their centre.
 
 Every reader returns ``None`` where the image does not show what it looks for (an all-zero image, the
@@ -193,9 +194,11 @@ class GroundMapReading:
 
 
 def walk_cost_field(img: np.ndarray, goal_px: tuple[float, float], m_per_px: float,
-                    zone_px: tuple[float, float] | None = None, zone_keep_m: float = 14.0) -> np.ndarray:
+                    zone_px: tuple[float, float] | None = None, zone_keep_m: float = 10.5,
+                    zone_band_m: float = 16.0) -> np.ndarray:
     """``(H // 2, W // 2)`` float32: the least walking cost from each 2 x 2 cell to the goal's cell (module
-    docstring); ``inf`` where unreachable (inside the zone's ``zone_keep_m``)."""
+    docstring); ``inf`` where unreachable (within ``zone_keep_m`` of the zone's centre; the cost per metre is
+    tripled out to ``zone_band_m``, so routes keep a margin)."""
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import dijkstra
 
@@ -208,8 +211,9 @@ def walk_cost_field(img: np.ndarray, goal_px: tuple[float, float], m_per_px: flo
     cost = np.where(b2, COST_BUILDING, np.where(s2, COST_STREET, COST_OPEN)).astype(np.float64)
     if zone_px is not None:
         vv, uu = np.mgrid[0:h, 0:w]
-        inside = (uu * 2 + 1 - zone_px[0]) ** 2 + (vv * 2 + 1 - zone_px[1]) ** 2 <= (zone_keep_m / m_per_px) ** 2
-        cost[inside] = np.inf
+        r2 = (uu * 2 + 1 - zone_px[0]) ** 2 + (vv * 2 + 1 - zone_px[1]) ** 2
+        cost[r2 <= (zone_band_m / m_per_px) ** 2] *= 3.0
+        cost[r2 <= (zone_keep_m / m_per_px) ** 2] = np.inf
     idx = np.arange(h * w).reshape(h, w)
     rows, cols, vals = [], [], []
     for dv, du in ((0, 1), (1, 0), (1, 1), (1, -1)):

@@ -13,7 +13,8 @@ when the error exceeds :data:`TURN_DEG`, else sprint 2 s (6 m) where the plan ru
 2 s (1 s for the last 2 m). (The ``ug-oracle`` itself only walks; with the family's 100-step limit
 and turns quantised to 15 degrees, a walking expert ran out of steps on 12 of 40 train tasks, ours.) The expert acts in the
 demonstrations (only the episodes it solves are kept); in each of the ``dagger`` rounds (Ross, Gordon and
-Bagnell, AISTATS 2011) the policy acts and the expert labels every state it visits, replanning from
+Bagnell, AISTATS 2011) the policy acts (the expert instead at a seeded ``dagger_beta`` share of the
+steps, 0.5: their mixture policy) and the expert labels every state visited, replanning from
 where the agent stands when it is more than 2 m off the plan or a move was blocked (privileged: the
 true pose).
 
@@ -44,7 +45,7 @@ LOOKAHEAD_M = 3.0
 TURN_DEG = 12.0
 OFF_PLAN_M = 2.0
 #: metres the expert's plan keeps from the restricted zone (the oracle keeps 1 m; a quantised heading drifts)
-ZONE_MARGIN_M = 2.0
+ZONE_MARGIN_M = 3.0
 _LOOKS = (-90.0, -45.0, -15.0, 15.0, 45.0, 90.0)
 WALK1, WALK2, SPRINT, TERMINATE = 0, 1, 2, len(POLICY_MACROS) - 1
 FIRST_LOOK = 3
@@ -123,9 +124,12 @@ def policy_index(model, vec: np.ndarray, mask: np.ndarray) -> int:
         return int(model(torch.from_numpy(vec[None]), torch.from_numpy(mask[None].astype(np.float32))).argmax(1)[0])
 
 
-def rollout(env, task, blind: bool, model=None, seed: int = 0) -> tuple[list, dict[str, Any]]:
+def rollout(env, task, blind: bool, model=None, seed: int = 0, beta: float = 0.0) -> tuple[list, dict[str, Any]]:
     """One episode of ``task`` in a ``Continuous-v1`` env (``action="json"``): the expert acts (``model``
-    ``None``) or the policy does; returns ``([(vector, mask, expert label)], score)``."""
+    ``None``) or the policy does (the expert instead with probability ``beta`` per step, a seeded draw);
+    returns ``([(vector, mask, expert label)], score)``."""
+    import zlib
+
     from urbanarena.gym.continuous import MACROS
 
     feat = GroundNavFeaturizer(env.max_steps, blind)
@@ -133,6 +137,7 @@ def rollout(env, task, blind: bool, model=None, seed: int = 0) -> tuple[list, di
     expert = MacroExpert(env.city, task)
     samples, done = [], False
     last_xy, last_intended = None, None
+    rng = np.random.default_rng([int(seed), zlib.crc32(task.task_id.encode())])
     while not done:
         raw = env.raw_obs
         act = feat.perception_action(raw)
@@ -143,7 +148,7 @@ def rollout(env, task, blind: bool, model=None, seed: int = 0) -> tuple[list, di
                        and math.hypot(p.x_m - last_xy[0], p.y_m - last_xy[1]) < 0.4 * last_intended)
             lab = expert.label(p.x_m, p.y_m, p.yaw_deg, blocked)
             samples.append((vec, mask, lab))
-            k = lab if model is None else policy_index(model, vec, mask)
+            k = lab if model is None or rng.random() < beta else policy_index(model, vec, mask)
             feat.record(k, raw)
             act = MACROS[POLICY_MACROS[k]]
             last_xy = (p.x_m, p.y_m)
@@ -159,11 +164,13 @@ def weights_of(ds: Dataset) -> np.ndarray:
     return np.where((ds.actions == WALK2) | (ds.actions == SPRINT), 1.0, DECISION_WEIGHT).astype(np.float32)
 
 
-def collect(env, tasks: Sequence[Any], blind: bool, model=None, seed: int = 0) -> tuple[list, dict[str, Any]]:
-    """Expert demonstrations (``model`` ``None``; unsolved episodes dropped) or one DAgger round's labels."""
+def collect(env, tasks: Sequence[Any], blind: bool, model=None, seed: int = 0, beta: float = 0.0
+            ) -> tuple[list, dict[str, Any]]:
+    """Expert demonstrations (``model`` ``None``; unsolved episodes dropped) or one DAgger round's labels
+    (``policy_success``: episodes solved with the expert acting at a ``beta`` share of the steps)."""
     samples, kept, failed, solved = [], 0, 0, 0
     for task in tasks:
-        ep, score = rollout(env, task, blind, model, seed)
+        ep, score = rollout(env, task, blind, model, seed, beta)
         ok = score.get("sr") == 1.0
         solved += int(ok)
         if model is None and not ok:
@@ -199,7 +206,7 @@ def train_ground_bc(city, tasks: Sequence[Any], out: str | Path, cfg: TrainConfi
     rounds = []
     for _ in range(max(0, int(cfg.dagger))):
         t1 = time.perf_counter()
-        extra, info = collect(env, tasks, cfg.blind, model, cfg.seed)
+        extra, info = collect(env, tasks, cfg.blind, model, cfg.seed, cfg.dagger_beta)
         ds = ds + Dataset.of(extra, N_GROUND, n)
         model, figs = fit(ds, cfg, n, weights=weights_of(ds))
         rounds.append(dict(info, seconds=round(time.perf_counter() - t1, 2)))

@@ -52,6 +52,8 @@ class TrainConfig:
     threads: int = 1
     hidden: int = 128
     dagger: int = 1
+    #: UrbanGround only: probability that the expert, not the policy, acts at a step of a DAgger round
+    dagger_beta: float = 0.5
 
 
 @dataclass
