@@ -139,6 +139,13 @@ def test_tiny_ground_training_dispatch_and_run(cities, tmp_path):
     plain.perception_action(env.raw_obs)
     pv, _ = plain(env.raw_obs)
     assert np.array_equal(np.delete(bv, FROM_IMAGES), np.delete(pv, FROM_IMAGES))
+    # the CLI trains the same family (train split: helsinki means helsinki-train)
+    save_named(train, "helsinki-train")
+    cli_ckpt = tmp_path / "cli.safetensors"
+    res = CliRunner().invoke(app, ["train", "bc", "--family", "l2_constrained", "--tasks", str(tf), "--epochs", "1",
+                                   "--dagger", "0", "--out", str(cli_ckpt)])
+    assert res.exit_code == 0, res.output
+    assert load_checkpoint(cli_ckpt)[1]["feature_set"] == "urbanground_map"
     # urbanarena run --agent bc:CKPT on tasks of the test area dispatches to the continuous policy
     save_named(test, "bc-ground-test")
     sf = _suite(test, 2, 1, tmp_path / "test" / "c.json")
