@@ -10,6 +10,14 @@ the model under test) and compares per-task means over seeds of two metrics:
   start to the goal (the arena env's ``graph_goal_distance_m`` at reset) and ``d1`` the same distance
   at the episode's end (the row's ``details.goal_distance_m.graph``).
 
+UrbanGround task files (``l2_constrained``, family ``urbanground``) use instead:
+
+* ``success``: ``metrics.sr`` (the end within 15 m of the goal and the restricted zone never entered);
+* ``progress``: ``max(0, (d0 - d1) / d0)`` with ``d0`` the walk network distance
+  (:meth:`~urbanarena.env.continuous.walk_network.WalkNetwork.network_distance_m`) from the start to the
+  goal and ``d1`` from the episode's final position (``details.final_position``) to the goal; 0 when the
+  zone was entered (``metrics.zone_respected`` 0: the task failed; ours).
+
 Run (after the four runs of docs/gym.md)::
 
     python3 benchmarks/bench_bc_paired.py --city helsinki --tasks test-mn.json \\
@@ -40,21 +48,39 @@ def main() -> None:
     a = ap.parse_args()
     city = resolve_city(a.city)
     tasks = resolve_tasks(a.tasks, city)
-    env = make_arena_env(city, "cityarena-v1", task_kind="map_navigation").unwrapped
-    d0 = {}
-    for t in tasks:
-        env.reset(options=CityArenaFamily().env_options(t))
-        d0[t.task_id] = env.graph_goal_distance_m()
+    ground = all(t.family == "urbanground" for t in tasks)
     runs = {}
+    if ground:
+        from urbanarena.tasks.families.urbanground import UrbanGroundFamily, goal_points_xy
+
+        net = UrbanGroundFamily().network(city)
+        goal = {t.task_id: goal_points_xy(t, city)[-1] for t in tasks}
+        d0 = {t.task_id: net.network_distance_m(city.frame.to_xy(t.start.position.lat, t.start.position.lon),
+                                                goal[t.task_id]) for t in tasks}
+    else:
+        env = make_arena_env(city, "cityarena-v1", task_kind="map_navigation").unwrapped
+        d0 = {}
+        for t in tasks:
+            env.reset(options=CityArenaFamily().env_options(t))
+            d0[t.task_id] = env.graph_goal_distance_m()
     for spec in a.run:
         name, _, path = spec.partition("=")
         with Store(Path(path) / "episodes.sqlite", readonly=True) as st:
             rows = list(st.rows())
         for r in rows:
-            d1 = ((r.get("details") or {}).get("goal_distance_m") or {}).get("graph")
+            m = r.get("metrics") or {}
             base = d0[r["task_id"]]
-            r["progress"] = max(0.0, (base - float(d1)) / base) if d1 is not None and base > 0 else 0.0
-            r["success"] = float((r.get("metrics") or {}).get("evaluation_score") or 0.0)
+            if ground:
+                fp = (r.get("details") or {}).get("final_position") or {}
+                d1 = net.network_distance_m((float(fp["x_m"]), float(fp["y_m"])), goal[r["task_id"]]) if fp else None
+                r["success"] = float(m.get("sr") or 0.0)
+                entered = m.get("zone_respected") == 0.0
+            else:
+                d1 = ((r.get("details") or {}).get("goal_distance_m") or {}).get("graph")
+                r["success"] = float(m.get("evaluation_score") or 0.0)
+                entered = False
+            r["progress"] = (max(0.0, (base - float(d1)) / base) if d1 is not None and base > 0 and not entered
+                             else 0.0)
         runs[name] = rows
     names = list(runs)
     out = {"tasks": len(tasks), "agents": {}, "paired": {}}

@@ -11,7 +11,7 @@ from urbanarena.agents.arena_random import ArenaRandomAgent, ArenaStraightAgent
 from urbanarena.agents.bc.agent import BCAgent
 from urbanarena.agents.ocr_agent import OcrAgent
 from urbanarena.agents.oracle import OracleAgent
-from urbanarena.agents.urbanground_oracle import UrbanGroundOracle, UrbanGroundRandom
+from urbanarena.agents.urbanground_oracle import UrbanGroundOracle, UrbanGroundRandom, UrbanGroundStraight
 from urbanarena.agents.vlm import ArenaReActAgent, CitySeekerVLMAgent, UrbanGroundVLMAgent
 
 AGENTS: dict[str, type[Agent]] = {
@@ -26,6 +26,7 @@ AGENTS: dict[str, type[Agent]] = {
     "bc": BCAgent,
     "ug-oracle": UrbanGroundOracle,  # urbanground tasks: acts in ContinuousEnv (UrbanGround action JSON)
     "ug-random": UrbanGroundRandom,
+    "ug-straight": UrbanGroundStraight,  # forward 2 s, +90 degrees after a blocked move, never terminates
     "ocr": OcrAgent,  # cityarena tasks: reads signs with rapidocr (the 'ocr' extra), walks to the named landmark
     # VLM agents; parameters in urbanarena.agents.vlm.common (model spec, generation, images,
     # prompt_templates, cache, cache_path, max_usd, max_requests, budget_ledger ...)
@@ -46,7 +47,7 @@ FAMILY_VLM_AGENTS: dict[str, str] = {
 #: baseline names that mean another agent when every task runs in the arena (``action_style == "arena"``)
 ARENA_ALIASES: dict[str, str] = {"oracle": "arena-oracle", "random": "arena-random", "straight": "arena-straight"}
 #: the same for continuous-only task sets (``urbanground``)
-CONTINUOUS_ALIASES: dict[str, str] = {"oracle": "ug-oracle", "random": "ug-random"}
+CONTINUOUS_ALIASES: dict[str, str] = {"oracle": "ug-oracle", "random": "ug-random", "straight": "ug-straight"}
 
 
 def resolve_alias(name: str, action_styles: set[str]) -> str:

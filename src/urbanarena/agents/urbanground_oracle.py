@@ -45,6 +45,10 @@ random option at once on ``choice`` tasks; elsewhere a random walk (``move
 forward`` 2 s with probability 0.7, else a ``look`` with yaw uniform in -120..120)
 ending with ``terminate`` with probability ``terminate_prob`` per step (default
 1/150). It reads no ground truth and no pixels; draws come from ``AgentContext.rng``.
+
+``ug-straight`` (:class:`UrbanGroundStraight`, ours): the continuous counterpart of ``arena-straight``:
+walks forward 2 s every step, turns right by 90 degrees after a blocked move, never terminates (the
+step limit ends the episode); on ``choice`` tasks it answers the first option.
 """
 
 from __future__ import annotations
@@ -500,4 +504,31 @@ class UrbanGroundRandom(Agent):
         return {"action": "look", "yaw": float(self.rng.uniform(-120.0, 120.0)), "pitch": 0.0}
 
 
-__all__ = ["FreeSpacePlanner", "UrbanGroundOracle", "UrbanGroundRandom", "bearing_deg", "city_geometry"]
+class UrbanGroundStraight(Agent):
+    """``ug-straight`` (ours; module docstring): on ``choice`` tasks the first option at once; elsewhere
+    ``move forward`` 2 s every step, a ``look`` of +90 degrees after a move that covered less than 40 %
+    of its 2.8 m (read from the text state's latitude and longitude), never ``terminate`` (the episode
+    ends at the step limit). Reads no ground truth and no pixels; deterministic."""
+
+    name = "ug-straight"
+    action_style = "continuous"
+    uses_images = False
+
+    def reset(self, task: Task, context: AgentContext) -> None:
+        self.kind = kind_of(task)
+        self.city = context.city
+        self.last: tuple[float, float] | None = None
+
+    def act(self, observation: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
+        if self.kind == "choice":
+            return {"action": "terminate", "answer": LETTERS[0]}
+        x, y, _, _ = _pose_from_obs(self.city, observation)
+        last, self.last = self.last, (x, y)
+        if last is not None and math.hypot(x - last[0], y - last[1]) < 0.4 * 2.8:
+            self.last = None
+            return {"action": "look", "yaw": 90.0, "pitch": 0.0}
+        return {"action": "move", "dir": "forward", "seconds": 2.0}
+
+
+__all__ = ["FreeSpacePlanner", "UrbanGroundOracle", "UrbanGroundRandom", "UrbanGroundStraight", "bearing_deg",
+           "city_geometry"]

@@ -4,16 +4,17 @@
 observation="text", action="json")`` wraps :class:`~urbanarena.env.continuous.ContinuousEnv` around
 tasks of one UrbanGround sub-family (:data:`urbanarena.tasks.families.urbanground.SUBFAMILIES`) drawn
 from the split's city (:class:`urbanarena.gym.common.TaskSource`), under ``urbanground-v1`` with the
-family's step limit (600).
+family's step limit (100).
 
 Action (``action``):
 
 * ``json`` (default): ``Text(512)``, one UrbanGround action as JSON text (``{"action": "move", "dir":
   "forward", "seconds": 2}``; ``docs/continuous.md``), exactly what a model replies. Text that is not a
   JSON object is executed as ``parse_error`` (nothing happens, the step is consumed and counted).
-* ``discrete`` (ours): ``Discrete(len(MACROS))``, an index into :data:`MACROS` (walk forward 1 / 2 s,
-  turn -90 / -45 / -15 / +15 / +45 / +90 degrees, open and close the map, terminate).
-  ``observation["action_mask"]`` is 1 for the macros of the current mode (first person: walk, turn,
+* ``discrete`` (ours): ``Discrete(len(MACROS))``, an index into :data:`MACROS` (0-10: walk forward 1 / 2 s,
+  turn -90 / -45 / -15 / +15 / +45 / +90 degrees, open and close the map, terminate; 11: sprint forward
+  2 s, appended later so the first eleven keep their indices).
+  ``observation["action_mask"]`` is 1 for the macros of the current mode (first person: walk, sprint, turn,
   open_map, terminate; map: close_map, terminate).
 
 Observation (``Dict``):
@@ -63,6 +64,8 @@ MACROS: tuple[dict[str, Any], ...] = (
     {"action": "open_map"},
     {"action": "close_map"},
     {"action": "terminate"},
+    # appended after the first eleven (their indices are kept): sprint 2 s (6 m; the l2_constrained bc policy)
+    {"action": "sprint", "dir": "forward", "seconds": 2.0},
 )
 _MAP_MACROS = frozenset({"close_map", "terminate"})
 ACTION_KINDS = ("json", "discrete")
@@ -107,7 +110,7 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
         city, split, tasks, n_tasks, task_seed: as ``Arena-v1`` (:class:`~urbanarena.gym.arena.ArenaTaskEnv`).
         family: an UrbanGround sub-family (``l2_short_range`` ...).
         observation: ``text``, ``rgb``, ``map`` or ``rgb+map``; action: ``json`` or ``discrete``.
-        reward: ``sparse`` or ``shaped``; max_steps: default the family's (600).
+        reward: ``sparse`` or ``shaped``; max_steps: default the family's (100).
     Raises:
         GymConfigError: a keyword outside its values.
     """

@@ -6,6 +6,10 @@ map at the runner's full resolution, read for the goal's distance and bearing; t
 actions and the step) and takes the masked arg-max action (deterministic: the seed does not change it).
 A blind checkpoint's featurizer replaces the maps by zeros. It never looks at the camera view
 (``uses_images = False``: the runner renders none).
+
+A checkpoint whose metadata names ``feature_set: "urbanground_map"`` (``train bc --family
+l2_constrained``) builds a :class:`urbanarena.agents.bc.ground_agent.ContinuousBCAgent` instead (the
+continuous policy, UrbanGround action JSON): ``bc:CKPT`` dispatches on the checkpoint.
 """
 
 from __future__ import annotations
@@ -18,6 +22,22 @@ from urbanarena.agents.base import Agent, AgentContext
 from urbanarena.tasks.schema import Task
 
 
+def checkpoint_feature_set(path: str) -> str | None:
+    """The ``feature_set`` of a bc checkpoint's metadata, or ``None`` when it cannot be read (the loader then
+    reports why)."""
+    import json
+
+    try:
+        from safetensors import safe_open
+
+        from urbanarena.agents.bc.train import META_KEY
+
+        with safe_open(str(path), framework="pt") as f:
+            return json.loads((f.metadata() or {})[META_KEY]).get("feature_set")
+    except Exception:  # noqa: BLE001 - missing/foreign files are reported by load_checkpoint
+        return None
+
+
 class BCAgent(Agent):
     """Args: ``checkpoint``, a safetensors file written by ``urbanarena train bc``.
     Raises: UrbanArenaError (missing or foreign file), ImportError (no ``train`` extra)."""
@@ -25,6 +45,13 @@ class BCAgent(Agent):
     name = "bc"
     action_style = "arena"
     uses_images = False
+
+    def __new__(cls, checkpoint: str = "", **_: Any):
+        if cls is BCAgent and checkpoint_feature_set(checkpoint) == "urbanground_map":
+            from urbanarena.agents.bc.ground_agent import ContinuousBCAgent
+
+            return super().__new__(ContinuousBCAgent)
+        return super().__new__(cls)
 
     def __init__(self, checkpoint: str):
         super().__init__(checkpoint=str(checkpoint))
@@ -54,4 +81,4 @@ class BCAgent(Agent):
         return ACTIONS[int(logits.argmax(1)[0])]
 
 
-__all__ = ["BCAgent"]
+__all__ = ["BCAgent", "checkpoint_feature_set"]

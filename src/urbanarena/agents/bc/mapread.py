@@ -72,19 +72,29 @@ def agent_marker(img: np.ndarray | None) -> tuple[float, float, float] | None:
     c = marker_disc(img, RED)
     if c is None:
         return None
-    r0, c0 = max(0, int(c[1]) - 30), max(0, int(c[0]) - 30)
-    m = colour_mask(np.asarray(img)[r0:int(c[1]) + 31, c0:int(c[0]) + 31], RED)
+    return c[0], c[1], heading_at(img, c[0], c[1])
+
+
+def heading_at(img: np.ndarray, u: float, v: float, max_r_px: float = 30.0,
+               ignore: np.ndarray | None = None) -> float:
+    """Compass heading (degrees) of the agent marker centred at pixel ``(u, v)``: from the centre to the
+    farthest red pixel within ``max_r_px`` (the triangle's tip, 14 px out); 0 when none. ``ignore``: an
+    ``(H, W)`` mask of red pixels that are not the marker's (other discs next to it)."""
+    r = int(math.ceil(max_r_px))
+    r0, c0 = max(0, int(v) - r), max(0, int(u) - r)
+    m = colour_mask(np.asarray(img)[r0:int(v) + r + 1, c0:int(u) + r + 1], RED)
+    if ignore is not None:
+        m = m & (1 - np.asarray(ignore, np.uint8)[r0:int(v) + r + 1, c0:int(u) + r + 1])
     vs, us = np.nonzero(m)
-    vs, us = vs + r0, us + c0
-    du, dv = us - c[0], vs - c[1]
+    du, dv = us + c0 - u, vs + r0 - v
     r2 = du * du + dv * dv
-    near = r2 <= 30.0 ** 2  # the marker only (the tip is 14 px out)
+    near = r2 <= max_r_px ** 2  # the marker only
     if not near.any():
-        return c[0], c[1], 0.0
+        return 0.0
     du, dv, r2 = du[near], dv[near], r2[near]
     far = r2 >= r2.max() - 4.0
     tu, tv = float(du[far].mean()), float(dv[far].mean())
-    return c[0], c[1], math.degrees(math.atan2(tu, -tv)) % 360.0
+    return math.degrees(math.atan2(tu, -tv)) % 360.0
 
 
 def _dark(img: np.ndarray) -> np.ndarray:
@@ -197,5 +207,5 @@ class GoalTracker:
         return ge - ae, gn - an, a[2]
 
 
-__all__ = ["BLUE", "GoalTracker", "RED", "ReferenceReading", "agent_marker", "colour_mask", "marker_disc",
+__all__ = ["BLUE", "GoalTracker", "RED", "ReferenceReading", "agent_marker", "colour_mask", "heading_at", "marker_disc",
            "read_reference", "scale_bar_m_per_px"]

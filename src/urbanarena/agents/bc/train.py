@@ -52,6 +52,8 @@ class TrainConfig:
     threads: int = 1
     hidden: int = 128
     dagger: int = 1
+    #: UrbanGround only: probability that the expert, not the policy, acts at a step of a DAgger round
+    dagger_beta: float = 0.5
 
 
 @dataclass
@@ -167,8 +169,11 @@ def collect_dagger(env, tasks: Sequence[Any], model, blind: bool, seed: int = 0)
     return samples, {"samples": len(samples), "policy_success": round(solved / max(1, len(tasks)), 4)}
 
 
-def fit(ds: Dataset, cfg: TrainConfig, n_actions: int, model=None):
+def fit(ds: Dataset, cfg: TrainConfig, n_actions: int, model=None, weights: np.ndarray | None = None):
     """Fit (or keep fitting) a :class:`~urbanarena.agents.bc.model.BCPolicy` on ``ds`` (module docstring).
+
+    ``weights``: ``(N,)`` per-sample loss weights (default the map-navigation ones: ``DECISION_WEIGHT`` for
+    decision samples); "decisions" in the figures are the samples of weight above 1.
 
     Returns: ``(model, figures)`` with ``train_accuracy``, ``train_accuracy_decisions``, ``final_loss``,
     ``seconds``. Raises :class:`UrbanArenaError` on an empty data set.
@@ -185,10 +190,14 @@ def fit(ds: Dataset, cfg: TrainConfig, n_actions: int, model=None):
     vecs = torch.from_numpy(ds.vectors)
     masks = torch.from_numpy(ds.masks.astype(np.float32))
     ys = torch.from_numpy(ds.actions)
-    walk = action_index("W LARGE")
-    branch = masks[:, len(ACTIONS) - 4:len(ACTIONS) - 1].sum(1) > 0
-    dec = branch | (ys != walk)
-    weights = torch.where(dec, torch.tensor(DECISION_WEIGHT), torch.tensor(1.0))
+    if weights is None:
+        walk = action_index("W LARGE")
+        branch = masks[:, len(ACTIONS) - 4:len(ACTIONS) - 1].sum(1) > 0
+        dec = branch | (ys != walk)
+        weights = torch.where(dec, torch.tensor(DECISION_WEIGHT), torch.tensor(1.0))
+    else:
+        weights = torch.from_numpy(np.asarray(weights, np.float32))
+        dec = weights > 1.0
     if model is None:
         model = BCPolicy(vecs.shape[1], n_actions, hidden=cfg.hidden)
     model.train()
