@@ -7,7 +7,7 @@ object (``extra.counted``): is it visible (:class:`~urbanarena.render.scene3d.vi
 ``VIEW_NODE_TOLERANCE_M`` of the range polygon, as the generator takes them) from the scene alone, and with each
 node's people and vehicles (the realistic style's population) drawn in? Prints the objects visible without the
 population but hidden by it from every node of the range (the ground truth would then count what no panorama shows).
-Run: ``python3 benchmarks/bench_count_occlusion.py [--city helsinki] [--suite-size mini|standard]``.
+Run: ``python3 benchmarks/bench_count_occlusion.py [--city helsinki] [--suite-size mini|standard] [--suite NAME]``.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--city", default="helsinki")
     ap.add_argument("--suite-size", choices=("mini", "standard"), default="mini")
+    ap.add_argument("--suite", default=None, help="one of the city's frozen suites by name (default: the newest, "
+                                                  "as --tasks mini takes it), e.g. helsinki-arena7-v3")
     a = ap.parse_args(argv)
 
     from shapely.geometry import Point, Polygon
@@ -38,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     from urbanarena.world.resolve import resolve_city
 
     city = resolve_city(a.city)
-    fs = frozen_for_city(city, "realistic")
+    fs = frozen_for_city(city, "realistic", a.suite)
     entry = fs.manifest["sizes"][a.suite_size]
     with gzip.open(fs.directory / entry["file"], "rt", encoding="utf-8") as f:
         tasks = [t for t in json.load(f)["tasks"] if (t.get("extra") or {}).get("task_kind") == "object_count"]

@@ -15,7 +15,7 @@ the episodes use (realistic style, people and vehicles). Two goal names are sear
 A goal is *recognised* when the name is read in at least one view. Same POIs, same views: the two
 differ only by where the name comes from, so the paired bootstrap over tasks
 (:func:`urbanarena.tasks.metrics.paired.paired_bootstrap`) compares them. Run:
-``python3 benchmarks/bench_goal_recognition.py [--city helsinki] [--suite-size mini|standard]``.
+``python3 benchmarks/bench_goal_recognition.py [--city helsinki] [--suite-size mini|standard] [--suite NAME]``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--city", default="helsinki")
     ap.add_argument("--suite-size", choices=("mini", "standard"), default="mini")
+    ap.add_argument("--suite", default=None, help="one of the city's frozen suites by name (default: the newest, "
+                                                  "as --tasks mini takes it), e.g. helsinki-arena7-v3")
     ap.add_argument("--yaw-step-deg", type=float, default=30.0)
     ap.add_argument("--limit", type=int, default=None)
     a = ap.parse_args(argv)
@@ -48,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     from urbanarena.world.resolve import resolve_city
 
     city = resolve_city(a.city)
-    fs = frozen_for_city(city, "realistic")
+    fs = frozen_for_city(city, "realistic", a.suite)
     tasks_path, _ = materialize(fs, a.suite_size, city)
     d = json.loads(tasks_path.read_text(encoding="utf-8"))
     tasks = [t for t in d["tasks"] if (t.get("extra") or {}).get("task_kind") == "landmark_image"]

@@ -15,7 +15,8 @@ Steps, all through the public commands:
    two-sided p, 95 % CI of the difference); time per episode.
 
 Options: ``--suite-size mini|standard|full`` (take the frozen suite's tasks of ``--family`` instead of
-generating them; issue 14 measures ``--suite-size mini`` = ``helsinki-arena7-v2-mini``), ``--render-style``
+generating them; issue 14 measures ``--suite-size mini`` = ``helsinki-arena7-v2-mini``; ``--suite NAME``: one of the
+city's frozen suites, default the newest), ``--render-style``
 (realistic, the default, or flat; passed to ``tasks generate`` and both runs), ``--family`` (``landmark_language``,
 the default, or ``landmark_image``: the ocr agent then reads the goal's name in the reference photo; issue 19),
 ``--per-family`` (25, the mini size), ``--seed`` (0),
@@ -80,14 +81,15 @@ def family_line(name: str, summary: dict[str, Any], family: str = "landmark_lang
     return f"  {name:<7} {family}  {mean:5.1f}  95% CI {ci_txt}  ({summary['episodes']} episodes)"
 
 
-def frozen_family(city: str, size: str, render_style: str, family: str = "landmark_language") -> Path:
+def frozen_family(city: str, size: str, render_style: str, family: str = "landmark_language",
+                  name: str | None = None) -> Path:
     """The ``family`` tasks of the city's frozen suite ``size`` for ``render_style`` as a task file, written beside
     the materialized suite (``<home>/suites/<suite>-<size>/``) so that its reference images resolve."""
     from urbanarena.tasks.frozen import frozen_for_city, materialize
     from urbanarena.world.resolve import resolve_city
 
     c = resolve_city(city)
-    fs = frozen_for_city(c, render_style)
+    fs = frozen_for_city(c, render_style, name)
     tasks_path, _ = materialize(fs, size, c)
     d = json.loads(tasks_path.read_text(encoding="utf-8"))
     d["tasks"] = [t for t in d["tasks"] if (t.get("extra") or {}).get("task_kind") == family]
@@ -99,14 +101,14 @@ def frozen_family(city: str, size: str, render_style: str, family: str = "landma
 
 def compare(city: str, per_family: int, seed: int, seeds: int, workers: int, out: Path,
             limit: int | None = None, suite_size: str | None = None, render_style: str = "realistic",
-            family: str = "landmark_language") -> dict[str, Any]:
+            family: str = "landmark_language", frozen_name: str | None = None) -> dict[str, Any]:
     """Generate the suite (or take the frozen suite's), run both agents, print and return the comparison."""
     from urbanarena.tasks.metrics.paired import pair_scores, paired_bootstrap, per_task_scores
 
     out.mkdir(parents=True, exist_ok=True)
     suite = out / f"{family}.json"
     if suite_size:
-        suite = frozen_family(city, suite_size, render_style, family)
+        suite = frozen_family(city, suite_size, render_style, family, frozen_name)
     elif not suite.exists():
         cli("tasks", "generate", "--city", city, "--families", family, "--per-family", per_family,
             "--seed", seed, "--out", suite, "--render-style", render_style)
@@ -219,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibrate", action="store_true")
     ap.add_argument("--suite-size", choices=("mini", "standard", "full"), default=None,
                     help="take the --family tasks of the city's frozen suite of this size instead")
+    ap.add_argument("--suite", default=None, help="with --suite-size: one of the city's frozen suites by name "
+                                                  "(default the newest), e.g. helsinki-arena7-v3")
     ap.add_argument("--render-style", choices=("realistic", "flat"), default="realistic")
     ap.add_argument("--family", choices=("landmark_language", "landmark_image"), default="landmark_language",
                     help="the family generated and run (landmark_image: the ocr agent reads the name in the "
@@ -230,11 +234,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if a.out is not None:
         res = compare(city, a.per_family, a.seed, a.seeds, a.workers, a.out, a.limit, a.suite_size, a.render_style,
-                      a.family)
+                      a.family, a.suite)
     else:
         with tempfile.TemporaryDirectory() as tmp:
             res = compare(city, a.per_family, a.seed, a.seeds, a.workers, Path(tmp), a.limit, a.suite_size,
-                          a.render_style, a.family)
+                          a.render_style, a.family, a.suite)
     return 0 if (res["ok"] or not a.check) else 1
 
 

@@ -19,7 +19,7 @@ def test_demo_builds_runs_and_reports(request, tmp_path_factory, tmp_path, monke
     out = tmp_path / "demo"
     r = CliRunner().invoke(app, ["demo", "--agents", "oracle,random", "--limit", "30", "--out", str(out)])
     assert r.exit_code == 0, r.output
-    assert "helsinki-arena7-v3-mini" in r.output and "© OpenStreetMap contributors" in r.output
+    assert "helsinki-arena7-v4-mini" in r.output and "© OpenStreetMap contributors" in r.output
     data = json.loads((out / "report.json").read_text())
     assert set(data["agents"]) == {"oracle", "random"}
     # the first 30 tasks of the frozen mini suite: 25 localization + 5 landmark_language
@@ -28,7 +28,7 @@ def test_demo_builds_runs_and_reports(request, tmp_path_factory, tmp_path, monke
     assert all(f["mean"] == 100.0 for f in data["agents"]["oracle"]["by_family"].values())
     md = (out / "report.md").read_text()
     assert "| localization (25) |" in md and "not comparable" in md
-    assert data["suite_check"]["suite"] == "helsinki-arena7-v3-mini"  # the whole city's suite (realistic)
+    assert data["suite_check"]["suite"] == "helsinki-arena7-v4-mini"  # the whole city's suite (realistic)
     # a second demo resumes: nothing new runs
     r2 = CliRunner().invoke(app, ["demo", "--agents", "oracle", "--limit", "30", "--out", str(out)])
     assert r2.exit_code == 0 and "0 run, 30 already stored" in r2.output, r2.output

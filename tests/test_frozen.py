@@ -133,6 +133,33 @@ def test_run_with_tasks_mini_and_default(frozen, tmp_path, monkeypatch):
     assert r.exit_code == 0 and "0 episodes run" in r.output, r.output
 
 
+def test_newest_suite_is_the_default_and_older_ones_resolve_by_name(frozen, tmp_path, monkeypatch):
+    """Two suites frozen on the same city: ``mini`` takes the highest version; ``<suite>-<size>`` names one."""
+    from urbanarena.tasks.frozen import suite_version
+    from urbanarena.tasks.resolve import resolve_task_set
+
+    city, fs = frozen
+    monkeypatch.setenv("URBANARENA_HOME", str(tmp_path / "home"))
+    shutil.copytree(fs.directory, user_dir() / fs.name)
+    newer = fs.name.rsplit("-v", 1)[0] + "-v12"  # 12 > 9: versions compare as numbers, not strings
+    shutil.copytree(fs.directory, user_dir() / newer)
+    m = json.loads((user_dir() / newer / "manifest.json").read_text())
+    m["suite"] = newer
+    (user_dir() / newer / "manifest.json").write_text(json.dumps(m))
+    nine = fs.name.rsplit("-v", 1)[0] + "-v9"
+    shutil.copytree(user_dir() / newer, user_dir() / nine)
+    m["suite"] = nine
+    (user_dir() / nine / "manifest.json").write_text(json.dumps(m))
+    assert suite_version(newer) == 12 and suite_version("no-version") == 0
+    assert frozen_for_city(city).name == newer
+    assert frozen_for_city(city, name=fs.name).name == fs.name
+    with pytest.raises(FrozenSuiteError, match="no frozen suite 'nope-v3'"):
+        frozen_for_city(city, name="nope-v3")
+    ts = resolve_task_set(f"{fs.name}-mini", city)
+    assert len(ts.tasks) == fs.manifest["sizes"]["mini"]["tasks"] and ts.suite_check["matches"]
+    assert ts.suite_check["frozen_suite"] == fs.name
+
+
 def test_redraw_images_repins_pixels_and_keeps_task_files(frozen, tmp_path):
     """``tasks freeze --redraw-images``: a suite whose stored hashes no longer match this renderer (simulated by
     tampering one image hash and one fingerprint) gets the hashes of a fresh draw back, task files untouched,

@@ -30,7 +30,7 @@ def freeze_cmd(
     seed: int = typer.Option(0, "--seed", help="Generator seed."),
     split: Optional[str] = typer.Option("test", "--split", help="Split area the city must be ('' for none)."),
     name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v2 for the realistic "
-                                                             "style, -v1 for flat; helsinki: helsinki-arena7-v3, "
+                                                             "style, -v1 for flat; helsinki: helsinki-arena7-v4, "
                                                              "helsinki-core: v1/v2)."),
     render_style: str = render_style_option(),
     redraw: Optional[str] = typer.Option(None, "--redraw-images", metavar="REASON",

@@ -15,7 +15,7 @@ split's own area (:mod:`urbanarena.tasks.generators.splits`): ``split="train"`` 
 means the city ``helsinki-train`` (built on first use from the pinned Helsinki extract), ``val``
 ``helsinki-val``, ``test`` ``helsinki-test``: each split's area cropped as a city of its own, so an agent
 that leaves its route never walks another split's streets (the frozen suite of the whole default city,
-``helsinki-arena7-v3``, runs through ``urbanarena run --city helsinki``; ``city="helsinki-core",
+``helsinki-arena7-v4``, runs through ``urbanarena run --city helsinki``; ``city="helsinki-core",
 split="test"`` is the core, whose frozen suites v1/v2 ``tasks="mini"`` reaches). Generated tasks are cached under
 ``$URBANARENA_HOME/gym/``. The generators run here without the oracle verification that ``urbanarena
 tasks generate`` adds (the oracle lives in the agents layer, above this one), so a drawn task is not

@@ -38,6 +38,7 @@ import datetime
 import gzip
 import hashlib
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,12 +57,21 @@ from urbanarena.tasks.generators.suite import SUITE_SIZES as SIZES  # noqa: E402
 SUITE_VERSION_OF_STYLE = {"flat": 1, "realistic": 2}
 #: the built-in Helsinki cities' default suite names, city -> (name stem, style -> version): the core keeps the
 #: names of the suites frozen when it was the default city (``helsinki-arena7-v1`` flat, ``-v2`` realistic); the
-#: whole extract's realistic suite is ``helsinki-arena7-v3`` (issue 19). No flat suite of the whole extract is
-#: shipped (the flat style exists to keep v1 bit-identical); freezing one needs a name of its own.
+#: whole extract's realistic suites are ``helsinki-arena7-v3`` (issue 19, generator version 2) and ``-v4`` (the
+#: same tasks, reference photos with their own people: generator version 3), the default. No flat suite of the
+#: whole extract is shipped (the flat style exists to keep v1 bit-identical); freezing one needs a name of its own.
 BUILTIN_SUITE_VERSIONS: dict[str, tuple[str, dict[str, int]]] = {
     "helsinki-core": ("helsinki", {"flat": 1, "realistic": 2}),
-    "helsinki": ("helsinki", {"realistic": 3}),
+    "helsinki": ("helsinki", {"realistic": 4}),
 }
+#: a suite name's version suffix (``...-v4``)
+_VERSION = re.compile(r"-v(\d+)$")
+
+
+def suite_version(name: str) -> int:
+    """The version number ending a suite name (``helsinki-arena7-v4`` -> 4; 0 without one)."""
+    m = _VERSION.search(name)
+    return int(m.group(1)) if m else 0
 
 
 def default_suite_name(city_name: str, render_style: str) -> str:
@@ -163,27 +173,37 @@ def frozen_suites(extra_dirs: Sequence[Path] = ()) -> list[FrozenSuite]:
     return out
 
 
-def frozen_for_city(city: City, render_style: str | None = None) -> FrozenSuite:
+def frozen_for_city(city: City, render_style: str | None = None, name: str | None = None) -> FrozenSuite:
     """The frozen suite built on exactly this city (matching content hash) for ``render_style`` (default
-    :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`); when the
-    city has suites in other styles only, the first of them (its tasks are the style's too: a freeze in
-    another style draws other images of the same tasks; :func:`materialize` checks the images in the
-    suite's own style and records it).
+    :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`), the
+    newest (highest :func:`suite_version`) when several match; when the city has suites in other styles only,
+    the newest of them (its tasks are the style's too: a freeze in another style draws other images of the
+    same tasks; :func:`materialize` checks the images in the suite's own style and records it). ``name``
+    (e.g. ``helsinki-arena7-v3``) picks that suite of the city instead, whatever its style.
 
     Raises:
-        FrozenSuiteError: none matches; when a suite exists for a city of the same name with another hash
-            the message says so (a differing build: other library versions or import settings).
+        FrozenSuiteError: none matches (``name``: no suite of that name for this city); when a suite exists for a
+            city of the same name with another hash the message says so (a differing build: other library
+            versions or import settings).
     """
     from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style
 
     style = check_style(render_style or DEFAULT_RENDER_STYLE)
     suites = frozen_suites()
-    for fs in suites:
-        if fs.city_hash == city.content_hash and fs.render_style == style:
-            return fs
-    other = [fs for fs in suites if fs.city_hash == city.content_hash]
-    if other:
-        return other[0]
+    mine = [fs for fs in suites if fs.city_hash == city.content_hash]
+    if name is not None:
+        named = [fs for fs in mine if fs.name == name]
+        if named:
+            return named[0]
+        raise FrozenSuiteError(
+            f"no frozen suite {name!r} for city {city.name!r} (its suites: "
+            f"{', '.join(sorted(fs.name for fs in mine)) or 'none'})")
+    newest = lambda xs: max(xs, key=lambda fs: (suite_version(fs.name), fs.name))  # noqa: E731
+    same_style = [fs for fs in mine if fs.render_style == style]
+    if same_style:
+        return newest(same_style)
+    if mine:
+        return newest(mine)
     same = [fs for fs in suites if fs.manifest["city"].get("name") == city.name]
     if same:
         fs = same[0]
@@ -253,7 +273,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
 
     Args:
         suite: suite name (default :func:`default_suite_name`: ``<city>-arena7-v1`` for the ``flat`` style,
-            ``-v2`` for ``realistic``; ``helsinki-arena7-v3`` for the whole default city).
+            ``-v2`` for ``realistic``; ``helsinki-arena7-v4`` for the whole default city).
         render_style: style of the landmark photos and fingerprint panoramas (recorded as the manifest's
             ``render_style`` when not ``flat``). Task generation (incl. the visibility check of counting
             tasks) does not depend on it, so both styles' suites hold the same tasks.
@@ -538,4 +558,5 @@ def describe_check(check: dict[str, Any]) -> str | None:
 
 __all__ = ["BUILTIN_SUITE_VERSIONS", "FINGERPRINT_NODES", "FORMAT", "FrozenSuite", "FrozenSuiteError", "SIZES",
            "SUITE_VERSION_OF_STYLE", "default_reference_renderer", "default_suite_name", "describe_check",
-           "fingerprint_nodes", "freeze", "frozen_for_city", "frozen_suites", "load_frozen", "materialize", "user_dir"]
+           "fingerprint_nodes", "freeze", "frozen_for_city", "frozen_suites", "load_frozen", "materialize", "suite_version",
+           "user_dir"]

@@ -14,7 +14,10 @@ Grammar:
   this city (:mod:`urbanarena.tasks.frozen`: matched by the city's content
   hash, materialized under ``<urbanarena home>/suites/`` with its images
   redrawn and checked against the frozen hashes; the check is
-  :attr:`TaskSet.suite_check`).
+  :attr:`TaskSet.suite_check`); the newest suite when several are frozen on the city
+  (``helsinki``: ``helsinki-arena7-v4``);
+* ``<suite>-<size>`` — that size of one named frozen suite of this city
+  (``helsinki-arena7-v3-mini``), for figures published on an older suite; a file of that name wins.
 
 The task source hash (:attr:`TaskSet.source_hash`) is a sha256 over the bytes
 of the file(s) read; it goes into the run metadata. Each task's own hash
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,12 +61,15 @@ class TaskSet:
 
 #: TASKS values naming a frozen suite size
 FROZEN_SPECS = ("mini", "standard", "full")
+#: a TASKS value naming one frozen suite of the city and a size, e.g. ``helsinki-arena7-v3-mini``
+NAMED_FROZEN_SPEC = re.compile(r"^(?P<suite>[A-Za-z0-9_.-]+-v\d+)-(?P<size>mini|standard|full)$")
 
 
-def _frozen_task_set(spec: str, size: str, city: City, render_style: str | None = None) -> TaskSet:
+def _frozen_task_set(spec: str, size: str, city: City, render_style: str | None = None,
+                     name: str | None = None) -> TaskSet:
     from urbanarena.tasks.frozen import frozen_for_city, materialize
 
-    path, check = materialize(frozen_for_city(city, render_style), size, city)
+    path, check = materialize(frozen_for_city(city, render_style, name), size, city)
     ts = resolve_task_set(str(path), city)
     return TaskSet(spec, ts.tasks, ts.source_hash, ts.source_files, check)
 
@@ -130,12 +137,15 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
     """Resolve a TASKS argument against ``city``.
 
     Args:
-        spec: ``KIND:PATH``, a task-file path, ``default``, ``mini``, ``standard`` or ``full``.
+        spec: ``KIND:PATH``, a task-file path, ``default``, ``mini``, ``standard`` or ``full`` (the city's newest
+            frozen suite for the style), or ``<suite>-<size>`` naming one of the city's frozen suites
+            (``helsinki-arena7-v3-mini``: the published v3 rather than the default v4).
         city: the city the tasks run in.
         city_dir: the saved city's directory (for a relative ``default_tasks``).
         render_style: the render style of the run (``realistic``/``flat``, default
             :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`): a frozen suite size resolves to
-            the city's suite frozen for that style (``helsinki-arena7-v2`` realistic, ``-v1`` flat).
+            the city's newest suite frozen for that style (``helsinki``: ``helsinki-arena7-v4``; ``helsinki-core``:
+            ``-v2`` realistic, ``-v1`` flat).
     Raises:
         TaskFormatError: unreadable/malformed task source, a task file for
             another city (content hash mismatch), unknown family, or a
@@ -146,6 +156,9 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
     spec = str(spec)
     if spec in FROZEN_SPECS:
         return _frozen_task_set(spec, spec, city, render_style)
+    named = NAMED_FROZEN_SPEC.match(spec)
+    if named and not Path(spec).exists():
+        return _frozen_task_set(spec, named.group("size"), city, render_style, named.group("suite"))
     if spec == "default":
         default = (city.meta.extra or {}).get("default_tasks")
         if not default:

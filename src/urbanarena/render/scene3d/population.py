@@ -21,7 +21,7 @@ heading, ``width_m`` across, ``height_m`` up):
   when that band is at least :data:`TWO_LANES_M` wide, else one), gaps drawn from an exponential law (mean
   :data:`CAR_GAP_MEAN_M`, at least :data:`CAR_GAP_MIN_M` bumper to bumper). Trams run on roads (ours), not on the
   imported tram tracks (``rail_lines``, drawn as rails by the realistic style since issue 14: placing them
-  there would change the frozen ``helsinki-arena7-v3`` panoramas and their fingerprints): on a
+  there would change the frozen ``helsinki-arena7-v3``/``-v4`` panoramas and their fingerprints): on a
   carriageway of at least :data:`TRAM_MIN_WIDTH_M` with probability :data:`TRAM_SHARE` per street and moment,
   a three-section articulated tram (9 m sections, 2.4 m wide, 3.4 m high, green and white as Helsinki's)
   whose sections follow the lane's curve.

@@ -49,7 +49,7 @@ Two ways a city holds a split's tasks (:func:`split_restriction`; ours, issue 19
   storefronts and reference-photo camera all lie in the area, and draws the
   localization grid and start/goal maps over the area. The agent may walk
   anywhere in the city, as 360CityArena's agents roam their whole district;
-  the frozen suites of the default city (``helsinki-arena7-v3``) are made so.
+  the frozen suites of the default city (``helsinki-arena7-v3``, ``-v4``) are made so.
   Generators without this filter (the CitySeeker-style need suites) refuse
   such a city (:func:`check_split`): their ground truth ("the nearest pharmacy")
   depends on the whole network, so they need the cropped city.

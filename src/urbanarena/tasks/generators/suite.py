@@ -72,7 +72,7 @@ from urbanarena.world.city import City
 
 #: 3: ``landmark_image`` references with their own people and vehicles, checked against goal views with the
 #: episodes' people (issue 19); 2: references with context, another condition and a view-distance check
-#: (:mod:`.landmark`; ``helsinki-arena7-v3``); 1: the references of ``helsinki-arena7-v1``/``-v2``
+#: (:mod:`.landmark`; ``helsinki-arena7-v3``; version 3: ``-v4``); 1: the references of ``helsinki-arena7-v1``/``-v2``
 GENERATOR_VERSION = 3
 SUITE_VERSION = 1
 ALL_KINDS = ("localization", "landmark_language", "landmark_image", "map_navigation", "vln", "object_count",
