@@ -102,6 +102,10 @@ class UrbanGroundRandomParams(_Params):
     terminate_prob: float = Field(1 / 150, ge=0.0, le=1.0, description="per-step probability of terminate")
 
 
+class UrbanGroundStraightParams(_Params):
+    """Forward 2 s every step, a 90-degree look after a blocked move; no parameters."""
+
+
 class OcrParams(_Params):
     """Reads signs with rapidocr and walks to the named landmark (the 'ocr' extra)."""
 
@@ -244,6 +248,7 @@ AGENT_PARAMS: dict[str, type[_Params]] = {
     "bc": BCParams,
     "ug-oracle": UrbanGroundOracleParams,
     "ug-random": UrbanGroundRandomParams,
+    "ug-straight": UrbanGroundStraightParams,
     "ocr": OcrParams,
     "vlm-arena": ArenaVLMParams,
     "vlm-cityseeker": CitySeekerVLMParams,
