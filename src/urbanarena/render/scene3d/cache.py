@@ -52,8 +52,7 @@ import numpy as np
 from urbanarena.errors import CityFormatError, ImageFormatError
 from urbanarena.render.panorama_store import DEFAULT_BUDGET_BYTES, CacheStats, LRUByteCache
 from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
-from urbanarena.render.scene3d.context import current
-from urbanarena.render.scene3d.population_draw import node_population
+from urbanarena.render.scene3d.population_draw import node_population, release_population
 from urbanarena.render.scene3d.renderer import (
     DEFAULT_EYE_HEIGHT_M, DEFAULT_PANO_WIDTH, RENDERER_VERSION, RenderSettings, SceneRenderer, render_identity,
 )
@@ -267,9 +266,7 @@ def render_with_population(renderer: SceneRenderer, x: float, y: float, eye: flo
     try:
         return renderer.render_panorama(x, y, eye, width, bearing, dynamic=population)
     finally:
-        if population is not None:
-            with renderer._lock, current(renderer.ctx):
-                population.release()
+        release_population(renderer, population)
 
 
 # ------------------------------------------------------------------ prerender

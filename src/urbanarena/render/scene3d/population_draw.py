@@ -70,6 +70,15 @@ class PopulationObjects:
         self._gl.clear()
 
 
+def release_population(renderer, population: PopulationObjects | None) -> None:
+    """Free ``population``'s GL arrays (``None``: nothing) with ``renderer``'s context current, after a draw."""
+    if population is not None:
+        from urbanarena.render.scene3d.context import current
+
+        with renderer._lock, current(renderer.ctx):
+            population.release()
+
+
 def node_population(scene, settings, node: str, x_m: float, y_m: float) -> PopulationObjects | None:
     """What the panorama store draws into ``node``'s panorama: its snapshot when ``settings.population`` is
     ``snapshot`` (and it places anything), else ``None``."""
@@ -125,4 +134,5 @@ class StartVisibility:
         return all(i in seen for i in ids)
 
 
-__all__ = ["PopulationObjects", "StartVisibility", "node_population", "population_pixels", "visible_placements"]
+__all__ = ["PopulationObjects", "StartVisibility", "node_population", "population_pixels", "release_population",
+           "visible_placements"]

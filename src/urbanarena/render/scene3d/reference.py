@@ -151,11 +151,9 @@ class ReferenceRenderer:
                 vals["x_m"], vals["y_m"], vals["yaw_deg"] % 360.0, vals["pitch_deg"], vals["hfov_deg"], int(w),
                 int(h), eye_height_m=vals["eye_height_m"], attribution=self.attribution, dynamic=people)
         finally:
-            if people is not None:
-                from urbanarena.render.scene3d.context import current
+            from urbanarena.render.scene3d.population_draw import release_population
 
-                with renderer._lock, current(renderer.ctx):
-                    people.release()
+            release_population(renderer, people)
 
     def _population(self, view: Mapping[str, Any], settings: RenderSettings, x_m: float, y_m: float):
         """The people and vehicles of the photo's moment (``population_key``; module docstring), or ``None``."""
