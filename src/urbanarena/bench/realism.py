@@ -32,7 +32,7 @@ def _city(name: str):
     from urbanarena.world.resolve import cached_city_names, resolve_city
 
     if name not in cached_city_names() and name == "helsinki":
-        from urbanarena.cli.build_cmd import build_city, resolve_source
+        from urbanarena.build import build_city, resolve_source
 
         build_city(resolve_source(name))
     return resolve_city(name)

@@ -48,7 +48,8 @@ def demo(
 ) -> None:
     """Build the default city if missing, run its default suite with the baseline agents, print the per-family
     table and write a report."""
-    from urbanarena.cli.build_cmd import build_city, format_report, resolve_source
+    from urbanarena.build import build_city, resolve_source
+    from urbanarena.cli.build_cmd import format_report
     from urbanarena.report.arena_report import FAMILY_ORDER, write_report
     from urbanarena.runner.driver import RunRequest, execute, prepare
     from urbanarena.runner.summary import summarize_run

@@ -54,7 +54,7 @@ def from_panoramax(
     """Build a city of real Panoramax 360-degree pictures joined on the OSM street network and cache it as NAME."""
     import warnings
 
-    from urbanarena.cli.build_cmd import parse_bbox
+    from urbanarena.build import parse_bbox
     from urbanarena.tasks.generators.real_imagery import confirm_annotations
     from urbanarena.world.importers.panoramax.build import PanoramaxInputWarning, build_city_from_panoramax
     from urbanarena.world.importers.panoramax.client import PanoramaxClient
