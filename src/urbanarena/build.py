@@ -55,7 +55,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

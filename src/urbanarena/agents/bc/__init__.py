@@ -8,6 +8,7 @@ extra (PyTorch CPU, safetensors); checkpoints are safetensors files, never pickl
 :mod:`.groundtrain`, :mod:`.ground_agent`).
 """
 
+from urbanarena.agents.bc import ground_agent as _ground_agent  # noqa: F401  (registers bc:CKPT's UrbanGround class)
 from urbanarena.agents.bc.features import FEATURE_SETS, MapNavFeaturizer, make_featurizer
 
 __all__ = ["FEATURE_SETS", "MapNavFeaturizer", "make_featurizer"]

@@ -9,7 +9,8 @@ A blind checkpoint's featurizer replaces the maps by zeros. It never looks at th
 
 A checkpoint whose metadata names ``feature_set: "urbanground_map"`` (``train bc --family
 l2_constrained``) builds a :class:`urbanarena.agents.bc.ground_agent.ContinuousBCAgent` instead (the
-continuous policy, UrbanGround action JSON): ``bc:CKPT`` dispatches on the checkpoint.
+continuous policy, UrbanGround action JSON): ``bc:CKPT`` dispatches on the checkpoint, through
+:data:`CHECKPOINT_CLASSES`, where that module registers its class (the package ``urbanarena.agents.bc`` imports it).
 """
 
 from __future__ import annotations
@@ -38,6 +39,18 @@ def checkpoint_feature_set(path: str) -> str | None:
         return None
 
 
+CHECKPOINT_CLASSES: dict[str, type] = {}
+"""``feature_set`` -> the :class:`BCAgent` subclass ``BCAgent(checkpoint)`` builds for such a checkpoint (filled by
+:func:`register_checkpoint_class`; a feature set not in it builds a plain :class:`BCAgent`)."""
+
+
+def register_checkpoint_class(feature_set: str, cls: type) -> type:
+    """Make ``BCAgent(checkpoint)`` build ``cls`` for checkpoints whose metadata names ``feature_set``; returns
+    ``cls``."""
+    CHECKPOINT_CLASSES[feature_set] = cls
+    return cls
+
+
 class BCAgent(Agent):
     """Args: ``checkpoint``, a safetensors file written by ``urbanarena train bc``.
     Raises: UrbanArenaError (missing or foreign file), ImportError (no ``train`` extra)."""
@@ -47,10 +60,10 @@ class BCAgent(Agent):
     uses_images = False
 
     def __new__(cls, checkpoint: str = "", **_: Any):
-        if cls is BCAgent and checkpoint_feature_set(checkpoint) == "urbanground_map":
-            from urbanarena.agents.bc.ground_agent import ContinuousBCAgent
-
-            return super().__new__(ContinuousBCAgent)
+        if cls is BCAgent:
+            sub = CHECKPOINT_CLASSES.get(checkpoint_feature_set(checkpoint))
+            if sub is not None:
+                return super().__new__(sub)
         return super().__new__(cls)
 
     def __init__(self, checkpoint: str):
@@ -81,4 +94,4 @@ class BCAgent(Agent):
         return ACTIONS[int(logits.argmax(1)[0])]
 
 
-__all__ = ["BCAgent", "checkpoint_feature_set"]
+__all__ = ["BCAgent", "CHECKPOINT_CLASSES", "checkpoint_feature_set", "register_checkpoint_class"]

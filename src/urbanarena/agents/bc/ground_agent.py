@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from urbanarena.agents.bc.agent import BCAgent
+from urbanarena.agents.bc.agent import BCAgent, register_checkpoint_class
 from urbanarena.tasks.schema import Task
 
 
@@ -48,5 +48,7 @@ class ContinuousBCAgent(BCAgent):
         self.featurizer.record(k, observation)
         return dict(MACROS[POLICY_MACROS[k]])
 
+
+register_checkpoint_class("urbanground_map", ContinuousBCAgent)
 
 __all__ = ["ContinuousBCAgent"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from urbanarena.render.scene3d.layout import building_polygon, building_walls
 from urbanarena.render.scene3d.palette import facade_colour, stable_index, stable_unit
-from urbanarena.render.scene3d.realistic import _quad_tris, _rgb
+from urbanarena.render.scene3d.mesh_primitives import quad_tris as _quad_tris, rgb as _rgb
 from urbanarena.render.scene3d.scene import Scene
 
 

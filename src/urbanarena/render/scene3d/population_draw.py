@@ -43,7 +43,7 @@ class PopulationObjects:
         kept until :meth:`release` (the six faces of a panorama upload it once), grouped in
         :data:`TILE_M` ground tiles of which only those meeting the view frustum (read back from ``mvp``) are
         drawn. Returns the triangles of the mesh."""
-        from urbanarena.render.scene3d.renderer import _frustum_planes, _Tiled
+        from urbanarena.render.scene3d.tiles import TiledVertexArray as _Tiled, frustum_planes as _frustum_planes
 
         key = (id(ctx), id(prog))
         got = self._gl.get(key)

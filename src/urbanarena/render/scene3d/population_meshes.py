@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from urbanarena.render.scene3d.meshes import LAMP_HEAD_RGB, MeshBuilder, MeshData, _rgb, box, ellipsoid
+from urbanarena.render.scene3d.mesh_primitives import MeshBuilder, MeshData, box, ellipsoid, rgb as _rgb
+from urbanarena.render.scene3d.meshes import LAMP_HEAD_RGB
 
 MESHES_VERSION = "population-meshes-2"
 

@@ -44,6 +44,7 @@ from shapely.ops import substring
 
 from urbanarena.render.scene3d.layout import SignPlacement, building_polygon, building_walls
 from urbanarena.render.scene3d.palette import facade_colour, stable_index, stable_unit
+from urbanarena.render.scene3d.mesh_primitives import quad_tris as _quad_tris, rgb as _rgb
 from urbanarena.render.scene3d.scene import Scene
 
 KERB_RGB = (186, 184, 178)
@@ -62,15 +63,6 @@ SIGN_AWNING_SHARE = 0.3
 CONTACT_BAND_M, CONTACT_K = 0.8, 0.8
 #: share of the sun a tree crown's shadow takes away (ours: light passes between the leaves)
 TREE_SHADOW_SHARE = 0.55
-
-
-def _rgb(c) -> np.ndarray:
-    return np.asarray(c, dtype=np.float32) / 255.0
-
-
-def _quad_tris(q: np.ndarray) -> np.ndarray:
-    q = np.asarray(q, dtype=np.float64).reshape(-1, 4, 3)
-    return np.concatenate([q[:, [0, 1, 2]], q[:, [0, 2, 3]]], axis=0)
 
 
 def cornices_and_awnings(mb, scene: Scene, placements: list[SignPlacement], shop_buildings: set[str],
@@ -237,7 +229,7 @@ def kerb_faces(mb, scene: Scene, height_m: float = 0.12) -> None:
 
 def tree_crowns(mb, x: float, y: float, s: float, colour, oid: str) -> None:
     """Three overlapping ellipsoid clusters of a tree crown (size factor ``s``, as the flat tree's)."""
-    from urbanarena.render.scene3d.meshes import ellipsoid
+    from urbanarena.render.scene3d.mesh_primitives import ellipsoid
 
     zc = 2.4 * s + 1.5 * s
     for i in range(3):
@@ -312,7 +304,7 @@ def shadow_factor(light) -> float:
 
 def shade_mesh(scene: Scene, light):
     """``(MeshData, stats)``: the baked shade layer (vertex colour = factor) and ``{"bake_s", "triangles"}``."""
-    from urbanarena.render.scene3d.meshes import MeshBuilder, _flat, triangulate
+    from urbanarena.render.scene3d.mesh_primitives import MeshBuilder, flat as _flat, triangulate
 
     t0 = time.perf_counter()
     mb = MeshBuilder()

@@ -39,320 +39,43 @@ Attribution: :meth:`render_panorama` writes the scene's attribution (e.g.
 panorama — the nadir, which views at ordinary pitches never show — so every
 panorama file carries it; :meth:`render_view` adds it only with
 ``attribution=True`` (images shown to people).
+
+The settings are in :mod:`.render_settings`, the camera and cube-map geometry in :mod:`.cubemap`, frustum culling in
+:mod:`.tiles` and the cache identity in :mod:`.render_identity` (re-exported here).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import threading
 from collections import OrderedDict
-from dataclasses import asdict, dataclass
-from functools import lru_cache
 
 import cv2
 import numpy as np
 
 from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panorama_attribution
-from urbanarena.render.scene3d.context import current, gl_context, gl_info
+from urbanarena.render.scene3d.context import current, gl_context
 from urbanarena.render.scene3d.dynamic import draw_dynamic, draw_dynamic_ids
-from urbanarena.render.scene3d.fonts import sign_font
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
 from urbanarena.render.scene3d.scene import Scene
 from urbanarena.render.scene3d import shaders
 from urbanarena.render.scene3d.weather import WeatherPass
 from urbanarena.render.views import Camera
+# re-exported: these were defined here (split into settings, cube-map geometry, culling and identity modules)
+from urbanarena.render.scene3d.cubemap import (  # noqa: F401
+    CUBE_FACES, cube_face_size, equirect_maps as _equirect_maps, projection_matrix, view_matrix,
+)
+from urbanarena.render.scene3d.render_identity import (  # noqa: F401
+    RENDERER_VERSION, realistic_identity, render_identity,
+)
+from urbanarena.render.scene3d.render_settings import RenderSettings  # noqa: F401
+from urbanarena.render.scene3d.tiles import (  # noqa: F401
+    TILE_M, TiledVertexArray as _Tiled, frustum_planes as _frustum_planes,
+)
 
-#: Bumped whenever a change alters rendered pixels (part of every cache key).
-RENDERER_VERSION = "scene3d-1"
 
 DEFAULT_EYE_HEIGHT_M = 1.7
 DEFAULT_PANO_WIDTH = 2048
-
-
-@dataclass(frozen=True)
-class RenderSettings:
-    """Lighting and quality settings (part of the cache key).
-
-    Attributes:
-        sun_azimuth_deg, sun_elevation_deg: direction towards the sun (compass / above horizon).
-        ambient, sun: light intensities (see :mod:`.shaders`).
-        sign_ambient: brightness of sign faces (backlit boxes).
-        horizon_rgb, zenith_rgb: sky gradient; the horizon colour is also the fog colour.
-        fog_m: fog distance: the scene keeps ``1 / (1 + (d / fog_m)^2)`` of its colour at distance ``d``.
-        near_m, far_m: clip planes.
-        samples: MSAA samples (0 or 1 = off).
-        floor_h_m, ground_h_m: storey heights used for window rows.
-        sign_px_per_m: sign texture resolution (pixels per metre of sign).
-        object_distance_m: street objects (and sign bodies) in ground tiles farther than this
-            are not drawn (a 0.5 m object 200 m away spans under 1 px of a 2048 px panorama).
-        weather: ``clear``, ``cloudy``, ``rain`` or ``fog``; time_of_day: ``day``, ``dusk`` or ``night``
-            (:mod:`.conditions`: what each changes, on top of the settings above, which describe the clear
-            day). rain_seed: seed of the rain streaks. style: ``flat`` (the original look; this class's
-            default) or ``realistic`` (:mod:`.styles`; the commands' default). :meth:`for_condition` builds settings from a name
-            (``night``, ``rain+dusk``); :attr:`condition` names them. The clear day (the default) draws
-            with the original shaders: exactly the pixels and cache keys of the renderer before conditions.
-        population: ``none`` (this class's default) or ``snapshot``: the people and vehicles of each node's
-            panorama (:mod:`.population`; drawn by the panorama store, not by :meth:`SceneRenderer.render_view`),
-            seeded with ``population_seed``.
-    Raises:
-        ValueError: unknown weather or time of day.
-    """
-
-    sun_azimuth_deg: float = 200.0
-    sun_elevation_deg: float = 40.0
-    ambient: float = 0.62
-    sun: float = 0.5
-    sign_ambient: float = 0.95
-    horizon_rgb: tuple[int, int, int] = (205, 220, 236)
-    zenith_rgb: tuple[int, int, int] = (92, 142, 212)
-    fog_m: float = 900.0
-    near_m: float = 0.2
-    far_m: float = 3000.0
-    samples: int = 0
-    floor_h_m: float = 3.2
-    ground_h_m: float = 3.6
-    sign_px_per_m: float = 128.0
-    object_distance_m: float = 200.0
-    weather: str = "clear"
-    time_of_day: str = "day"
-    rain_seed: int = 0
-    style: str = "flat"
-    population: str = "none"
-    population_seed: int = 0
-
-    def __post_init__(self) -> None:
-        from urbanarena.render.scene3d.conditions import TIMES_OF_DAY, WEATHERS
-        from urbanarena.render.scene3d.population import check_population
-        from urbanarena.render.scene3d.styles import check_style
-
-        check_style(self.style)
-        check_population(self.population)
-
-        if self.weather not in WEATHERS:
-            raise ValueError(f"weather must be one of {', '.join(WEATHERS)}, got {self.weather!r}")
-        if self.time_of_day not in TIMES_OF_DAY:
-            raise ValueError(f"time_of_day must be one of {', '.join(TIMES_OF_DAY)}, got {self.time_of_day!r}")
-
-    @classmethod
-    def for_condition(cls, condition: str, **fields) -> "RenderSettings":
-        """Settings for a named condition (``clear``, ``cloudy``, ``rain``, ``fog``, ``dusk``, ``night`` or
-        ``WEATHER+TIME``; :func:`.conditions.parse_condition`), other fields as given or default.
-
-        Raises:
-            ValueError: unknown condition.
-        """
-        from urbanarena.render.scene3d.conditions import parse_condition
-
-        weather, time_of_day = parse_condition(condition)
-        return cls(**{**fields, "weather": weather, "time_of_day": time_of_day})
-
-    @property
-    def condition(self) -> str:
-        """Name of the condition (``clear``, ``night``, ``rain+dusk``; :func:`.conditions.condition_name`)."""
-        from urbanarena.render.scene3d.conditions import condition_name
-
-        return condition_name(self.weather, self.time_of_day)
-
-    @property
-    def is_realistic(self) -> bool:
-        """True for the ``realistic`` style (:mod:`.styles`)."""
-        return self.style == "realistic"
-
-    @property
-    def is_clear_day(self) -> bool:
-        """True for the default condition (drawn with the original shaders)."""
-        return self.weather == "clear" and self.time_of_day == "day"
-
-    def identity_dict(self) -> dict:
-        """The fields that determine pixels: all of them, except the condition fields while they hold their
-        defaults (any other condition changes the dict, hence the key). The ``style`` field is always there:
-        adding it changed every cache key once (the flat style's pixels did not change). ``population`` and
-        ``population_seed`` are left out at their defaults (``none``, 0), so keys without people are unchanged."""
-        d = asdict(self)
-        for name, default in (("weather", "clear"), ("time_of_day", "day"), ("rain_seed", 0),
-                              ("population", "none"), ("population_seed", 0)):
-            if d[name] == default:
-                del d[name]
-        return d
-
-    def key(self) -> str:
-        """Short stable hash of the settings (:meth:`identity_dict`)."""
-        return hashlib.sha256(json.dumps(self.identity_dict(), sort_keys=True).encode()).hexdigest()[:16]
-
-    @property
-    def sun_dir(self) -> np.ndarray:
-        a, e = math.radians(self.sun_azimuth_deg), math.radians(self.sun_elevation_deg)
-        return np.array([math.sin(a) * math.cos(e), math.cos(a) * math.cos(e), math.sin(e)])
-
-
-def view_matrix(eye: np.ndarray, yaw_deg: float, pitch_deg: float) -> np.ndarray:
-    """4x4 world -> OpenGL eye matrix (camera looks down -z; x right, y up) for the views.Camera basis."""
-    b = Camera(yaw_deg, pitch_deg, 90.0, 1, 1).basis()  # rows right, up, forward
-    R = np.stack([b[0], b[1], -b[2]])
-    M = np.eye(4)
-    M[:3, :3] = R
-    M[:3, 3] = -R @ np.asarray(eye, dtype=np.float64)
-    return M
-
-
-def projection_matrix(hfov_deg: float, width: int, height: int, near: float, far: float) -> np.ndarray:
-    """4x4 OpenGL perspective matrix with ``tan(hfov/2)`` spanning ``width/2`` pixels and square pixels."""
-    fx = 1.0 / math.tan(math.radians(hfov_deg) / 2.0)
-    fy = fx * width / height
-    P = np.zeros((4, 4))
-    P[0, 0], P[1, 1] = fx, fy
-    P[2, 2] = (far + near) / (near - far)
-    P[2, 3] = 2 * far * near / (near - far)
-    P[3, 2] = -1.0
-    return P
-
-
-def cube_face_size(pano_width: int) -> int:
-    """Cube face size ``S = ceil(W / pi)``: face focal length ``S/2`` equals the panorama's ``W / 2 pi`` px/rad."""
-    return int(math.ceil(pano_width / math.pi))
-
-
-#: Cube faces as (yaw offset from the panorama centre, pitch), degrees.
-CUBE_FACES = ((0.0, 0.0), (90.0, 0.0), (180.0, 0.0), (270.0, 0.0), (0.0, 90.0), (0.0, -90.0))
-
-
-@lru_cache(maxsize=4)
-def _equirect_maps(width: int, height: int, face: int, pad: int) -> tuple[np.ndarray, np.ndarray]:
-    """Fixed-point ``cv2.remap`` maps from a ``6P x P`` face strip (``P = face + 2 pad``) to the panorama."""
-    P = face + 2 * pad
-    lon = (np.arange(width, dtype=np.float64) + 0.5) / width * 2 * np.pi - np.pi
-    lat = np.pi / 2 - (np.arange(height, dtype=np.float64) + 0.5) / height * np.pi
-    cl = np.cos(lat)[:, None]
-    d = np.stack([np.sin(lon)[None, :] * cl, np.cos(lon)[None, :] * cl,
-                  np.broadcast_to(np.sin(lat)[:, None], (height, width))], axis=-1)
-    bases = np.stack([Camera(y, p, 90.0, 1, 1).basis() for y, p in CUBE_FACES])  # (6, 3, 3)
-    fwd = bases[:, 2, :]
-    k = np.argmax(d @ fwd.T, axis=-1)  # (H, W)
-    B = bases[k]  # (H, W, 3, 3)
-    c = np.einsum("hwij,hwj->hwi", B, d)
-    f = face / 2.0
-    cx = (P - 1) / 2.0
-    mx = (cx + f * c[..., 0] / c[..., 2] + k * P).astype(np.float32)
-    my = (cx - f * c[..., 1] / c[..., 2]).astype(np.float32)
-    m1, m2 = cv2.convertMaps(mx, my, cv2.CV_16SC2)
-    return m1, m2
-
-
-#: Side of the ground tiles that meshes are grouped by for frustum culling, metres.
-TILE_M = 40.0
-
-
-def _frustum_planes(M: np.ndarray) -> np.ndarray:
-    """The six clip planes ``(6, 4)`` of a projection-view matrix (Gribb & Hartmann 2001):
-    a point ``p`` is inside when ``plane . (p, 1) >= 0`` for all six."""
-    return np.stack([M[3] + M[0], M[3] - M[0], M[3] + M[1], M[3] - M[1], M[3] + M[2], M[3] - M[2]])
-
-
-class _Tiled:
-    """A vertex array whose triangles are grouped by ground tile; draws only tiles meeting the frustum.
-
-    ``source`` = ``(buffer, stride_bytes, feature indices per vertex)``: what the ID pass needs to
-    draw the same vertices (positions first in each ``stride_bytes`` record)."""
-
-    def __init__(self, vao, first: np.ndarray, count: np.ndarray, lo: np.ndarray, hi: np.ndarray,
-                 source: tuple | None = None, front_to_back: bool = False):
-        self.vao, self.first, self.count, self.lo, self.hi = vao, first, count, lo, hi
-        self.source = source
-        #: draw the visible tiles nearest first (the realistic style: the depth test then rejects hidden
-        #: fragments before their costly shading); else in storage order (the flat style's pixels)
-        self.front_to_back = front_to_back
-
-    def with_vao(self, vao) -> "_Tiled":
-        """The same tiling, in the same order, drawn through another vertex array over the same vertices."""
-        return _Tiled(vao, self.first, self.count, self.lo, self.hi, front_to_back=self.front_to_back)
-
-    def visible(self, planes: np.ndarray) -> np.ndarray:
-        """Mask of tiles whose bounding box is not entirely outside one plane (conservative)."""
-        n = planes[:, :3]
-        # the box corner farthest along each plane normal ("p-vertex")
-        pv = np.where(n[None, :, :] >= 0, self.hi[:, None, :], self.lo[:, None, :])  # (T, 6, 3)
-        d = np.einsum("tpk,pk->tp", pv, n) + planes[None, :, 3]
-        return np.all(d >= 0, axis=1)
-
-    def render(self, planes: np.ndarray, eye: np.ndarray | None = None, max_dist_m: float | None = None) -> None:
-        import moderngl
-
-        vis = self.visible(planes)
-        d2 = None
-        if eye is not None:
-            nearest = np.clip(eye[None, :], self.lo, self.hi)  # closest box point to the eye
-            d2 = np.einsum("tk,tk->t", nearest - eye, nearest - eye)
-        if max_dist_m is not None and d2 is not None:
-            vis &= d2 <= max_dist_m * max_dist_m
-        if not vis.any():
-            return
-        if self.front_to_back and d2 is not None:
-            idx = np.flatnonzero(vis)
-            idx = idx[np.argsort(d2[idx], kind="stable")]
-            # runs of tiles consecutive both in the nearest-first order and in storage: one draw call each
-            cut = np.flatnonzero(np.diff(idx) != 1) + 1
-            for run in np.split(idx, cut):
-                a, b = int(run[0]), int(run[-1])
-                first = int(self.first[a])
-                self.vao.render(moderngl.TRIANGLES, vertices=int(self.first[b] + self.count[b] - first), first=first)
-            return
-        # merge runs of consecutive visible tiles into one draw call each
-        edges = np.diff(np.concatenate([[0], vis.astype(np.int8), [0]]))
-        for a, b in zip(np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)):
-            first = int(self.first[a])
-            count = int(self.first[b - 1] + self.count[b - 1] - first)
-            self.vao.render(moderngl.TRIANGLES, vertices=count, first=first)
-
-
-def render_identity(scene: Scene, settings: RenderSettings, width: int | None = None,
-                    eye_height_m: float | None = None, poses: str = "") -> dict:
-    """Everything that determines rendered pixels: renderer version, scene content hash, settings,
-    panorama width and eye height (when fixed), the sign font's SHA-256, the OpenGL driver
-    (``GL_RENDERER``/``GL_VERSION``), the OpenCV version (remap) and a hash of node poses.
-    Creates the GL context if needed (to name the driver)."""
-    font = sign_font()
-    return {
-        "renderer_version": RENDERER_VERSION,
-        "scene": scene.name,
-        "scene_hash": scene.content_hash(),
-        "settings": settings.identity_dict(),
-        "width": None if width is None else int(width),
-        "eye_height_m": None if eye_height_m is None else float(eye_height_m),
-        "font": {"family": font.family, "sha256": font.sha256, "licence": font.licence},
-        "gl": gl_info(),
-        "opencv": cv2.__version__,
-        "poses_hash": poses,
-        "attribution": scene.attribution,
-        **({"realistic": realistic_identity(), "sign_families": _sign_families()} if settings.is_realistic else {}),
-        **({"population": _population_identity()} if settings.population != "none" else {}),
-    }
-
-
-def _population_identity() -> dict:
-    from urbanarena.render.scene3d.population import population_identity
-
-    return population_identity()
-
-
-def _sign_families() -> dict:
-    from urbanarena.render.scene3d.signage import SIGNAGE_VERSION, family_identity
-
-    return {"version": SIGNAGE_VERSION, **family_identity()}
-
-
-def realistic_identity() -> str:
-    """Version of the realistic style's code: :data:`.realistic_shaders.REALISTIC_VERSION` plus the SHA-256 (12 hex)
-    of its GLSL sources, so a shader change never reuses cached realistic panoramas."""
-    from urbanarena.render.scene3d import realistic_shaders as RS
-
-    src = "".join(RS.program_sources(n, 48)[0] + RS.program_sources(n, 48)[1]
-                  for n in ("facade", "ground", "sky", "sky_tex", "foliage", "shade", "sign"))
-    from urbanarena.render.scene3d.sun_shadow import DEPTH_FS, DEPTH_VS, SHADOW_MAP_PX
-
-    src += DEPTH_VS + DEPTH_FS + str(SHADOW_MAP_PX)
-    return f"{RS.REALISTIC_VERSION}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
 
 
 def _check_view_args(pitch_deg: float, hfov_deg: float, width: int, height: int) -> None:

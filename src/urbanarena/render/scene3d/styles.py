@@ -21,19 +21,9 @@ render realistic unless told ``flat``; the library-level observers (``rendered_s
 
 from __future__ import annotations
 
-RENDER_STYLES = ("realistic", "flat")
-DEFAULT_RENDER_STYLE = "realistic"
-
-
-def check_style(style: str) -> str:
-    """``style`` when it is a known style.
-
-    Raises:
-        ValueError: unknown style (the message lists the known ones).
-    """
-    if style not in RENDER_STYLES:
-        raise ValueError(f"render style must be one of {', '.join(RENDER_STYLES)}, got {style!r}")
-    return style
+from urbanarena.render.scene3d.render_settings import (  # noqa: F401  (re-exported: they were defined here)
+    DEFAULT_RENDER_STYLE, RENDER_STYLES, check_style,
+)
 
 
 def settings_for_style(style: str | None = None, settings=None, population: str | None = None):
@@ -48,7 +38,7 @@ def settings_for_style(style: str | None = None, settings=None, population: str 
     from dataclasses import replace
 
     from urbanarena.render.scene3d.population import DEFAULT_POPULATION_OF_STYLE, check_population
-    from urbanarena.render.scene3d.renderer import RenderSettings
+    from urbanarena.render.scene3d.render_settings import RenderSettings
 
     if settings is not None and style is None:
         return settings if population is None else replace(settings, population=check_population(population))
