@@ -51,7 +51,9 @@ from urbanarena.env.continuous.state import ContinuousPose
 from urbanarena.errors import StoreError
 from urbanarena.render.encode import decode_image, encode_image
 from urbanarena.render.maps import map_renderer_for
-from urbanarena.report.replay_data import PATH_RGB, EpisodeReplay, StepRecord
+from urbanarena.report.replay_episode import (  # noqa: F401  (is_continuous_row: re-exported, defined here before)
+    PATH_RGB, EpisodeReplay, StepRecord, is_continuous_row,
+)
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -60,18 +62,6 @@ FIRST_PERSON = "first_person"
 MAP = "map"
 #: closures on the overview map (RGB)
 CLOSURE_RGB = (200, 30, 30)
-
-
-def is_continuous_row(row: dict[str, Any]) -> bool:
-    """Whether a store row is a continuous-mode episode (its family's ``action_style``; rows of an unknown family
-    with stored ``details.samples`` count too)."""
-    try:
-        if get_family(str(row.get("family"))).action_style == "continuous":
-            return True
-    except (KeyError, ValueError, LookupError):
-        pass
-    d = row.get("details")
-    return isinstance(d, dict) and isinstance(d.get("samples"), list) and not isinstance(d.get("poses"), list)
 
 
 def action_label(action: Any) -> str:

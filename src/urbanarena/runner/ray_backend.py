@@ -43,7 +43,7 @@ from typing import Any, Iterable, Iterator
 
 from urbanarena.errors import UrbanArenaError
 from urbanarena.runner.episode import RunStopped
-from urbanarena.runner.pool import (
+from urbanarena.runner.backend_base import (
     Backend,
     Job,
     RunnerError,

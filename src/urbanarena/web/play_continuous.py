@@ -48,7 +48,7 @@ from urbanarena.web.human import EpisodeChannel
 from urbanarena.web.human_continuous import (
     FIRST_PERSON, ContinuousHumanAgent, mark_time_limit, parse_continuous_action,
 )
-from urbanarena.web.play import SEED, PlayService, _Episode
+from urbanarena.web.play_service import SEED, PlayService, _Episode
 from urbanarena.web.study import HUMAN_PREFIX, StudyPlan
 from urbanarena.world.city import City
 

@@ -96,7 +96,7 @@ def family_plan(city: City) -> dict[str, dict[str, Any]]:
     """Per family (the seven arena families and ``cityseeker_needs``): ``{"buildable": bool, "reason": str}``
     for a real-imagery city (module docstring); buildable here means "not excluded because the views are
     photographs" — the generators may still find too little data in the area and say so."""
-    from urbanarena.tasks.generators.suite import ALL_KINDS
+    from urbanarena.tasks.generators.kinds import ALL_KINDS
 
     out = {}
     for kind in (*ALL_KINDS, "cityseeker_needs"):

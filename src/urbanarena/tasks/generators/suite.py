@@ -66,6 +66,7 @@ from urbanarena.tasks.generators.common import (
     split_counts,
 )
 from urbanarena.tasks.generators.area import area_nodes, restrict_pool
+from urbanarena.tasks.generators.kinds import ALL_KINDS, OPT_IN_KINDS  # noqa: F401  (re-exported: defined here before)
 from urbanarena.tasks.generators.splits import split_restriction
 from urbanarena.tasks.schema import Task, TaskFile
 from urbanarena.world.city import City
@@ -75,11 +76,6 @@ from urbanarena.world.city import City
 #: (:mod:`.landmark`; ``helsinki-arena7-v3``; version 3: ``-v4``); 1: the references of ``helsinki-arena7-v1``/``-v2``
 GENERATOR_VERSION = 3
 SUITE_VERSION = 1
-ALL_KINDS = ("localization", "landmark_language", "landmark_image", "map_navigation", "vln", "object_count",
-             "relational")
-#: kinds generated only when asked for (``kinds=``): ``population_count`` counts the people and vehicles of the
-#: start node's panorama (:mod:`.population_count`; the ``object_count`` family's metric)
-OPT_IN_KINDS = ("population_count",)
 SUITE_SIZES = {"mini": 25, "standard": 100, "full": 300}
 #: most tasks per diversity group (goal POI, counted block/type, grid cell ...) in one suite
 GROUP_CAPS = {"localization": 2}
