@@ -180,7 +180,7 @@ class PlayService:
         self._store_lock = threading.Lock()
         self._closed = False
         self.run_dir.mkdir(parents=True, exist_ok=True)
-        from urbanarena.runner.driver import _lock_run_dir  # the run's RUN_DIR lock (one writer per RUN_DIR)
+        from urbanarena.runner.run_lock import lock_run_dir as _lock_run_dir  # the run's RUN_DIR lock (one writer per RUN_DIR)
 
         self._run_lock = _lock_run_dir(self.run_dir)
         try:
