@@ -39,7 +39,6 @@ an unknown episode id, or a graph episode.
 
 from __future__ import annotations
 
-import json
 import threading
 import dataclasses
 from pathlib import Path

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import threading
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any

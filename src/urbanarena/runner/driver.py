@@ -48,7 +48,6 @@ model) and is recorded in ``run.json`` under ``judge``.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil

@@ -7,14 +7,12 @@ import hashlib
 import json
 import math
 import shlex
-import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from urbanarena.runner.arena import ArenaViewSettings
 from urbanarena.runner.config import canonical_json
-from urbanarena.runner.pool import AgentSpecError, WorkerSpec
+from urbanarena.runner.pool import AgentSpecError
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.resolve import task_hash
 

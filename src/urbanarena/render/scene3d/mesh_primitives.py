@@ -4,7 +4,7 @@ cylinders, ellipsoids, standing polygons, polygon triangulation and the colour/q
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import shapely

@@ -117,7 +117,6 @@ from typing import Any, Sequence
 
 import networkx as nx
 import numpy as np
-import shapely
 from shapely.geometry import LineString, Polygon, box
 
 from urbanarena.errors import CityFormatError
