@@ -1,7 +1,7 @@
 """urbanarena: city environments and evaluation of embodied agents.
 
-Layers import one way: ``world`` <- ``render`` <- ``env`` <- ``tasks`` <-
-``agents`` <- ``runner`` <- ``cli`` / ``report``.
+Layers import one way: ``world`` <- ``render`` <- ``env`` <- ``tasks`` <- ``build`` (city building) <-
+``agents`` <- ``runner`` <- ``cli`` / ``web`` / ``report`` (tests/test_import_layers.py checks it).
 """
 
 __version__ = "0.1.0"

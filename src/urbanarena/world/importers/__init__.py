@@ -3,7 +3,8 @@
 Adding an importer is adding one module here that defines ``KIND`` (the
 ``KIND`` of ``--city KIND:PATH``), ``import_city(path: Path) -> City`` and
 ``source_files(path: Path) -> list[Path]`` (the files whose content identifies
-the import, hashed for the import cache).
+the import, hashed for the import cache). An importer may keep its parts in modules of its own here
+(``osm_tags``, ``frames_exif``, ``cityseeker_read`` ...): modules without ``import_city`` are not importers.
 """
 
 from __future__ import annotations
