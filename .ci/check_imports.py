@@ -42,9 +42,12 @@ EXTRA_OF = {
     "world/importers/panoramax/": "panoramax",
     "bench/cut.py": "bench",
     "bench/metadrive_probe.py": "bench",
+    "agents/bc/": "train",
 }
 #: module -> distribution for packages of opt-in extras that need not be installed here
-NOT_INSTALLED = {"metadrive": "metadrive-simulator", "av": "av", "ray": "ray", "py360convert": "py360convert"}
+NOT_INSTALLED = {"metadrive": "metadrive-simulator", "av": "av", "ray": "ray", "py360convert": "py360convert",
+                 # the train extra: .ci/run installs it after this check (PyTorch's CPU build first)
+                 "torch": "torch", "safetensors": "safetensors", "datasets": "datasets"}
 
 
 def norm(name: str) -> str:

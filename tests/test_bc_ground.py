@@ -86,8 +86,7 @@ def test_ground_map_reader_matches_the_renderer(cities):
 
 
 def test_tiny_ground_training_dispatch_and_run(cities, tmp_path):
-    import torch  # noqa: F401 - the train extra
-
+    pytest.importorskip("torch", reason="the 'train' extra (PyTorch) is not installed")
     pytest.importorskip("safetensors", reason="the 'train' extra (safetensors) is not installed")
     from typer.testing import CliRunner
 
