@@ -85,6 +85,14 @@ def header(t: Tables, tid: str) -> list[str]:
     return [c[1] for c in t.tables[tid][0]["cells"]]
 
 
+def stored_configs(run_dir: Path) -> list[dict]:
+    """The ``configs`` table's configs (parsed)."""
+    con = sqlite3.connect(run_dir / STORE_FILE)
+    out = [json.loads(r[0]) for r in con.execute("SELECT config FROM configs")]
+    con.close()
+    return out
+
+
 def db(run_dir: Path) -> list[dict]:
     con = sqlite3.connect(run_dir / STORE_FILE)
     con.row_factory = sqlite3.Row
@@ -384,3 +392,51 @@ def test_arena_failure_rules_recomputed(runs):
     got = {c[0]["data-k"]: int(c[0]["data-n"]) for c in t.tables[f"{ARENA}-failures"][2]["cells"]
            if c[0].get("data-n") is not None}
     assert {k: v for k, v in got.items() if v} == dict(want)
+
+
+def test_runs_table_and_strategy_table_say_what_each_run_was(runs, tmp_path):
+    """Issue 25 item 9: strategies, rounds, render style, population and privilege per run, a per-strategy table,
+    and privileged runs marked (the oracle's class is privileged; B2 is a privileged strategy)."""
+    out, _, _ = runs
+    grid_city_dir, grid_tasks, _, _ = write_inputs(tmp_path / "grid", n=5, n_tasks=6)
+    b2 = tmp_path / "graph_random_b2"
+    r = invoke("run", "--city", grid_city_dir, "--tasks", grid_tasks, "--agent", "random", "--strategy", "B2",
+               "--seeds", 2, "--max-steps", 10, "--out", b2)
+    assert r.exit_code == 0, r.output
+    html = tmp_path / "rep.html"
+    r = invoke("report", out["graph_oracle"], out["graph_random"], b2, out["arena_random"], "--out", html,
+               "--resamples", RESAMPLES, "--bootstrap", 200, "--min-common-tasks", 2)
+    assert r.exit_code == 0, r.output
+    t = parse(html)
+    head = header(t, "runs-table")
+    rows = {row["cells"][0][1]: row for row in t.tables["runs-table"][1:]}
+    col = {name: head.index(name) for name in ("agent", "strategies", "rounds", "render style", "population",
+                                               "privileged")}
+    by_dir = {Path(row["cells"][1][1]).name: row for row in rows.values()}
+    cell = lambda d, c: by_dir[d]["cells"][col[c]][1].strip()  # noqa: E731
+    (b2_config,) = stored_configs(b2)
+    spec = b2_config["strategies"]["spec"]
+    assert spec.startswith("B2") and cell("graph_random_b2", "strategies") == spec
+    assert cell("graph_random", "strategies") == "none"
+    assert "strategies B2" in cell("graph_random_b2", "privileged")
+    assert "agent oracle" in cell("graph_oracle", "privileged")
+    assert cell("graph_random", "privileged") == "no" and cell("arena_random", "privileged") == "no"
+    assert by_dir["graph_oracle"]["attrs"].get("class") == "privileged"
+    assert by_dir["graph_random"]["attrs"].get("class") is None
+    assert cell("graph_random", "rounds") == "1"
+    # the arena run's config records its views' style and population; the store is the independent source
+    (cfg,) = stored_configs(out["arena_random"])
+    view = cfg["extra"]["arena_view"]
+    assert cell("arena_random", "render style") == view["render_style"]
+    assert cell("arena_random", "population") == str(view.get("population") or "none")
+    # the per-strategy table: one row per graph run, success = the summary's sr with its CI
+    strat = [tid for tid in t.tables if tid.endswith("-strategies")]
+    assert len(strat) == 1
+    srows = t.tables[strat[0]][1:]
+    assert len(srows) == 3
+    s = summarize_run(b2)
+    b2row = next(r for r in srows if r["cells"][2][1].strip() == spec)
+    key = b2row["cells"][5][0]["data-key"]
+    assert key in ("tc", "tc_proximity_50m")  # the graph protocol's success key
+    lo, hi = s["ci95"][key]
+    assert b2row["cells"][5][1].strip() == f"{key} {s['metrics'][key]:.1f} [{lo:.1f}, {hi:.1f}]"

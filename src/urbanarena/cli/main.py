@@ -424,29 +424,14 @@ def summary(
 
 def _privileged_note(run_dir: Path, s: dict) -> str | None:
     """One line when the summarised config used privileged information (ground truth the agents under test
-    do not see), else ``None``: its agent (the registered agent class is ``privileged``, or ``run.json``
-    records ``privileged`` for an invocation that ran this config without privileged strategies) and its
-    strategies (``config.strategies.items`` flagged ``privileged``)."""
-    from urbanarena.agents.registry import AGENTS
-    from urbanarena.runner.metadata import read_run_json
+    do not see), else ``None`` (:func:`urbanarena.runner.run_facts.run_facts` decides)."""
+    from urbanarena.runner.run_facts import run_facts
 
-    cfg = s.get("config") or {}
-    strategies = [str(i.get("id")) for i in ((cfg.get("strategies") or {}).get("items") or []) if i.get("privileged")]
-    agent = bool(getattr(AGENTS.get(str(s.get("agent"))), "privileged", False))
-    meta = read_run_json(run_dir)
-    for rec in ([meta] + list(reversed(meta.get("history") or []))) if meta else []:
-        configs = rec.get("configs") or {}
-        if s["config_hash"] in configs:
-            if rec.get("privileged") and not any((c or {}).get("strategies", {}) and c["strategies"].get("privileged")
-                                                 for c in configs.values()):
-                agent = True
-            break
-    if not (agent or strategies):
+    facts = run_facts(s, run_dir)
+    if not facts.privileged:
         return None
-    what = " and ".join(([f"agent {s.get('agent')}"] if agent else [])
-                        + ([f"strategies {', '.join(strategies)}"] if strategies else []))
-    return (f"note: privileged run — {what} used ground truth the agents under test do not see; "
-            "a reference, not comparable with non-privileged agents")
+    return (f"note: privileged run — {facts.privileged_what(str(s.get('agent')))} used ground truth the agents "
+            "under test do not see; a reference, not comparable with non-privileged agents")
 
 
 def _mdd_text(mdd: dict) -> str:

@@ -209,6 +209,25 @@ def _significance(group: list[ReportRun], baseline: str | None, n_boot: int, min
     return {"tests": tests, "baseline": base.label, "m": m, "note": None}
 
 
+def _strategy_table(group: list[ReportRun], success_key: str | None) -> list[dict[str, Any]]:
+    """One row per run of a protocol section when some run composed strategies (or ran several rounds):
+    label, agent, strategies, rounds, privileged, and the success rate with its 95 % CI where the kind has one.
+    Empty when no run of the group used strategies."""
+    if not any(r.facts.strategies or r.facts.rounds != 1 for r in group):
+        return []
+    rows = []
+    for r in group:
+        metrics, ci = r.summary.get("metrics") or {}, (r.summary.get("ci95") or {})
+        key = r.success_key or success_key
+        value = metrics.get(key) if key else None
+        lo_hi = ci.get(key) if key else None
+        text = "–" if value is None else f"{value:.1f}" + (f" [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]" if lo_hi else "")
+        rows.append({"label": r.label, "agent": r.agent, "key": key, "strategies": r.facts.strategies or "none",
+                     "rounds": r.facts.rounds, "privileged": r.facts.privileged_what(r.agent) or "no",
+                     "success": text})
+    return rows
+
+
 def _maps(run: ReportRun, geoms: list[Any], n_maps: int) -> dict[str, Any]:
     if n_maps <= 0:
         return {"label": run.label, "maps": [], "note": "maps turned off (--maps 0)"}
@@ -286,6 +305,7 @@ def build_report(runs: list[ReportRun], *, baseline: str | None = None, n_maps: 
             "maps": [_maps(r, geoms[r.label], n_maps) for r in group],
             "success_key": kind.success_key,
             "errored": [f"{r.label}: {describe_errors(r.summary)}" for r in group if describe_errors(r.summary)],
+            "strategy_table": _strategy_table(group, kind.success_key),
         })
         attributions.update(r.attribution for r in group if r.attribution)
     run_rows = []
@@ -301,6 +321,9 @@ def build_report(runs: list[ReportRun], *, baseline: str | None = None, n_maps: 
             "code": (f"{urbanarena.__name__} {cv.get('package_version')} {str(cv.get('git_commit') or '')[:10]}"
                      f"{' dirty' if cv.get('git_dirty') else ''}"),
             "notes": r.notes,
+            "strategies": r.facts.strategies or "none", "rounds": r.facts.rounds,
+            "render_style": r.facts.render_style, "population": r.facts.population,
+            "privileged": r.facts.privileged_what(r.agent) or "no",
         })
     return {
         "title": title, "generated": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),

@@ -25,6 +25,7 @@ from typing import Any
 from urbanarena.errors import StoreError, UrbanArenaError
 from urbanarena.report.kinds import ARENA, RunKind, kind_for_rows
 from urbanarena.runner.metadata import read_run_json
+from urbanarena.runner.run_facts import RunFacts, run_facts
 from urbanarena.runner.store import STORE_FILE, Store
 from urbanarena.runner.summary import summarize_run
 
@@ -66,6 +67,14 @@ class ReportRun:
     @property
     def protocol(self) -> str:
         return str(self.summary["protocol"])
+
+    @property
+    def facts(self) -> RunFacts:
+        """Strategies, rounds, render style, population and privilege (:func:`~urbanarena.runner.run_facts.run_facts`)."""
+        cached = self.__dict__.get("_facts")
+        if cached is None:
+            cached = self.__dict__["_facts"] = run_facts(self.summary, self.run_dir, meta=self.meta or {})
+        return cached
 
     @property
     def agent(self) -> str:
