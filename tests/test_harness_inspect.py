@@ -201,3 +201,55 @@ def test_inspect_eval_cli_with_the_fake_openai_server_and_inspect_view(cross_sui
     finally:
         view.terminate()
         view.wait(timeout=10)
+
+
+@pytest.mark.parametrize("model, dropped", [("gpt-5-mini", True), ("gpt-4o", False)])
+def test_settings_a_provider_drops_are_logged_warned_and_marked(cross_suite, tmp_path, monkeypatch, caplog,
+                                                                model, dropped):
+    """Issue 25 item 7: inspect's OpenAI provider sends no temperature to gpt-5-class models. What the fake
+    server received is the independent record; the score metadata must say the same and mark the episode."""
+    city_dir, task_file = cross_suite
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    caplog.set_level("WARNING", logger="urbanarena.harness")
+    with FakeOpenAIServer(phase_script([stop(0), stop(0), stop(1)], [choice("A", 1), choice("B", 4)]),
+                          api_key=OPENAI_KEY) as srv:
+        m = get_model(f"openai/{model}", base_url=srv.base_url, responses_api=False)
+        [log] = inspect_eval(suite(city=str(city_dir), tasks=str(task_file), params={"generation": {"temperature": 0.0}}),
+                             model=m, log_dir=str(tmp_path / "logs"), display="none")
+        bodies = [q.body for q in srv.log]
+    assert log.status == "success", log.error
+    assert len(bodies) == 5
+    assert all(("temperature" in b) is (not dropped) for b in bodies)
+    [sample] = log.samples
+    md = sample.scores["urbanarena_scorer"].metadata
+    sent = md["generation_sent"]
+    last = bodies[-1]
+    max_key = "max_completion_tokens" if "max_completion_tokens" in last else "max_tokens"
+    assert sent["max_output_tokens"] == last[max_key] == 2048 and sent["max_tokens_field"] == max_key
+    assert sent.get("temperature") == last.get("temperature")
+    changed = log.results.scores[0].metrics["generation_changed"].value
+    warned = [r.getMessage() for r in caplog.records if "temperature 0.0 dropped" in r.getMessage()]
+    if dropped:
+        assert md["generation_changes"] == ["temperature 0.0 dropped"] and changed == 1.0
+        assert len(warned) == 1 and model in warned[0]
+    else:
+        assert md["generation_changes"] == [] and changed == 0.0 and not warned
+
+
+def test_generation_changes_hand_cases():
+    from urbanarena.agents.clients import GenerationSettings
+    from urbanarena.harness.inspect_tasks import generation_changes, sent_generation
+
+    want = GenerationSettings(temperature=1.0, max_output_tokens=8192)
+    sent = sent_generation({"model": "o3", "max_completion_tokens": 8192,
+                            "messages": [{"role": "developer", "content": "x"}, {"role": "user", "content": "y"}]})
+    assert sent == {"max_output_tokens": 8192, "max_tokens_field": "max_completion_tokens", "system_role": "developer"}
+    assert generation_changes(want, sent, had_system=True) == ["temperature 1.0 dropped",
+                                                               "system prompt sent as developer message"]
+    anth = sent_generation({"max_tokens": 4096, "temperature": 1.0, "system": "x", "messages": []})
+    assert generation_changes(want, anth, had_system=True) == ["max_output_tokens 8192 sent as 4096"]
+    assert generation_changes(want, None, had_system=True) == []  # nothing recorded: nothing claimed
+    resp = sent_generation({"max_output_tokens": 8192, "temperature": 1, "reasoning": {"effort": "low"},
+                            "input": [{"role": "system", "content": "x"}]})
+    assert generation_changes(GenerationSettings(temperature=1.0, max_output_tokens=8192, reasoning_effort="high"),
+                              resp, had_system=True) == ["reasoning_effort high sent as low"]

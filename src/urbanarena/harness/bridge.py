@@ -19,6 +19,7 @@ replaced. Errors of the generate function propagate: the runner ends the episode
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
@@ -74,6 +75,19 @@ class HarnessReply:
 GenerateFn = Callable[[str | None, list[HarnessTurn], GenerationSettings], HarnessReply]
 
 
+_WARNED: set[tuple[str, str, str]] = set()
+
+
+def _warn_once(harness: str, model: str, change: str) -> None:
+    """Log a protocol setting the harness's provider did not send as asked, once per (harness, model, change)."""
+    key = (harness, model, change)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        logging.getLogger("urbanarena.harness").warning(
+            "%s model %s: the protocol's %s (the run is marked: generation_changes in each score)", harness, model,
+            change)
+
+
 class HarnessClient:
     """A duck-typed :class:`~urbanarena.agents.clients.ModelClient` over a harness generate function.
 
@@ -96,6 +110,10 @@ class HarnessClient:
         self.images = images or ImageSettings()
         self.harness = harness
         self.counters = UsageCounters()
+        #: the settings the last request went out with, as the harness reported them (``None``: not reported)
+        self.generation_sent: dict[str, Any] | None = None
+        #: every way a request differed from :attr:`generation` (``HarnessReply.extra["generation_changes"]``)
+        self.generation_changes: set[str] = set()
 
     def config(self) -> dict[str, Any]:
         """Provider, model, generation settings and image settings (JSON-able)."""
@@ -132,6 +150,12 @@ class HarnessClient:
         c.bump("http_attempts")
         t0 = time.perf_counter()
         out = self._generate(request.system, turns, self.generation)
+        if "generation_sent" in out.extra:
+            self.generation_sent = out.extra["generation_sent"]
+        for change in out.extra.get("generation_changes") or []:
+            if change not in self.generation_changes:
+                self.generation_changes.add(change)
+                _warn_once(self.harness, self.spec.model, change)
         flags = []
         if not out.text.strip():
             flags.append("empty")

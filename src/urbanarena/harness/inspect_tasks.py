@@ -15,7 +15,13 @@ Registered through the package's ``inspect_ai`` entry point (:mod:`urbanarena.ha
   whose every call goes to inspect_ai's model API (``get_model().generate``), so ``--model``, the
   providers, retries, ``--max-connections``, token usage and the transcript are inspect_ai's. The
   synchronous episode runs in a worker thread; each model call is awaited on inspect's event loop.
-  The protocol's generation preset (temperature, max tokens) is passed as the call's config.
+  The protocol's generation preset (temperature, max tokens) is passed as the call's config. A provider
+  may drop or rename a setting (inspect's OpenAI provider sends no ``temperature`` to gpt-5 and o-series
+  models, ``max_completion_tokens`` for ``max_tokens``, the system prompt as a ``developer`` message): after
+  every call the request inspect actually sent (the transcript's ``ModelEvent.call.request``) is compared
+  with the preset (:func:`generation_changes`); each change is logged once as a warning, and the episode's
+  score metadata carries ``generation_sent`` and ``generation_changes`` (metric ``generation_changed``: the
+  episodes with any change), so a run whose protocol settings did not reach the model is marked.
 * **scorer** (:func:`urbanarena_scorer`) — the family scorer of :mod:`urbanarena.tasks.families` has
   scored the episode inside the loop; the score's value is the family's headline metric
   (:data:`~urbanarena.harness.episodes.HEADLINE_METRIC`), its metadata every metric, the protocol id,
@@ -52,6 +58,11 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Target, mean, metric, scorer, stderr
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
+import logging
+
+from inspect_ai.event import ModelEvent
+from inspect_ai.log import transcript
+
 from urbanarena.agents.clients import GenerationSettings
 from urbanarena.harness.bridge import HarnessClient, HarnessReply, HarnessTurn
 from urbanarena.harness.episodes import Suite, headline_score, numeric_metrics
@@ -80,6 +91,60 @@ def _messages(system: str | None, turns: list[HarnessTurn]) -> list[ChatMessage]
     return out
 
 
+log = logging.getLogger("urbanarena.harness")
+
+#: request-body keys (OpenAI chat, OpenAI responses, Anthropic, most OpenAI-compatible servers) -> our setting
+_SENT_KEYS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "reasoning_effort": "reasoning_effort",
+              "max_tokens": "max_output_tokens", "max_completion_tokens": "max_output_tokens",
+              "max_output_tokens": "max_output_tokens"}
+
+
+def sent_generation(request: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The generation settings in a provider request body, under our names (``max_output_tokens`` whatever
+    the provider calls it, with the provider's key in ``max_tokens_field``; ``reasoning.effort`` of the
+    responses API as ``reasoning_effort``), plus ``system_role``: the role the system prompt went as
+    (``system``, ``developer``, ``top-level`` for Anthropic's ``system`` field, ``None`` without one).
+    ``None`` when the provider recorded no request (e.g. inspect's ``mockllm``)."""
+    if not isinstance(request, dict):
+        return None
+    out: dict[str, Any] = {}
+    for key, ours in _SENT_KEYS.items():
+        if request.get(key) is not None:
+            out[ours] = request[key]
+            if ours == "max_output_tokens":
+                out["max_tokens_field"] = key
+    if isinstance(request.get("reasoning"), dict) and request["reasoning"].get("effort") is not None:
+        out["reasoning_effort"] = request["reasoning"]["effort"]
+    role = "top-level" if request.get("system") else None
+    for m in request.get("messages") or request.get("input") or []:
+        if isinstance(m, dict) and m.get("role") in ("system", "developer"):
+            role = m["role"]
+            break
+    out["system_role"] = role
+    return out
+
+
+def generation_changes(intended: GenerationSettings, sent: dict[str, Any] | None, had_system: bool) -> list[str]:
+    """How the request that went out differs from the protocol's settings: one line per setting the
+    provider dropped (``"temperature 1.0 dropped"``), changed (``"max_output_tokens 2048 sent as 1024"``),
+    and the system prompt sent under another role. ``[]`` when they agree or nothing was recorded."""
+    if sent is None:
+        return []
+    out = []
+    for name in ("temperature", "top_p", "seed", "reasoning_effort", "max_output_tokens"):
+        want = getattr(intended, name)
+        if want is None:
+            continue
+        got = sent.get(name)
+        if got is None:
+            out.append(f"{name} {want} dropped")
+        elif (float(got) != float(want)) if isinstance(want, (int, float)) and isinstance(got, (int, float)) else got != want:
+            out.append(f"{name} {want} sent as {got}")
+    if had_system and sent.get("system_role") not in ("system", "top-level"):
+        out.append(f"system prompt sent as {sent.get('system_role') or 'no'} message")
+    return out
+
+
 def _config(settings: GenerationSettings) -> GenerateConfig:
     return GenerateConfig(max_tokens=settings.max_output_tokens, temperature=settings.temperature,
                           top_p=settings.top_p, seed=settings.seed, reasoning_effort=settings.reasoning_effort)
@@ -90,19 +155,30 @@ def inspect_generate(model: Model):
     the episode's worker thread (``anyio.from_thread.run``)."""
 
     def generate(system: str | None, turns: list[HarnessTurn], settings: GenerationSettings) -> HarnessReply:
-        output: ModelOutput = anyio.from_thread.run(_generate, model, _messages(system, turns), _config(settings))
+        output, request = anyio.from_thread.run(_generate, model, _messages(system, turns), _config(settings))
         usage = output.usage
+        sent = sent_generation(request)
         return HarnessReply(
             text=output.completion, finish_reason=STOP_REASONS.get(output.stop_reason, "other"),
             raw_finish_reason=output.stop_reason,
             input_tokens=usage.input_tokens if usage else None, output_tokens=usage.output_tokens if usage else None,
-            reasoning_tokens=usage.reasoning_tokens if usage else None, model=output.model or None)
+            reasoning_tokens=usage.reasoning_tokens if usage else None, model=output.model or None,
+            extra={"generation_sent": sent, "generation_changes": generation_changes(settings, sent, bool(system))})
 
     return generate
 
 
-async def _generate(model: Model, messages: list[ChatMessage], config: GenerateConfig) -> ModelOutput:
-    return await model.generate(messages, config=config)
+async def _generate(model: Model, messages: list[ChatMessage],
+                    config: GenerateConfig) -> tuple[ModelOutput, dict[str, Any] | None]:
+    """The model's output and the request body the provider sent for it (``None`` when not recorded)."""
+    output = await model.generate(messages, config=config)
+    request = None
+    for event in reversed(transcript().events):
+        if isinstance(event, ModelEvent):
+            if event.output is not None and event.output.completion == output.completion and event.call is not None:
+                request = event.call.request
+            break
+    return output, request
 
 
 def _compact(row: dict[str, Any]) -> dict[str, Any]:
@@ -130,6 +206,8 @@ def urbanarena_episode(suite: Suite, agent: str | None = None, agent_params: dic
             lambda: suite.run_episode(t, seed, client, agent=agent, agent_params=agent_params, protocol=protocol,
                                       max_steps=max_steps))
         row = _compact(row)
+        row["generation_sent"] = client.generation_sent
+        row["generation_changes"] = sorted(client.generation_changes)
         state.store.set(ROW_KEY, row)
         answer = (row.get("details") or {}).get("answer") if isinstance(row.get("details"), dict) else None
         text = f"stop_reason={row['stop_reason']} steps={row['steps']} trajectory_end={row['trajectory'][-1] if row['trajectory'] else None}"
@@ -145,7 +223,8 @@ def urbanarena_episode(suite: Suite, agent: str | None = None, agent_params: dic
 @metric
 def episode_metrics() -> Metric:
     """Mean of every per-episode metric over the episodes where it applies (``None`` left out), and
-    ``errored``: the count of episodes that ended in an agent or environment error."""
+    ``errored``: the count of episodes that ended in an agent or environment error; ``generation_changed``:
+    the count of episodes where the provider dropped or changed a protocol setting (module docstring)."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float]:
         sums: dict[str, float] = {}
@@ -160,6 +239,7 @@ def episode_metrics() -> Metric:
                     counts[k] = counts.get(k, 0) + 1
         out = {k: sums[k] / counts[k] for k in sorted(sums)}
         out["errored"] = float(errored)
+        out["generation_changed"] = float(sum(1 for s in scores if (s.score.metadata or {}).get("generation_changes")))
         return out
 
     return compute
@@ -179,7 +259,9 @@ def urbanarena_scorer():
             answer=state.output.completion,
             explanation=f"{row['stop_reason']}" + (f": {str(err).splitlines()[0]}" if err else ""),
             metadata={"family": row["family"], "protocol": row["protocol"], "stop_reason": row["stop_reason"],
-                      "error": err, "steps": row["steps"], "metrics": numeric_metrics(row)},
+                      "error": err, "steps": row["steps"], "metrics": numeric_metrics(row),
+                      "generation_sent": row.get("generation_sent"),
+                      "generation_changes": row.get("generation_changes") or []},
         )
 
     return score
@@ -225,4 +307,4 @@ def suite(city: str = "helsinki", tasks: str = "default", family: str | None = N
     )
 
 
-__all__ = ["episode_metrics", "inspect_generate", "samples", "suite", "urbanarena_episode", "urbanarena_scorer"]
+__all__ = ["episode_metrics", "generation_changes", "inspect_generate", "sent_generation", "samples", "suite", "urbanarena_episode", "urbanarena_scorer"]
