@@ -310,3 +310,40 @@ def test_city_without_annotations_is_refused():
     toy = make_city({"a": (60.0, 24.0), "b": (60.0001, 24.0)}, [("a", "b", 0.0, 11.1), ("b", "a", 180.0, 11.1)])
     with pytest.raises(UrbanArenaError, match="no POI annotations"):
         generate_needs_suite(toy, per_category=1)
+
+
+def test_category_split_rotates_the_remainder():
+    """Issue 25 item 11: generator version 2 stratifies small suites over the three bands."""
+    from urbanarena.tasks.generators.needs_rules import category_split
+
+    assert [category_split(1, k) for k in range(3)] == [{"easy": 1, "medium": 0, "hard": 0},
+                                                        {"easy": 0, "medium": 1, "hard": 0},
+                                                        {"easy": 0, "medium": 0, "hard": 1}]
+    assert category_split(2, 1) == {"easy": 0, "medium": 1, "hard": 1}
+    assert category_split(5, 2) == {"easy": 2, "medium": 1, "hard": 2}
+    assert category_split(6, 4) == {"easy": 2, "medium": 2, "hard": 2}
+    total = {d: sum(category_split(1, k)[d] for k in range(len(ALL_CATEGORIES))) for d in ("easy", "medium", "hard")}
+    assert total == {"easy": 3, "medium": 3, "hard": 2}
+
+
+def test_small_suites_have_a_hard_tier_and_print_coverage(city_dir, tmp_path):
+    out = tmp_path / "needs.json"
+    r = CliRunner().invoke(tasks_app, ["generate", "--city", str(city_dir), "--suite", "cityseeker", "--per-category",
+                                       "1", "--seed", "0", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    tasks = load_task_file(out).tasks
+    assert any(t.difficulty == "hard" for t in tasks)
+    rep = json.loads((tmp_path / "needs.report.json").read_text())
+    # where a category's band had candidates, it got its rotated band
+    for k, (cat, cr) in enumerate(rep["categories"].items()):
+        band = ("easy", "medium", "hard")[ALL_CATEGORIES.index(cat) % 3]
+        if not cr.get("unavailable") and cr["candidates"][band]:
+            assert cr["by_difficulty"][band] == 1, cat
+    # the needs of the fixture mapping without a place here (hand-checked: no Starbucks, 7-Eleven or train station)
+    cov = rep["coverage"]
+    assert {"starbucks", "seven_eleven", "train"} <= set(cov["without_places"])
+    assert len(cov["with_places"]) + len(cov["without_places"]) == cov["needs"]
+    line = next(x for x in r.output.splitlines() if x.startswith("difficulty:"))
+    assert "starbucks" in line and f"{len(cov['with_places'])} of {cov['needs']}" in line
+    hard = sum(1 for t in tasks if t.difficulty == "hard")
+    assert f"hard {hard}" in line

@@ -182,6 +182,12 @@ def _generate_needs(city: str, per_category: int, seed: int, out: Path, split: O
         for nid, nr in (cr.get("needs") or {}).items():
             if isinstance(nr, dict) and nr.get("unavailable"):
                 typer.echo(f"  {'':<20} need {nid}: {nr['unavailable']}")
+    cov = rep["coverage"]
+    total = {d: sum((cr.get("by_difficulty") or {}).get(d, 0) for cr in rep["categories"].values())
+             for d in ("easy", "medium", "hard")}
+    typer.echo("difficulty: " + ", ".join(f"{d} {n}" for d, n in total.items())
+               + f"; needs covered: {len(cov['with_places'])} of {cov['needs']} have a matching place in this area"
+               + (f"; without one (no tasks): {', '.join(cov['without_places'])}" if cov["without_places"] else ""))
 
 
 def reference_renderer_for(city, render_style: str = "flat"):

@@ -69,7 +69,9 @@ under ``cityseeker-v1``). The instruction fills a template of the mapping
 Selection and determinism
 -------------------------
 Per category ``per_category`` tasks, split over easy/medium/hard as evenly as
-possible (remainder to easy, then medium); where a band has too few
+possible, the remainder to the bands starting at the category's index mod 3
+(:func:`~urbanarena.tasks.generators.needs_rules.category_split`: a suite of
+one or two tasks per category still has hard tasks); where a band has too few
 candidates the other bands fill in and the report states the shortfall.
 Needs (two-stop: need pairs) take turns in a seeded order, so each category
 spreads over its needs; within a need the least-used goal and unused start
@@ -115,7 +117,7 @@ from urbanarena.world.geo import wrap_deg
 from urbanarena.tasks.generators.needs_rules import (  # noqa: F401
     ALL_CATEGORIES, AMBIGUITY_GAP_M, CATEGORIES, DEFAULT_MAPPING, DEFAULT_MAX_STEPS, DEFAULT_PER_CATEGORY,
     DIFFICULTY_STEPS, GENERATOR_VERSION, MAPPING_FORMAT, MAPPING_VERSION, MAX_NODE_DISTANCE_M, MAX_ROUTE_STEPS,
-    MIN_ROUTE_STEPS, MIN_STAGE_STEPS, NO_ROUTE, SUITE_VERSION, TWO_STOP, VERIFY_PROTOCOLS, Verifier,
+    MIN_ROUTE_STEPS, MIN_STAGE_STEPS, NO_ROUTE, SUITE_VERSION, TWO_STOP, VERIFY_PROTOCOLS, Verifier, category_split,
     default_mapping_path, difficulty_of, needs_suite_name,
 )
 from urbanarena.tasks.generators.needs_mapping import (  # noqa: F401
@@ -180,7 +182,6 @@ def generate_needs_suite(city: City, *, per_category: int = DEFAULT_PER_CATEGORY
         satisfying_places(city, mapping.needs[0])  # raises the no-annotations error
     g = _Graph(city)
     tables = {n.id: _need_table(g, n) for n in mapping.needs}
-    wanted = split_counts(per_category)
     ref = CityRef(name=city.name, content_hash=city.content_hash)
     report: dict[str, Any] = {
         "suite": name, "city": {"name": city.name, "content_hash": city.content_hash}, "seed": seed,
@@ -190,13 +191,17 @@ def generate_needs_suite(city: City, *, per_category: int = DEFAULT_PER_CATEGORY
         "max_steps": int(max_steps), "verified": verify is not None, "protocols": list(verify_protocols),
         "route_steps": [MIN_ROUTE_STEPS, MAX_ROUTE_STEPS], "difficulty_steps": {k: list(v) for k, v in DIFFICULTY_STEPS.items()},
         "categories": {},
+        "coverage": {"needs": len(mapping.needs),
+                     "with_places": sorted(n.id for n in mapping.needs if tables[n.id].places),
+                     "without_places": sorted(n.id for n in mapping.needs if not tables[n.id].places)},
     }
     verif: dict[tuple[str, int], list[dict[str, Any]]] = {}
     tasks: list[Task] = []
     for cat in categories:
         k = ALL_CATEGORIES.index(cat)
         rng = np.random.default_rng([seed, k])
-        crep: dict[str, Any] = {"requested": per_category, "produced": 0, "unavailable": None, "needs": {}}
+        wanted = category_split(per_category, k)
+        crep: dict[str, Any] = {"requested": per_category, "wanted": wanted, "produced": 0, "unavailable": None, "needs": {}}
         report["categories"][cat] = crep
         groups: dict[str, _Pool] = {}
         rejected: dict[str, int] = {}

@@ -11,7 +11,7 @@ from urbanarena.tasks.families.cityseeker import CitySeekerFamily
 from urbanarena.tasks.schema import Task
 
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: each category's remainder bands rotate (small --per-category suites get hard tasks)
 
 
 SUITE_VERSION = 1
@@ -79,6 +79,21 @@ Verifier = Callable[[Task], list[dict[str, Any]]]
 def default_mapping_path() -> Path:
     """Path of the built-in need mapping (``urbanarena/tasks/generators/data/needs_v1.json``)."""
     return Path(str(resources.files("urbanarena.tasks.generators") / "data" / DEFAULT_MAPPING))
+
+
+def category_split(n: int, k: int) -> dict[str, int]:
+    """Tasks per difficulty for ``n`` tasks of the category with index ``k``: ``n // 3`` per band, and the
+    ``n % 3`` remainder tasks to the bands starting at ``k mod 3`` (easy, medium, hard, cyclically), so that
+    over the categories every band gets its share even when ``n < 3`` (with ``n = 1`` and eight categories:
+    easy 3, medium 3, hard 2). Generator version 1 gave every category's remainder to easy, then medium.
+
+    >>> category_split(2, 0), category_split(2, 2)
+    ({'easy': 1, 'medium': 1, 'hard': 0}, {'easy': 1, 'medium': 0, 'hard': 1})
+    """
+    base, rem = divmod(int(n), 3)
+    bands = ("easy", "medium", "hard")
+    extra = {bands[(k + i) % 3] for i in range(rem)}
+    return {d: base + (1 if d in extra else 0) for d in bands}
 
 
 def needs_suite_name(city_name: str, version: int = SUITE_VERSION) -> str:
