@@ -12,6 +12,7 @@ from urbanarena.render.scene3d.context import gl_unavailable_reason
 
 
 @pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
+@pytest.mark.acceptance
 def test_demo_builds_runs_and_reports(request, tmp_path_factory, tmp_path, monkeypatch):
     pbf = helsinki_pbf_path(request, tmp_path_factory)
     monkeypatch.setenv("URBANARENA_HOME", str(tmp_path / "home"))

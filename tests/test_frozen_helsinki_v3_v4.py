@@ -84,6 +84,7 @@ def test_v4_holds_v3s_tasks_with_people_in_the_references():
                 assert vb["scheme"] == 3 and va["scheme"] == 2
 
 
+@pytest.mark.acceptance
 def test_oracle_solves_every_v4_mini_task(home, monkeypatch, tmp_path):
     """The default ``mini`` (v4) through ``urbanarena run``: the oracle solves all, every image verified."""
     monkeypatch.setenv("URBANARENA_HOME", str(home))

@@ -123,6 +123,7 @@ def read_sign(ocr, vis, poi_id: str, x: float, y: float, yaw: float, pitch: floa
     return list(ocr(img).txts or ())
 
 
+@pytest.mark.acceptance
 def test_rapidocr_reads_the_names_at_10_m_square_and_20_m_45_degrees(vis, ocr, record_property):
     from shapely.geometry import Point, Polygon
     from shapely.strtree import STRtree

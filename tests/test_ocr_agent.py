@@ -251,6 +251,7 @@ def fold(text):
     return fold_text(text or "")
 
 
+@pytest.mark.acceptance
 def test_ocr_beats_random_on_landmark_language(request, tmp_path_factory, tmp_path, monkeypatch):
     """Issue 4 acceptance: on the default city (Helsinki core, built with ``build_helsinki``) and the
     ``landmark_language`` suite of ``urbanarena tasks generate --per-family 25 --seed 0`` (the tasks of the

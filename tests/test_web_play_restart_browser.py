@@ -102,6 +102,7 @@ def _start_and_play(page, errors):
     assert not errors, errors
 
 
+@pytest.mark.acceptance
 def test_play_rendered_default_city_then_restart_and_play_again(tmp_path):
     home, run_dir, tokens = tmp_path / "home", tmp_path / "run", tmp_path / "tokens.tsv"
     r = subprocess.run([sys.executable, "-m", "urbanarena.cli.main", "city", "build", "helsinki"], env=_env(home),
