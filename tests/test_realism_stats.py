@@ -72,6 +72,32 @@ def test_summary_medians_and_sample_order():
     s = summarise(rows)
     assert s["views"] == 3 and s["median"] == {"flat_share": 0.3, "edge_density": 0.04, "colour_diversity": 20.0}
     assert summarise([])["median"] is None
+    sl = summarise([RealismStats(0.1, 0.02, 10, -2.0), RealismStats(0.5, 0.06, 30, float("nan")),
+                    RealismStats(0.3, 0.04, 20, -3.0)])
+    assert sl["median"]["spectral_slope"] == -2.5 and sl["mean"]["spectral_slope"] == -2.5
+
+
+def test_spectral_slope_of_synthetic_power_laws():
+    """Noise shaped to power ~ 1/f^a (amplitude f^(-a/2)) has slope -a over the fitted band."""
+    from urbanarena.render.realism import spectral_slope
+
+    rng = np.random.default_rng(0)
+    n = 512
+    f = np.hypot(*np.meshgrid(np.fft.fftfreq(n), np.fft.fftfreq(n)))
+    f[0, 0] = 1.0
+    for a in (2.0, 3.0):
+        spec = (rng.standard_normal((n, n)) + 1j * rng.standard_normal((n, n))) * f ** (-a / 2)
+        img = np.real(np.fft.ifft2(spec))
+        assert spectral_slope(img) == pytest.approx(-a, abs=0.15)
+
+
+def test_noise_sigma_on_a_noisy_gradient():
+    from urbanarena.render.realism import noise_sigma
+
+    rng = np.random.default_rng(1)
+    ramp = np.add.outer(np.linspace(40, 200, 256), np.linspace(0, 30, 256))  # planes: not noise
+    assert noise_sigma(ramp + rng.normal(0, 2.0, ramp.shape)) == pytest.approx(2.0 * 0.85, rel=0.15)
+    assert noise_sigma(ramp) < 1e-6
     ids = [f"n{i:03d}" for i in range(50)]
     assert sample_nodes(ids, 5) == sample_nodes(list(reversed(ids)), 5)  # order-free, deterministic
     assert len(set(sample_nodes(ids, 5))) == 5

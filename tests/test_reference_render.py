@@ -203,3 +203,46 @@ def test_bad_reference_views_are_refused(gl):
             render_reference(city, {**good, **bad})
     with pytest.raises(ValueError, match="missing 'yaw_deg'"):
         render_reference(city, {k: x for k, x in good.items() if k != "yaw_deg"})
+
+
+def test_a_reference_with_a_camera_is_the_unstamped_render_through_that_camera(suite):
+    """``reference_view.camera``: the photo is the render without the attribution stamp, through the named
+    camera (its draws keyed by the view); views without the field are unchanged (the stamp stays)."""
+    import json
+
+    from urbanarena.render.camera_model import get_camera
+    from urbanarena.render.scene3d.city_scene import scene_from_city
+    from urbanarena.render.scene3d.reference import ReferenceRenderer, render_reference
+
+    city, res, _ = suite
+    v = dict(res.task_file.tasks[0].extra["reference_view"])
+    stamped = render_reference(city, v)
+    bare = ReferenceRenderer(scene_from_city(city), attribution=False).render(v)
+    assert not np.array_equal(stamped, bare)  # the stamp is there without a camera
+    with_cam = {**v, "camera": "phone"}
+    got = render_reference(city, with_cam)
+    want = get_camera("phone").apply(bare, json.dumps(with_cam, sort_keys=True, default=str))
+    assert np.array_equal(got, want)
+    with pytest.raises(ValueError, match="unknown camera"):
+        render_reference(city, {**v, "camera": "nope"})
+
+
+def test_first_person_views_through_the_style_camera(gl):
+    """SceneViewObserver: clean keeps the stamp; consumer360 is the unstamped render through the camera."""
+    from urbanarena.env.continuous.observer import SceneViewObserver
+    from urbanarena.env.continuous.state import ContinuousPose
+    from urbanarena.render.camera_model import get_camera
+
+    city = fixture_city()
+    n = sorted(city.graph.nodes)[0]
+    x, y = city.frame.to_xy(city.node(n)["lat"], city.node(n)["lon"])
+    pose = ContinuousPose(x_m=float(x), y_m=float(y), yaw_deg=45.0, pitch_deg=0.0, lat=city.node(n)["lat"],
+                          lon=city.node(n)["lon"])
+    clean = SceneViewObserver(city, width=320, height=180)
+    bare = SceneViewObserver(city, width=320, height=180, attribution=False)
+    cam = SceneViewObserver(city, width=320, height=180, camera="consumer360")
+    a, b, c = clean(city, pose), bare(city, pose), cam(city, pose)
+    assert not np.array_equal(a, b) and not cam.attribution
+    assert np.array_equal(c, cam(city, pose))
+    key = f"{city.content_hash}||{pose.x_m:.3f}|{pose.y_m:.3f}|{pose.yaw_deg:.3f}|{pose.pitch_deg:.3f}|90|320x180"
+    assert np.array_equal(c, get_camera("consumer360").apply(b, key))

@@ -138,7 +138,8 @@ def measure(*, nodes: int = 6, styles: Sequence[str] = STYLES, photos: Sequence[
 def _summary(rows: list[dict]) -> dict:
     from urbanarena.render.realism import RealismStats, summarise
 
-    return summarise(RealismStats(r["flat_share"], r["edge_density"], r["colour_diversity"]) for r in rows)
+    return summarise(RealismStats(r["flat_share"], r["edge_density"], r["colour_diversity"],
+                                  r.get("spectral_slope", float("nan"))) for r in rows)
 
 
 def format_report(result: dict[str, Any]) -> str:
@@ -147,17 +148,18 @@ def format_report(result: dict[str, Any]) -> str:
     lines = []
     for name, s in sets.items():
         lines.append(f"{name} ({s['summary']['views']} views)")
-        lines.append(f"  {'view':34} {'flat share':>10} {'edges':>8} {'colours':>8}")
+        lines.append(f"  {'view':34} {'flat share':>10} {'edges':>8} {'colours':>8} {'slope':>7}")
         for r in s["views"]:
             lines.append(f"  {r['view'][:34]:34} {r['flat_share']:10.3f} {r['edge_density']:8.4f} "
-                         f"{r['colour_diversity']:8d}")
+                         f"{r['colour_diversity']:8d} {r.get('spectral_slope', float('nan')):7.2f}")
     lines.append("")
     lines.append(f"{'set':12} {'views':>5} {'median flat':>12} {'median edges':>13} {'median colours':>15}"
-                 f" {'mean flat':>10} {'mean edges':>11}")
+                 f" {'mean flat':>10} {'mean edges':>11} {'median slope':>13}")
     for name, s in sets.items():
         m, a = s["summary"]["median"], s["summary"]["mean"]
         lines.append(f"{name:12} {s['summary']['views']:5d} {m['flat_share']:12.3f} {m['edge_density']:13.4f} "
-                     f"{m['colour_diversity']:15.0f} {a['flat_share']:10.3f} {a['edge_density']:11.4f}")
+                     f"{m['colour_diversity']:15.0f} {a['flat_share']:10.3f} {a['edge_density']:11.4f} "
+                     f"{m.get('spectral_slope', float('nan')):13.2f}")
     for k, t in (result.get("targets") or {}).items():
         lines.append(f"target realistic median {k}: {t['median']:.4f} (goal {t['goal']}: "
                      f"{'met' if t['met'] else 'MISSED'})")

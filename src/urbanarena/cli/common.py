@@ -72,6 +72,29 @@ def population_option():
     return typer.Option(None, "--population", help=POPULATION_HELP)
 
 
+#: help of ``--camera`` (the commands that show rendered views)
+CAMERA_HELP = ("Camera model the views go through: clean (the renderer's pixels), consumer360 (a consumer 360 camera's "
+               "frames: softness, noise, exposure, JPEG), phone; default: the render style's (clean for flat and "
+               "realistic). docs/renderer.md.")
+
+
+def camera_option():
+    """The ``--camera`` option (default ``None``: the render style's camera)."""
+    return typer.Option(None, "--camera", help=CAMERA_HELP)
+
+
+def checked_camera(camera: str | None) -> str | None:
+    """``camera`` (or ``None``) or the bad-input exit (status 2) naming the known cameras."""
+    from urbanarena.render.camera_model import get_camera
+
+    if camera is None:
+        return None
+    try:
+        return get_camera(camera).name
+    except ValueError as e:
+        raise fail(e) from None
+
+
 def checked_population(population: str | None) -> str | None:
     """``population`` (or ``None``) or the bad-input exit (status 2) naming the known modes."""
     from urbanarena.render.scene3d.population import check_population

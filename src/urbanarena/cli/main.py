@@ -35,7 +35,7 @@ from typing import Any, Optional
 import typer
 
 from urbanarena.cli.common import (
-    checked_population, checked_style, fail, population_option, render_style_option,
+    camera_option, checked_camera, checked_population, checked_style, fail, population_option, render_style_option,
 )
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -184,6 +184,7 @@ def run(
                             "job (R1/R2 retrieve from earlier rounds); the row is the last round."),
     render_style: str = render_style_option(),
     population: Optional[str] = population_option(),
+    camera: Optional[str] = camera_option(),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
@@ -207,7 +208,8 @@ def run(
             strategy=strategy, rounds=rounds, concurrency=concurrency, ray_address=ray_address,
             requests_per_min=requests_per_min, tokens_per_min=tokens_per_min,
             arena_view={"render_style": checked_style(render_style),
-                        **({"population": checked_population(population)} if population else {})},
+                        **({"population": checked_population(population)} if population else {}),
+                        **({"camera": checked_camera(camera)} if camera else {})},
         )
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import typer
 
-from urbanarena.cli.common import fail
+from urbanarena.cli.common import checked_camera, fail
 
 from urbanarena.errors import UrbanArenaError
 
@@ -28,6 +28,8 @@ def view(
     size: str = typer.Option("640x360", "--size", help="Output size WIDTHxHEIGHT in pixels."),
     out: Path = typer.Option(..., "--out", help="Output image file (.png, .jpg or .jpeg)."),
     quality: int = typer.Option(92, "--quality", help="JPEG quality 1..100 (JPEG output only)."),
+    camera: str = typer.Option("clean", "--camera", help="Camera model the view goes through (clean, consumer360, "
+                                                         "phone; docs/renderer.md); default clean."),
 ) -> None:
     """Cut a perspective view from a 360-degree panorama and write it to FILE."""
     from urbanarena.render.encode import encode_image
@@ -42,6 +44,9 @@ def view(
         width, height = parse_size(size)
         pano = load_equirect(panorama)
         img = perspective_view(pano, yaw, pitch, hfov, width, height)
+        from urbanarena.render.camera_model import get_camera
+
+        img = get_camera(checked_camera(camera)).apply(img, f"{panorama.name}|{yaw:.4f}|{pitch:.4f}|{hfov:g}|{size}")
         enc = encode_image(img, fmt, jpeg_quality=quality)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(enc.data)

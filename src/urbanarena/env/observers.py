@@ -88,13 +88,18 @@ class PanoramaObserver:
             ``UP/LEFT``) next to it; default False (360CityArena's arrows are
             unlabelled).
         renderer: :class:`ViewRenderer` with cached sampling grids (default shared).
+        camera: a :class:`~urbanarena.render.camera_model.CameraModel` applied to each view before the
+            arrows are drawn (default none: the renderer's pixels). Its random draws are keyed by the
+            view: the store's identity (or the city's content hash), node, yaw, pitch, field of view and size.
     Raises (on call): ``KeyError``/``ImageFormatError`` from the store when the
     nearest node's panorama is missing or invalid.
     """
 
     def __init__(self, store: PanoramaStore, *, hfov_deg: float = 90.0, width: int = 640, height: int = 360,
-                 draw_arrows: bool = True, arrow_labels: bool = False, renderer: ViewRenderer | None = None):
+                 draw_arrows: bool = True, arrow_labels: bool = False, renderer: ViewRenderer | None = None,
+                 camera=None):
         self.store = store
+        self.camera = camera if camera is not None and not camera.is_identity else None
         self.hfov_deg = float(hfov_deg)
         self.width = int(width)
         self.height = int(height)
@@ -106,6 +111,10 @@ class PanoramaObserver:
     def __call__(self, city: City, pose: ArenaPose) -> np.ndarray:
         view = node_view(self.store, pose.nearest_node, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
                          self.width, self.height, renderer=self.renderer)
+        if self.camera is not None:
+            source = getattr(self.store, "identity", None) or city.content_hash
+            view = self.camera.apply(view, f"{source}|{pose.nearest_node}|{pose.yaw_deg:.4f}|{pose.pitch_deg:.4f}|"
+                                           f"{self.hfov_deg:g}|{self.width}x{self.height}")
         self.last_placements = []
         if self.draw_arrows and pose.arrows:
             branches = [(b.bearing_deg, "/".join(b.keys) if self.arrow_labels else "") for b in pose.arrows]
@@ -210,7 +219,7 @@ def rendered_store_for(city: City, width: int | None = None, *, root: str | Path
 
 def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, budget_bytes: int = DEFAULT_BUDGET_BYTES,
                           max_width: int | Literal["match"] | None = MATCH_VIEW, render_root: str | Path | None = None,
-                          render_settings=None, **kwargs) -> PanoramaObserver | None:
+                          render_settings=None, camera: str | None = None, **kwargs) -> PanoramaObserver | None:
     """A :class:`PanoramaObserver` for ``city``: from its imagery, from rendered panoramas (an OSM city,
     module docstring), or ``None`` for a graph-only city.
 
@@ -224,6 +233,9 @@ def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, bud
         render_root: rendered cities: cache root of the panoramas (default ``<urbanarena home>/panoramas``).
         render_settings: rendered cities: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (weather,
             time of day: ``RenderSettings.for_condition("fog")``; default the clear day). Ignored for imagery.
+        camera: camera preset name (:mod:`urbanarena.render.camera_model`); ``None`` = the render style's
+            default (:func:`~urbanarena.render.camera_model.default_camera`: ``clean`` for flat and realistic,
+            and for imagery cities, whose pictures already came through a camera).
         kwargs: passed to :class:`PanoramaObserver` (hfov_deg, width, height, ...).
     Raises:
         ValueError: ``max_width`` is neither ``"match"``, ``None`` nor a positive int.
@@ -239,10 +251,16 @@ def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, bud
     elif max_width is not None and (isinstance(max_width, bool) or int(max_width) < 2):
         raise ValueError(f"max_width must be 'match', None or a positive int >= 2, got {max_width!r}")
     hfov, width = float(kwargs.get("hfov_deg", 90.0)), int(kwargs.get("width", 640))
+    from urbanarena.render.camera_model import default_camera, get_camera
+
     if source == "rendered":
+        name = camera or default_camera(getattr(render_settings, "style", None))
+        kwargs = {**kwargs, "camera": get_camera(name)}
         store = rendered_store_for(city, _rendered_width(max_width, hfov, width), root=render_root,
                                    budget_bytes=budget_bytes, settings=render_settings)
         return PanoramaObserver(store, **kwargs)  # type: ignore[arg-type]
+    if camera is not None:
+        kwargs = {**kwargs, "camera": get_camera(camera)}
     if isinstance(max_width, str):
         max_width = view_matched_width(hfov, width)
     return PanoramaObserver(PanoramaStore(city, budget_bytes=budget_bytes, max_width=max_width, base_dir=base_dir),

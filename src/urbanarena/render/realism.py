@@ -9,7 +9,16 @@ so that pixel noise does not count as structure:
   ``cv2.cvtColor(RGB2GRAY)`` of the blurred image (ITU-R BT.601 weights, rounded to ``uint8``);
 * **edge density** -- the fraction of pixels that ``cv2.Canny(grey, 50, 150)`` marks as edges;
 * **colour diversity** -- the number of distinct RGB colours of the blurred image quantised to 5 bits per
-  channel (``value >> 3``), at most 32768.
+  channel (``value >> 3``), at most 32768;
+* **spectral slope** (issue 24; computed on the *unblurred* grey image) -- the slope of a least-squares line
+  through ``log10`` power against ``log10`` frequency of the radially averaged power spectrum, the grey
+  image (float, mean removed) windowed by a 2-D Hann window, over radial frequencies from
+  :data:`SLOPE_F_MIN` to :data:`SLOPE_F_MAX` cycles per pixel in 24 log-spaced bins (ours). Natural images
+  fall near -2 (power ~ 1/f^2); flat-shaded renders are steeper or carry aliasing peaks.
+
+Two camera measures for calibrating :mod:`urbanarena.render.camera_model` (``benchmarks/bench_camera.py``):
+:func:`noise_sigma` (the residual of plane fits in the flattest tenth of 8x8 tiles) and :func:`jpeg_quality_estimate` (the IJG quality whose scaled standard
+luminance table is closest to a JPEG file's first quantisation table).
 
 Which views (ours; issue 14 fixes the view, not the sample): 640 x 360 perspective views with a 90-degree
 horizontal field of view, level, at yaws 0/90/180/270 degrees -- for rendered cities at pose nodes (eye 1.7 m),
@@ -46,10 +55,11 @@ class RealismStats:
     flat_share: float
     edge_density: float
     colour_diversity: int
+    spectral_slope: float = float("nan")
 
     def as_dict(self) -> dict:
         return {"flat_share": self.flat_share, "edge_density": self.edge_density,
-                "colour_diversity": self.colour_diversity}
+                "colour_diversity": self.colour_diversity, "spectral_slope": self.spectral_slope}
 
 
 def blurred(img: np.ndarray) -> np.ndarray:
@@ -80,18 +90,95 @@ def realism_stats(img: np.ndarray) -> RealismStats:
     edges = float(np.mean(cv2.Canny(grey, CANNY_LOW, CANNY_HIGH) > 0))
     q = (b >> 3).astype(np.int32)
     colours = int(np.unique(q[..., 0] << 10 | q[..., 1] << 5 | q[..., 2]).size)
-    return RealismStats(flat, edges, colours)
+    return RealismStats(flat, edges, colours, spectral_slope(cv2.cvtColor(np.ascontiguousarray(img), cv2.COLOR_RGB2GRAY)))
+
+
+#: frequency band of the spectral slope fit, cycles per pixel (ours)
+SLOPE_F_MIN, SLOPE_F_MAX = 0.01, 0.25
+
+
+def spectral_slope(grey: np.ndarray) -> float:
+    """Slope of the radially averaged power spectrum of a grey image ``(H, W)`` in log-log (module docstring)."""
+    g = np.asarray(grey, dtype=np.float64)
+    g = g - g.mean()
+    h, w = g.shape
+    g = g * np.outer(np.hanning(h), np.hanning(w))
+    power = np.abs(np.fft.fftshift(np.fft.fft2(g))) ** 2
+    fy = np.fft.fftshift(np.fft.fftfreq(h))[:, None]
+    fx = np.fft.fftshift(np.fft.fftfreq(w))[None, :]
+    f = np.hypot(fy, fx)
+    edges = np.logspace(np.log10(SLOPE_F_MIN), np.log10(SLOPE_F_MAX), 25)
+    idx = np.digitize(f.ravel(), edges) - 1
+    ok = (idx >= 0) & (idx < 24)
+    sums = np.bincount(idx[ok], weights=power.ravel()[ok], minlength=24)
+    counts = np.bincount(idx[ok], minlength=24)
+    centres = np.sqrt(edges[:-1] * edges[1:])
+    keep = (counts > 0) & (sums > 0)
+    if keep.sum() < 3:
+        return float("nan")
+    slope, _ = np.polyfit(np.log10(centres[keep]), np.log10(sums[keep] / counts[keep]), 1)
+    return float(slope)
+
+
+def noise_sigma(grey: np.ndarray, block: int = 8) -> float:
+    """Noise of a grey image ``(H, W)`` where it is flat: the image cut into ``block x block`` tiles, a plane
+    fitted to each tile by least squares (gradients are not noise), the standard deviation of each tile's
+    residual, and the 10th percentile of those over tiles whose mean is above 20 (not black). Ours; texture
+    raises it, so it is measured on the flattest tenth of the picture (sky, walls, road). For pure white noise
+    of sigma ``s`` it reads about ``0.85 s`` (the 10th percentile of the tiles' spread): a measure for
+    comparing pictures with each other, not an unbiased estimate."""
+    g = np.asarray(grey, dtype=np.float64)
+    b = int(block)
+    h, w = (g.shape[0] // b) * b, (g.shape[1] // b) * b
+    tiles = g[:h, :w].reshape(h // b, b, w // b, b).transpose(0, 2, 1, 3).reshape(-1, b * b)
+    yy, xx = np.mgrid[0:b, 0:b]
+    a = np.stack([np.ones(b * b), yy.ravel(), xx.ravel()], 1)
+    coef, *_ = np.linalg.lstsq(a, tiles.T, rcond=None)
+    sd = (tiles - (a @ coef).T).std(1)[tiles.mean(1) > 20]
+    return float(np.percentile(sd, 10)) if sd.size else float("nan")
+
+
+#: the standard JPEG luminance quantisation table (ITU-T T.81 Annex K), natural (row-major) order
+_STD_LUMA = np.array([16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55, 14, 13, 16, 24, 40, 57, 69, 56,
+                      14, 17, 22, 29, 51, 87, 80, 62, 18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
+                      49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99], np.float64)
+
+
+def ijg_table(quality: int) -> np.ndarray:
+    """The IJG (libjpeg) luminance table at ``quality`` 1..100 (scale 5000/q below 50, 200 - 2q above)."""
+    q = max(1, min(100, int(quality)))
+    scale = 5000 / q if q < 50 else 200 - 2 * q
+    return np.clip(np.floor((_STD_LUMA * scale + 50) / 100), 1, 255)
+
+
+def jpeg_quality_estimate(path: str | Path) -> int | None:
+    """The IJG quality whose luminance table is nearest (least squares) to the file's first quantisation
+    table; ``None`` for a file without one (not a JPEG). Pillow gives the table in natural order."""
+    from PIL import Image
+
+    with Image.open(path) as im:
+        tables = getattr(im, "quantization", None)
+        if not tables:
+            return None
+        t = np.array(tables[min(tables)], np.float64)
+    return int(min(range(1, 101), key=lambda q: float(((ijg_table(q) - t) ** 2).sum())))
 
 
 def summarise(stats: Iterable[RealismStats]) -> dict:
-    """``{"views": n, "median": {...}, "mean": {...}}`` over a set of views."""
+    """``{"views": n, "median": {...}, "mean": {...}}`` over a set of views (``spectral_slope`` over the views
+    that have one, left out when none has)."""
     rows = list(stats)
     if not rows:
         return {"views": 0, "median": None, "mean": None}
-    keys = ("flat_share", "edge_density", "colour_diversity")
-    return {"views": len(rows),
-            "median": {k: float(median(getattr(r, k) for r in rows)) for k in keys},
-            "mean": {k: float(np.mean([getattr(r, k) for r in rows])) for k in keys}}
+    keys = ["flat_share", "edge_density", "colour_diversity"]
+    if any(np.isfinite(r.spectral_slope) for r in rows):
+        keys.append("spectral_slope")
+
+    def vals(k: str) -> list[float]:
+        return [float(getattr(r, k)) for r in rows if np.isfinite(float(getattr(r, k)))]
+
+    return {"views": len(rows), "median": {k: float(median(vals(k))) for k in keys},
+            "mean": {k: float(np.mean(vals(k))) for k in keys}}
 
 
 def photo_views(path: str | Path) -> list[np.ndarray]:

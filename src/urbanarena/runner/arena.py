@@ -88,6 +88,9 @@ class ArenaViewSettings:
         population: people and vehicles in rendered panoramas (``snapshot`` or ``none``;
             :mod:`urbanarena.render.scene3d.population`); ``None`` = the style's default (``snapshot`` for
             realistic, ``none`` for flat). Recorded in :meth:`as_dict` unless ``none``, so flat runs keep their hashes.
+        camera: the camera model views go through (:mod:`urbanarena.render.camera_model`: ``clean``,
+            ``consumer360``, ``phone``); ``None`` = the style's default (``clean`` for flat and realistic).
+            Recorded in :meth:`as_dict` unless ``clean``, so earlier runs keep their hashes.
     """
 
     width: int = 640
@@ -97,14 +100,19 @@ class ArenaViewSettings:
     map_height: int = 640
     render_style: str = DEFAULT_RENDER_STYLE
     population: str | None = None
+    camera: str | None = None
 
     def __post_init__(self) -> None:
+        from urbanarena.render.camera_model import default_camera, get_camera
         from urbanarena.render.scene3d.population import DEFAULT_POPULATION_OF_STYLE, check_population
 
         check_style(self.render_style)
         if self.population is None:
             object.__setattr__(self, "population", DEFAULT_POPULATION_OF_STYLE[self.render_style])
         check_population(self.population)
+        if self.camera is None:
+            object.__setattr__(self, "camera", default_camera(self.render_style))
+        get_camera(str(self.camera))
 
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -112,6 +120,8 @@ class ArenaViewSettings:
             del d["render_style"]
         if d["population"] == "none":
             del d["population"]
+        if d["camera"] == "clean":
+            del d["camera"]
         return d
 
     @property
@@ -122,8 +132,9 @@ class ArenaViewSettings:
     @classmethod
     def from_stored(cls, d: dict[str, Any] | None) -> "ArenaViewSettings":
         """The settings of a stored config's ``extra.arena_view`` (:meth:`as_dict`: an absent
-        ``render_style`` means ``flat``, an absent ``population`` ``none``: runs before issue 19 drew none)."""
-        return cls(**{"render_style": "flat", "population": "none", **(d or {})})
+        ``render_style`` means ``flat``, an absent ``population`` ``none``: runs before issue 19 drew none; an
+        absent ``camera`` ``clean``: runs before the camera model)."""
+        return cls(**{"render_style": "flat", "population": "none", "camera": "clean", **(d or {})})
 
 
 def agent_uses_images(agent: Any) -> bool:
@@ -215,7 +226,8 @@ class ArenaEpisodeRunner:
             self._observer = panorama_observer_for(self.city, base_dir=self.city_dir, width=self.view.width,
                                                    height=self.view.height, hfov_deg=self.view.hfov_deg,
                                                    renderer=ViewRenderer(max_grids=16),
-                                                   render_settings=self.view.render_settings)
+                                                   render_settings=self.view.render_settings,
+                                                   camera=self.view.camera)
             self._observer_built = True
         return self._observer
 

@@ -150,6 +150,9 @@ class RunRequest:
         style = (self.arena_view or {}).get("render_style")
         if style is not None:
             parts += ["--render-style", str(style)]
+        for key, flag in (("population", "--population"), ("camera", "--camera")):
+            if (self.arena_view or {}).get(key) is not None:
+                parts += [flag, str(self.arena_view[key])]
         if self.trace:
             parts.append("--trace")
         if self.backend != "auto":

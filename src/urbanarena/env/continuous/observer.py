@@ -32,13 +32,15 @@ class SceneViewObserver:
             style; the runner passes the run's style, :mod:`urbanarena.render.scene3d.styles`).
         condition: weather / time of day (``night``, ``fog``, ``rain+dusk``; see
             :mod:`urbanarena.render.scene3d.conditions`) applied to ``settings`` (default: theirs).
-        attribution: stamp the city's attribution on each view.
+        attribution: stamp the city's attribution on each view (only through the ``clean`` camera).
+        camera: camera preset (:mod:`urbanarena.render.camera_model`); ``None`` = the style's default.
     Raises:
         ValueError: the city has no annotations (nothing to render); an unknown ``condition``.
     """
 
     def __init__(self, city, width: int = 640, height: int = 360, hfov_deg: float = 90.0,
-                 eye_height_m: float = 1.7, settings=None, attribution: bool = True, condition: str | None = None):
+                 eye_height_m: float = 1.7, settings=None, attribution: bool = True, condition: str | None = None,
+                 camera: str | None = None):
         if getattr(city, "annotations", None) is None:
             raise ValueError(f"city {city.name!r} has no annotations: nothing to render")
         self.city = city
@@ -53,7 +55,12 @@ class SceneViewObserver:
             weather, time_of_day = parse_condition(condition)
             settings = replace(settings or RenderSettings(), weather=weather, time_of_day=time_of_day)
         self.settings = settings
-        self.attribution = attribution
+        from urbanarena.render.camera_model import default_camera, get_camera, views_carry_attribution
+
+        self.camera_name = camera or default_camera(getattr(settings, "style", None))
+        self.camera = get_camera(self.camera_name)
+        # a photographic camera's frames carry no stamp (render/camera_model.py: views_carry_attribution)
+        self.attribution = bool(attribution) and views_carry_attribution(self.camera_name)
         self._renderer = None
         self._lock = threading.Lock()
 
@@ -75,9 +82,14 @@ class SceneViewObserver:
         """The view at ``pose``; ``dynamic``: :class:`~urbanarena.render.scene3d.dynamic.DynamicObjects`
         (pedestrians, closure barriers) drawn into it, or ``None``."""
         kw = {} if dynamic is None else {"dynamic": dynamic}
-        return self.renderer.render_view(pose.x_m, pose.y_m, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
-                                         self.width, self.height, self.eye_height_m, attribution=self.attribution,
-                                         **kw)
+        img = self.renderer.render_view(pose.x_m, pose.y_m, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
+                                        self.width, self.height, self.eye_height_m, attribution=self.attribution,
+                                        **kw)
+        if self.camera.is_identity:
+            return img
+        settings_key = self.settings.key() if self.settings is not None else ""
+        return self.camera.apply(img, f"{city.content_hash}|{settings_key}|{pose.x_m:.3f}|{pose.y_m:.3f}|"
+                                      f"{pose.yaw_deg:.3f}|{pose.pitch_deg:.3f}|{self.hfov_deg:g}|{self.width}x{self.height}")
 
 
 __all__ = ["SceneViewObserver"]

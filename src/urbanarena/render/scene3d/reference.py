@@ -23,6 +23,10 @@ the view's direction, field of view and size. :func:`render_reference` draws it:
   of a node id, around the camera, in the photo's condition (so other people than any panorama shows, and
   parked cars of another time of day), drawn when the renderer's settings have a population (the
   realistic style's default, as its panoramas). Views without it show nobody, as before.
+* ``camera`` (optional) — the camera the photo was taken with (:mod:`urbanarena.render.camera_model`,
+  e.g. ``phone``), applied to the rendered image with its draws keyed by the whole view dict; such a
+  photo carries no attribution stamp (a street photo does not; the attribution stays in the suite's
+  metadata and cards). Absent: ``clean``, the renderer's pixels with the stamp, as before.
 
 The image is :meth:`SceneRenderer.render_view
 <urbanarena.render.scene3d.renderer.SceneRenderer.render_view>` at that pose
@@ -38,6 +42,7 @@ photos builds the scene once.
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 from collections import OrderedDict
@@ -46,6 +51,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from urbanarena.render.camera_model import get_camera, views_carry_attribution
 from urbanarena.render.scene3d.city_scene import scene_from_city
 from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
 from urbanarena.render.scene3d.scene import Scene
@@ -92,6 +98,17 @@ def reference_settings(view: Mapping[str, Any], base: RenderSettings | None = No
         weather, time_of_day = parse_condition(cond)
         out = replace(out, weather=weather, time_of_day=time_of_day)
     return out
+
+
+def _view_camera(view: Mapping[str, Any]):
+    """The camera named by the view's optional ``camera`` field (absent: ``clean``, as every reference drawn
+    before the camera model; :mod:`urbanarena.render.camera_model`).
+
+    Raises: ValueError: not a known camera name."""
+    name = view.get("camera", "clean")
+    if not isinstance(name, str):
+        raise ValueError(f"reference_view: 'camera' must be a camera name, got {name!r}")
+    return get_camera(name)
 
 
 class ReferenceRenderer:
@@ -144,16 +161,21 @@ class ReferenceRenderer:
         if not vals["eye_height_m"] > 0:
             raise ValueError(f"reference_view: eye_height_m must be positive, got {vals['eye_height_m']}")
         settings = reference_settings(view, self.base_settings)
+        camera = _view_camera(view)
         renderer = self.renderer(settings)
         people = self._population(view, settings, vals["x_m"], vals["y_m"])
         try:
-            return renderer.render_view(
+            img = renderer.render_view(
                 vals["x_m"], vals["y_m"], vals["yaw_deg"] % 360.0, vals["pitch_deg"], vals["hfov_deg"], int(w),
-                int(h), eye_height_m=vals["eye_height_m"], attribution=self.attribution, dynamic=people)
+                int(h), eye_height_m=vals["eye_height_m"], dynamic=people,
+                attribution=self.attribution and views_carry_attribution(camera.name))
         finally:
             from urbanarena.render.scene3d.population_draw import release_population
 
             release_population(renderer, people)
+        if camera.is_identity:
+            return img
+        return camera.apply(img, json.dumps(dict(view), sort_keys=True, default=str))
 
     def _population(self, view: Mapping[str, Any], settings: RenderSettings, x_m: float, y_m: float):
         """The people and vehicles of the photo's moment (``population_key``; module docstring), or ``None``."""
