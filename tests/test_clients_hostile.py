@@ -142,3 +142,25 @@ def test_call_budget_caps_the_retries_of_one_call():
         client.close()
     assert e.value.fault_type == "timeout" and "call budget of 2 s spent" in str(e.value)
     assert 1.5 < took < 3.5 and 3 <= e.value.attempts <= 4
+
+
+def test_bodies_that_break_off_on_30_percent_of_calls_give_the_fault_free_results(inputs, clean):
+    """Issue 29 item 1: a 200 whose body is cut short, reset while it streams, or chunked illegally is a
+    retryable transport fault counted by type (BODY_FAULT_COUNTER), never an episode error."""
+    from fakes import BODY_FAULT_COUNTER, BODY_FAULTS
+
+    sch = FaultSchedule(rate=0.3, kinds=BODY_FAULTS, seed=3)
+    r, rows, srv, out, _ = run(inputs, "body", schedule=sch)
+    assert r.exit_code == 0, r.output
+    injected = dict(srv.injected)
+    assert set(injected) == set(BODY_FAULTS), injected  # every kind occurred (seed chosen so)
+    total = sum(injected.values())
+    assert len(srv.log) == 20 + total and all(x["error"] is None for x in rows)
+    want = {}
+    for k, n in injected.items():
+        want[BODY_FAULT_COUNTER[k]] = want.get(BODY_FAULT_COUNTER[k], 0) + n
+    assert {k: fault_sum(rows, k) for k in want} == want
+    assert sum(x["llm_error_count"] for x in rows) == total
+    assert without_faults(rows) == without_faults(clean)
+    s = json.loads(invoke("summary", out, "--json", "--resamples", 20).stdout)
+    assert s["faults"]["transport"] == dict(sorted(want.items()))

@@ -25,6 +25,10 @@ Fault kinds (:data:`TRANSPORT_FAULTS`, :data:`CONTENT_FAULTS`):
   - ``connection`` — read the request, close the socket without a reply;
   - ``http_429`` — 429 with ``Retry-After`` (and ``retry-after-ms`` if set);
   - ``http_<status>`` — that status (500, 503, 529 ...) with an error body;
+  - body faults (:data:`BODY_FAULTS`; the client counts them as :data:`BODY_FAULT_COUNTER` says): a 200
+    whose body breaks off: ``cut_body`` sends half of a ``Content-Length`` body and closes, ``reset_body``
+    sends half and resets the connection (RST), ``bad_chunks`` sends a chunked body with an illegal chunk
+    header;
 
 * content — a 200 reply arrives but is unusable (the protocol decides about
   re-asking; the agents count them by parse-failure type, see
@@ -90,6 +94,11 @@ TRANSPORT_FAULTS: tuple[str, ...] = ("timeout", "connection", "http_429", "http_
 #: hostile 200 replies, transport faults of their own kind at the client (``trickle`` -> ``timeout`` once the
 #: attempt deadline passes, ``html`` -> ``not_json``, ``huge`` -> ``reply_too_large``)
 HOSTILE_FAULTS: tuple[str, ...] = ("trickle", "html", "huge")
+#: 200 replies whose body breaks off (module docstring)
+BODY_FAULTS: tuple[str, ...] = ("cut_body", "reset_body", "bad_chunks")
+#: body fault -> the transport fault kind the client counts it as (agents/clients/transport.py)
+BODY_FAULT_COUNTER: dict[str, str] = {"cut_body": "truncated_reply", "reset_body": "connection",
+                                      "bad_chunks": "protocol_error"}
 #: the body of an ``html`` fault (a proxy's error page with status 200)
 HTML_BODY = b"<!DOCTYPE html><html><head><title>Gateway</title></head><body><h1>Upstream busy</h1></body></html>"
 #: content fault kinds (a 200 reply that is unusable)
@@ -411,6 +420,9 @@ class FakeModelServer(ABC):
         if fault in HOSTILE_FAULTS:
             self._send_hostile(h, rec, fault, body or {})
             return
+        if fault in BODY_FAULTS:
+            self._send_broken(h, rec, fault, body or {})
+            return
         if fault is not None and content is None:
             status = int(fault.removeprefix("http_"))
             headers = {}
@@ -502,6 +514,34 @@ class FakeModelServer(ABC):
             h.end_headers()
             h.wfile.write(data)
         except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _send_broken(self, h: BaseHTTPRequestHandler, rec: RecordedRequest, fault: str, body: dict[str, Any]) -> None:
+        """Status 200 and a body that breaks off (:data:`BODY_FAULTS`; no script reply is consumed)."""
+        import struct
+
+        rec.status = 200
+        payload, _ = self.reply_body(body, ScriptedReply("broken reply"), 0)
+        data = json.dumps(payload).encode()
+        h.close_connection = True
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            if fault == "bad_chunks":
+                h.send_header("Transfer-Encoding", "chunked")
+                h.end_headers()
+                h.wfile.write(b"zz-not-hex\r\n" + data + b"\r\n0\r\n\r\n")
+            else:
+                h.send_header("Content-Length", str(len(data)))
+                h.end_headers()
+                h.wfile.write(data[:len(data) // 2])
+            h.wfile.flush()
+            if fault == "reset_body":  # linger 0: close sends RST instead of FIN
+                h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                h.connection.close()
+            else:
+                h.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
             pass
 
     def _send_hostile(self, h: BaseHTTPRequestHandler, rec: RecordedRequest, fault: str, body: dict[str, Any]) -> None:

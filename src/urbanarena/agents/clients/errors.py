@@ -105,7 +105,8 @@ class ReplyFault(ModelClientError):
     Attributes:
         kind: counter key: ``timeout`` (the attempt deadline passed while the reply was arriving),
             ``reply_too_large`` (the body passed ``max_reply_bytes``), ``not_json`` (a 200 whose body is
-            not a JSON completion of the provider's API).
+            not a JSON completion of the provider's API), ``truncated_reply``, ``connection``, ``protocol_error``
+            (the body broke off while it streamed: :mod:`urbanarena.agents.clients.transport`).
     """
 
     def __init__(self, kind: str, message: str):

@@ -13,6 +13,10 @@ counter key        cause
 ``reply_too_large`` the reply body passed ``max_reply_bytes`` (refused while
                    streaming; never parsed or cached)
 ``not_json``       HTTP 200 whose body is not a JSON completion of the API
+``truncated_reply`` the reply body ended before its declared length or last
+                   chunk (a reset while it streamed counts as ``connection``)
+``protocol_error`` the reply body broke the HTTP rules (illegal chunk header,
+                   broken content encoding)
 ``http_429``       rate limited (``Retry-After`` / ``retry-after-ms`` honoured)
 ``http_408``       request timeout reported by the server
 ``http_409``       conflict (the providers document it as retryable)

@@ -13,6 +13,10 @@ headers, connection pool, typed status and connection errors; the SDK's retries 
   refused before the body is read; otherwise the decoded body is counted while it streams and
   the read stops as soon as it passes the limit. Raises :class:`ReplyFault` ``reply_too_large``
   (retryable; the reply is never parsed, returned or cached).
+* **a body that breaks off**: the connection closes before the declared ``Content-Length`` (or before
+  the last chunk) arrives, is reset while the body streams, or sends a body the HTTP parser refuses
+  (an illegal chunk header, a broken content encoding): :class:`ReplyFault` ``truncated_reply``,
+  ``connection`` or ``protocol_error``, retried like any transport fault (a partial body is never parsed);
 * **not a JSON completion**: a 200 whose body is not a JSON object raises :class:`ReplyFault`
   ``not_json`` (retryable, like a 5xx in its place); the provider client raises the same kind
   for a JSON object that is not a completion of its API.
@@ -44,7 +48,8 @@ def post_json(sdk: Any, path: str, body: dict[str, Any], *, timeout_s: float, de
         max_reply_bytes: largest decoded reply body accepted, bytes.
         label: ``provider:model`` for messages.
     Raises:
-        ReplyFault: ``timeout`` (deadline passed), ``reply_too_large``, ``not_json``.
+        ReplyFault: ``timeout`` (deadline passed), ``reply_too_large``, ``not_json``, ``truncated_reply``,
+            ``connection``, ``protocol_error`` (the body broke off: module docstring).
         openai/anthropic APIStatusError, APIConnectionError, APITimeoutError: from the SDK.
     """
     left = deadline - time.monotonic()
@@ -75,16 +80,34 @@ def _read_limited(raw: httpx2.Response, *, deadline: float, max_bytes: int, labe
                                             f"max_reply_bytes={max_bytes}")
     chunks: list[bytes] = []
     size = 0
-    for chunk in raw.iter_bytes():  # no chunk size: each chunk as soon as the socket has it
-        size += len(chunk)
-        if size > max_bytes:
-            raise ReplyFault("reply_too_large", f"{label}: reply passed max_reply_bytes={max_bytes} while "
-                                                "streaming; read stopped")
-        if time.monotonic() > deadline:
-            raise ReplyFault("timeout", f"{label}: attempt deadline passed while the reply was arriving "
-                                        f"({size} bytes read)")
-        chunks.append(chunk)
+    try:
+        for chunk in raw.iter_bytes():  # no chunk size: each chunk as soon as the socket has it
+            size += len(chunk)
+            if size > max_bytes:
+                raise ReplyFault("reply_too_large", f"{label}: reply passed max_reply_bytes={max_bytes} while "
+                                                    "streaming; read stopped")
+            if time.monotonic() > deadline:
+                raise ReplyFault("timeout", f"{label}: attempt deadline passed while the reply was arriving "
+                                            f"({size} bytes read)")
+            chunks.append(chunk)
+    except httpx2.HTTPError as e:
+        raise _body_fault(e, label, size) from None
     return b"".join(chunks)
+
+
+def _body_fault(e: Exception, label: str, size: int) -> ReplyFault:
+    """The :class:`ReplyFault` of a transport error raised while a reply body streamed (module docstring)."""
+    what = f"{label}: HTTP {type(e).__name__} after {size} bytes of the reply body: {e}"
+    if isinstance(e, httpx2.TimeoutException):
+        return ReplyFault("timeout", what)
+    if isinstance(e, httpx2.RemoteProtocolError):
+        text = str(e).lower()
+        if "incomplete" in text or "peer closed" in text or "without sending complete" in text:
+            return ReplyFault("truncated_reply", what)
+        return ReplyFault("protocol_error", what)
+    if isinstance(e, (httpx2.DecodingError, httpx2.ProtocolError)):
+        return ReplyFault("protocol_error", what)
+    return ReplyFault("connection", what)  # reset, dropped: any other transport error
 
 
 __all__ = ["post_json"]
