@@ -63,7 +63,11 @@ def test_another_renderer_is_detected(frozen, tmp_path):
     def other(c, view):
         v = dict(view)
         v["lighting"] = {**(v.get("lighting") or {}), "sun_azimuth_deg": 10.0, "sun_elevation_deg": 12.0}
-        return render_reference(c, v)
+        img = render_reference(c, v).copy()
+        # in rain the sun draws nothing (no direct light), and reference scheme 4 draws rain too: one pixel's
+        # lowest bit flipped stands for a driver's rounding, so every photo differs whatever its condition
+        img[0, 0, 0] ^= 1
+        return img
 
     _, check = materialize(fs, "mini", city, dest_root=tmp_path, reference_renderer=other, check_panoramas=False)
     refs = sorted(r for r, a in fs.manifest["sizes"]["mini"]["assets"].items() if a["kind"] == "reference_view")
@@ -193,3 +197,20 @@ def test_redraw_images_repins_pixels_and_keeps_task_files(frozen, tmp_path):
     assert r.exit_code == 0 and "0 images and 0 fingerprint panoramas changed" in r.output
     r = CliRunner().invoke(app, ["tasks", "freeze", "--city", str(city_dir), "--redraw-images", "x"])
     assert r.exit_code == 2 and "needs --out" in r.output
+
+
+def test_frozen_references_show_their_goal(frozen):
+    """A suite frozen now holds reference scheme 4: every landmark photo carries a passing goal-share check
+    with its shares at the thresholds (freeze refuses it otherwise)."""
+    from urbanarena.render.scene3d.goal_share import MIN_SIGN_SHARE, MIN_STOREFRONT_SHARE
+
+    city, fs = frozen
+    tasks = json.loads(gzip.open(fs.directory / "mini.json.gz").read())["tasks"]
+    refs = [t for t in tasks if t["extra"]["task_kind"] == "landmark_image"]
+    assert refs
+    for t in refs:
+        assert t["extra"]["reference_view"]["scheme"] == 4
+        gs = t["extra"]["reference_check"]["goal_share"]
+        assert gs["passed"] is True
+        assert gs["sign"]["share"] >= MIN_SIGN_SHARE and gs["storefront"]["share"] >= MIN_STOREFRONT_SHARE
+        assert gs["sign"]["visible_px"] > 0

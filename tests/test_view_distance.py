@@ -160,9 +160,9 @@ def test_generator_uses_the_first_far_enough_camera(close_options, expect):
 
 
 def test_reference_cameras_follow_the_rules():
-    """Generator version 3's cameras on the fixture (no rendering): off the graph by >= 2.5 m, outside
+    """Generator version 4's cameras on the fixture (no rendering): off the graph by >= 2.5 m, outside
     buildings, 8-35 m from the storefront and at most 60 degrees off its normal, no tree on the line of
-    sight, wide lens, another condition, the storefront in the field of view."""
+    sight, wide lens, a condition of the mix, the storefront in the field of view."""
     from shapely.geometry import LineString, Point
 
     from urbanarena.tasks.generators import generate_suite
@@ -176,7 +176,7 @@ def test_reference_cameras_follow_the_rules():
     assert len(res.task_file.tasks) == 6
     for t in res.task_file.tasks:
         v = t.extra["reference_view"]
-        assert v["scheme"] == 3 and v["placement"] in ("across", "diagonal")
+        assert v["scheme"] == 4 and v["placement"] in ("across", "diagonal")
         assert v["population_key"] == f"reference/{t.extra['poi_id']}"
         assert np.min(np.hypot(xy[:, 0] - v["x_m"], xy[:, 1] - v["y_m"])) >= MIN_NODE_M
         assert not any(s.contains(Point(v["x_m"], v["y_m"])) for s in shapes)
@@ -194,7 +194,7 @@ def test_reference_cameras_follow_the_rules():
         bearing = math.degrees(math.atan2(p.facade_xy[0] - v["x_m"], p.facade_xy[1] - v["y_m"]))
         off = abs(signed_turn_deg(bearing, v["yaw_deg"]))
         assert 0.03 * v["hfov_deg"] - 0.01 <= off <= 0.15 * v["hfov_deg"] + 0.01
-        assert t.provenance["generator_version"] == 3
+        assert t.provenance["generator_version"] == 4
 
 
 # ------------------------------------------------------------------ rendered fixture

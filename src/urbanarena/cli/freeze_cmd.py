@@ -8,7 +8,9 @@ default|mini|standard|full`` find it for that city. ``--redraw-images
 REASON`` keeps the task files of the suite already at ``--out`` and re-pins
 only its images and fingerprint panoramas to this renderer
 (:func:`urbanarena.tasks.frozen.redraw_images`; the reason is recorded in the
-manifest). Bad input prints ``error: ...`` and exits 2.
+manifest). Every ``landmark_image`` reference of reference scheme 4 must show its goal: the generator redraws
+cameras that hide it, and a suite still holding one without a passing goal-share check is refused
+(:func:`urbanarena.tasks.frozen.unchecked_references`). Bad input prints ``error: ...`` and exits 2.
 """
 
 from __future__ import annotations

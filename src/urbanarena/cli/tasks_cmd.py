@@ -25,7 +25,8 @@ FILE (task file, ``docs/task-schema.md``), the reference images beside it
 targets, unavailable families with the reason, verification failures).
 ``--render-style`` (default ``realistic``) is the style the ``landmark_image``
 reference photos are drawn in and their view distance to the goal views is
-measured in (:func:`reference_renderer_for`, :func:`reference_check_for`). Prints
+measured in (:func:`reference_renderer_for`, :func:`reference_check_for`), and in which each photo must
+show its goal (:func:`goal_share_for`). Prints
 the per-family summary. ``--split S`` on a city that contains S's area (the
 whole default city) keeps the arena tasks inside the area
 (:mod:`urbanarena.tasks.generators.area`). Bad input (unknown city, a split the
@@ -220,6 +221,17 @@ def reference_check_for(city, render_style: str = "flat"):
     return GoalViewDistance(city, render_style)
 
 
+def goal_share_for(city, render_style: str = "flat"):
+    """The goal-share hook of ``landmark_image`` references
+    (:class:`urbanarena.render.scene3d.goal_share.GoalShare` in ``render_style``: the photo must show its goal),
+    or ``None`` when :func:`reference_renderer_for` is ``None``."""
+    if reference_renderer_for(city, render_style) is None:
+        return None
+    from urbanarena.render.scene3d.goal_share import GoalShare
+
+    return GoalShare(city, render_style)
+
+
 @tasks_app.command("generate")
 def generate(
     city: str = typer.Option(..., "--city", help="CITY: a cached city name, a saved city directory, or KIND:PATH."),
@@ -281,9 +293,10 @@ def generate(
         c = resolve_city(city)
         solver = ArenaOracleSolver(c, max_steps=max_steps)
         check = reference_check_for(c, style) if "landmark_image" in kinds else None
+        share = goal_share_for(c, style) if "landmark_image" in kinds else None
         result = generate_suite(c, per_family=per_family, seed=seed, kinds=kinds, split=split, name=name,
                                 solver=solver, reference_renderer=reference_renderer_for(c, style),
-                                max_steps=max_steps, reference_check=check)
+                                max_steps=max_steps, reference_check=check, reference_goal_share=share)
         path = save_suite(result, out)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None

@@ -302,11 +302,15 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         from urbanarena.render.scene3d.visibility import CountVisibility
 
         visibility = CountVisibility(city)
-    check = None
+    check = share = None
     if reference_renderer is None and ref is not None:  # the default renderer: check the view distance too
         from urbanarena.render.scene3d.reference import GoalViewDistance
 
         check = GoalViewDistance(city, render_style)
+    if ref is not None and gl_ok():  # the photos must show their goal (reference scheme 4)
+        from urbanarena.render.scene3d.goal_share import GoalShare
+
+        share = GoalShare(city, render_style)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest: dict[str, Any] = {
@@ -324,7 +328,13 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         name = f"{suite}-{size}"
         log(f"generating {name} ({SIZES[size]} per family)")
         res = generate_suite(city, per_family=SIZES[size], seed=seed, split=split, name=name, solver=solver,
-                             reference_renderer=ref, count_visibility=visibility, reference_check=check)
+                             reference_renderer=ref, count_visibility=visibility, reference_check=check,
+                             reference_goal_share=share)
+        hidden = unchecked_references(res.task_file.tasks)
+        if hidden:
+            raise UrbanArenaError(f"{name}: {len(hidden)} landmark reference photo(s) of scheme 4 do not pass the "
+                                  f"goal-share check (the goal hidden, or not checked: no renderer here), not "
+                                  f"freezing: {', '.join(hidden[:5])}{' ...' if len(hidden) > 5 else ''}")
         unavailable = {k: f["unavailable"] for k, f in res.report["families"].items() if f.get("unavailable")}
         if unavailable:
             raise UrbanArenaError(f"{name}: families unavailable, not freezing: {unavailable}")
@@ -355,6 +365,30 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
     manifest["panorama_fingerprint"] = hashes
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return load_frozen(out)
+
+
+def gl_ok() -> bool:
+    """Whether the 3D renderer works here (the goal-share check needs its ID pass)."""
+    from urbanarena.render.scene3d.context import gl_unavailable_reason
+
+    return gl_unavailable_reason() is None
+
+
+def unchecked_references(tasks) -> list[str]:
+    """Ids of the ``landmark_image`` tasks whose reference (``extra.reference_view``, scheme 4 or later) carries
+    no passing goal-share check (``extra.reference_check.goal_share.passed``): what :func:`freeze` refuses.
+    References of older schemes (``helsinki-arena7-v1``..``-v4``) were frozen before the check and are not asked."""
+    out = []
+    for t in tasks:
+        view = t.extra.get("reference_view")
+        if t.extra.get("task_kind") != "landmark_image" or not isinstance(view, dict):
+            continue
+        if int(view.get("scheme", 1)) < 4:
+            continue
+        share = (t.extra.get("reference_check") or {}).get("goal_share") or {}
+        if share.get("passed") is not True:
+            out.append(t.task_id)
+    return out
 
 
 def _decode_png(data: bytes) -> np.ndarray:

@@ -16,8 +16,8 @@ the view's direction, field of view and size. :func:`render_reference` draws it:
   :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (everything else,
   sky, fog, sign resolution, stays as the panoramas have it);
 * ``condition`` (optional; the references of generator version 2, ``scheme`` 2) — a named weather /
-  time of day (``dusk``, ``cloudy``, ``rain``, ``cloudy+dusk``; :mod:`.conditions`) the photo is taken
-  in. Views without it (the references of ``helsinki-arena7-v1``/``-v2``) draw exactly as before;
+  time of day (``dusk``, ``cloudy``, ``rain``, ``cloudy+dusk``; since ``scheme`` 4 also ``clear``, the
+  episodes' own; :mod:`.conditions`) the photo is taken in. Views without it (the references of ``helsinki-arena7-v1``/``-v2``) draw exactly as before;
 * ``population_key`` (optional; ``scheme`` 3, generator version 3) — the photo shows the people and vehicles
   of its own moment: :func:`~urbanarena.render.scene3d.population.snapshot` seeded with this key instead
   of a node id, around the camera, in the photo's condition (so other people than any panorama shows, and

@@ -12,8 +12,9 @@ the difficulty's band (``easy`` 30–80 m, ``medium`` 80–140 m, ``hard``
 140–200 m; "the goal is not far from the starting point"), at least 20 m in a
 straight line from the goal, facing along a random street direction.
 
-Reference photo (``landmark_image``, generator version 3, ``scheme`` 3 of ``extra.reference_view``; version 2's
-scheme 2 is the same without people):
+Reference photo (``landmark_image``, generator version 4, ``scheme`` 4 of ``extra.reference_view``; version 3's
+scheme 3 is the same with conditions other than the clear day only (:data:`REFERENCE_CONDITIONS_V3`) and no
+goal-share check, version 2's scheme 2 that without people):
 :func:`reference_view` draws cameras (per goal POI, :func:`reference_options`) that show the storefront *with its
 neighbours and the street*, from where the agent never stands and not as the episodes show it:
 
@@ -28,13 +29,20 @@ neighbours and the street*, from where the agent never stands and not as the epi
   storefront sits off-centre (3-15 % of the field of view to one side), pitch 2-10 degrees up, a
   hand-held eye height of 1.45-1.95 m: the sign is small or oblique, so the name is often not
   legible (the OCR-readable share is measured: docs/task-generation.md);
-* **when**: another condition than the episodes' clear day (:data:`REFERENCE_CONDITIONS`: dusk,
-  overcast, rain, overcast dusk; ``extra.reference_view.condition``) and another sun;
+* **when**: a condition drawn from a stated mix that includes the episodes' own clear day
+  (:data:`REFERENCE_CONDITIONS`: clear 40 %, cloudy, dusk, rain, cloudy+dusk 15 % each; ours;
+  ``extra.reference_view.condition``) and another sun (morning or evening);
 * **who**: the people and vehicles of the photo's own moment (``population_key``: a population snapshot
   seeded by the POI instead of a node, in the photo's condition), drawn wherever the episodes' panoramas
   have people (the realistic style): other people than the agent meets there, other parked cars.
 
-Up to :data:`REFERENCE_OPTIONS` valid cameras are drawn per POI. When the suite builder is given a
+Up to :data:`REFERENCE_OPTIONS` valid cameras are drawn per POI. When the suite builder is given a goal-share
+hook (``reference_goal_share``: :class:`urbanarena.render.scene3d.goal_share.GoalShare`), a camera is
+refused unless the photo shows the goal: in its ID pass with the photo's own people and vehicles, at least
+:data:`~urbanarena.render.scene3d.goal_share.MIN_SIGN_SHARE` of the goal sign's projected face and
+:data:`~urbanarena.render.scene3d.goal_share.MIN_STOREFRONT_SHARE` of its storefront (the wall from the ground
+to the sign's top, 1 m beyond each end of the sign) show the sign or its building
+(``extra.reference_check.goal_share``: shares, pixels, thresholds, occluders). When it is given a
 view-distance hook (``reference_check``: :class:`urbanarena.render.scene3d.reference.GoalViewDistance`),
 the first of them whose photo lies at least
 :data:`~urbanarena.render.view_distance.REFERENCE_MIN_DISTANCE` from every view the agent can take at a
@@ -72,6 +80,9 @@ from urbanarena.tasks.generators.common import (
 #: ``(city, reference view, goal nodes) -> {"min_view_distance", ...}``: the view-distance hook
 #: (:class:`urbanarena.render.scene3d.reference.GoalViewDistance`)
 ReferenceCheck = Callable[[Any, dict, list], dict]
+#: ``(city, reference view, goal POI id) -> {"passed", "sign", "storefront", ...}``: the goal-share hook
+#: (:class:`urbanarena.render.scene3d.goal_share.GoalShare`)
+GoalShareCheck = Callable[[Any, dict, str], dict]
 
 RADIUS_M = 10.0
 MAX_FRONT_NODE_M = 6.0
@@ -81,7 +92,11 @@ BANDS_M = {"easy": (30.0, 80.0), "medium": (80.0, 140.0), "hard": (140.0, 200.0)
 REFERENCE_LIGHTING = ({"name": "morning", "sun_azimuth_deg": 110.0, "sun_elevation_deg": 18.0},
                       {"name": "evening", "sun_azimuth_deg": 265.0, "sun_elevation_deg": 12.0})
 #: weather / time of day of reference photos (the episodes: the clear day; render/scene3d/conditions.py)
-REFERENCE_CONDITIONS = ("dusk", "cloudy", "rain", "cloudy+dusk")
+#: scheme 4 (ours): the mix references are drawn from, condition -> probability; it includes the episodes' own
+#: condition (the clear day), so an image goal is not always "another light" than the walk
+REFERENCE_CONDITIONS = {"clear": 0.4, "cloudy": 0.15, "dusk": 0.15, "rain": 0.15, "cloudy+dusk": 0.15}
+#: schemes 2 and 3 (``helsinki-arena7-v3``/``-v4``): one of these, uniformly; never the clear day
+REFERENCE_CONDITIONS_V3 = ("dusk", "cloudy", "rain", "cloudy+dusk")
 REFERENCE_SIZE_PX = (640, 480)
 REFERENCE_HFOV_RANGE_DEG = (90.0, 110.0)
 #: share of ``across`` placements (the rest ``diagonal``): across the street the name is read about 3x as
@@ -92,7 +107,7 @@ REFERENCE_EYE_HEIGHT_RANGE_M = (1.45, 1.95)
 V1_EYE_HEIGHTS_M = (1.2, 2.4)
 V1_HFOV_DEG = 70.0
 #: ``extra.reference_view.scheme`` of the references this generator draws (absent = version 1's)
-REFERENCE_SCHEME = 3
+REFERENCE_SCHEME = 4
 #: a reference camera stands at least this far from every pose node, metres
 MIN_NODE_M = 2.5
 #: the ray across the street looks this far for the opposite building, metres
@@ -166,7 +181,7 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
     """One candidate camera of a reference photo of ``poi`` (module docstring), or ``None`` when the
     drawn placement is not valid (the caller draws again).
 
-    Returns a JSON-able dict: ``scheme`` (3), ``placement`` (``across`` / ``diagonal``), ``x_m``, ``y_m``
+    Returns a JSON-able dict: ``scheme`` (4), ``placement`` (``across`` / ``diagonal``), ``x_m``, ``y_m``
     (local metres), ``lat``, ``lon``, ``eye_height_m``, ``yaw_deg``, ``pitch_deg``, ``hfov_deg``,
     ``width``, ``height``, ``condition``, ``lighting`` (``name``, ``sun_azimuth_deg``,
     ``sun_elevation_deg``), ``nearest_node_m``, ``distance_m`` (to the facade point), ``target_xy_m``,
@@ -206,7 +221,7 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
     hfov = float(rng.uniform(*REFERENCE_HFOV_RANGE_DEG))
     off = float(rng.uniform(0.03, 0.15)) * hfov * (1 if rng.random() < 0.5 else -1)
     yaw = (math.degrees(math.atan2(fx - x, fy - y)) + off) % 360.0
-    condition = REFERENCE_CONDITIONS[int(rng.integers(len(REFERENCE_CONDITIONS)))]
+    condition = draw_condition(rng)
     light = REFERENCE_LIGHTING[int(rng.integers(len(REFERENCE_LIGHTING)))]
     lat, lon = ctx.city.frame.to_latlon(x, y)
     return {"scheme": REFERENCE_SCHEME, "placement": placement, "x_m": round(x, 3), "y_m": round(y, 3),
@@ -216,6 +231,13 @@ def reference_view(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree 
             "hfov_deg": round(hfov, 2), "width": REFERENCE_SIZE_PX[0], "height": REFERENCE_SIZE_PX[1],
             "condition": condition, "lighting": dict(light), "nearest_node_m": round(d_node, 3),
             "distance_m": round(dist, 3), "target_xy_m": [fx, fy], "population_key": f"reference/{poi.id}"}
+
+
+def draw_condition(rng: np.random.Generator) -> str:
+    """One condition of :data:`REFERENCE_CONDITIONS`, drawn with its probability (one uniform draw)."""
+    names = list(REFERENCE_CONDITIONS)
+    cum = np.cumsum([REFERENCE_CONDITIONS[n] for n in names])
+    return names[min(int(np.searchsorted(cum, float(rng.random()) * cum[-1], side="right")), len(names) - 1)]
 
 
 def reference_view_v1(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtree | None,
@@ -270,17 +292,22 @@ def reference_options(ctx: GenContext, poi, node_tree: cKDTree, bldg_tree: STRtr
 
 
 class ReferencePicker:
-    """The view-distance step of ``landmark_image`` candidates (a :attr:`Candidate.finalize`): the first
-    of the POI's :func:`reference_options` whose smallest distance to the views at the goal nodes
-    (:func:`goal_nodes`) is at least :data:`~urbanarena.render.view_distance.REFERENCE_MIN_DISTANCE`
-    becomes the candidate's reference (``extra.reference_view``, its image and ``extra.reference_check``:
-    ``measure``, ``threshold``, ``min_view_distance``, the goal view it was found at, ``option``); run
-    once per POI, only for selected candidates (rendering the goal panoramas of every POI would cost
-    minutes)."""
+    """The reference checks of ``landmark_image`` candidates (a :attr:`Candidate.finalize`): the first of the
+    POI's :func:`reference_options` that passes the goal-share check (``goal_share``: the photo shows the goal;
+    module docstring) and whose smallest distance to the views at the goal nodes (:func:`goal_nodes`) is at
+    least :data:`~urbanarena.render.view_distance.REFERENCE_MIN_DISTANCE` (``check``) becomes the candidate's
+    reference (``extra.reference_view``, its image and ``extra.reference_check``: ``measure``, ``threshold``,
+    ``min_view_distance``, the goal view it was found at, ``option``, and ``goal_share``); either hook may be
+    ``None`` (not checked). Run once per POI, only for selected candidates (rendering the goal panoramas of
+    every POI would cost minutes). :attr:`hidden` counts the cameras refused by the goal-share check."""
 
-    def __init__(self, ctx: GenContext, check: ReferenceCheck, node_tree: cKDTree, node_ids: list[str]):
+    def __init__(self, ctx: GenContext, check: ReferenceCheck | None, node_tree: cKDTree, node_ids: list[str],
+                 goal_share: GoalShareCheck | None = None):
         self.ctx, self.check, self.node_tree, self.node_ids = ctx, check, node_tree, node_ids
+        self.goal_share = goal_share
+        self.hidden = 0
         self._done: dict[str, tuple[dict, dict] | None] = {}
+        self._why: dict[str, str] = {}
 
     def pick(self, poi, options: list[dict]) -> tuple[dict, dict] | None:
         from urbanarena.render.view_distance import MEASURE_ID, REFERENCE_MIN_DISTANCE
@@ -288,21 +315,38 @@ class ReferencePicker:
         if poi.id not in self._done:
             nodes = goal_nodes(self.ctx, poi, self.node_tree, self.node_ids)
             got = None
+            hidden = 0
             for i, view in enumerate(options):
-                res = dict(self.check(self.ctx.city, view, nodes))
-                if res["min_view_distance"] >= REFERENCE_MIN_DISTANCE:
-                    got = (view, {"measure": MEASURE_ID, "threshold": REFERENCE_MIN_DISTANCE, **res,
-                                  "option": i})
-                    break
+                rec: dict[str, Any] = {}
+                if self.goal_share is not None:
+                    share = dict(self.goal_share(self.ctx.city, view, poi.id))
+                    if not share["passed"]:
+                        hidden += 1
+                        continue
+                    rec["goal_share"] = share
+                if self.check is not None:
+                    res = dict(self.check(self.ctx.city, view, nodes))
+                    if res["min_view_distance"] < REFERENCE_MIN_DISTANCE:
+                        continue
+                    rec = {"measure": MEASURE_ID, "threshold": REFERENCE_MIN_DISTANCE, **res, **rec}
+                got = (view, {**rec, "option": i})
+                break
+            self.hidden += hidden
             self._done[poi.id] = got
+            if got is None:
+                self._why[poi.id] = (
+                    "reference photo: the goal is hidden (goal share below the threshold) in every camera tried"
+                    if hidden == len(options) else
+                    "reference photo: every camera tried hides the goal or lies closer than the view-distance "
+                    "threshold to a goal view" if hidden else
+                    "reference photo: every camera tried lies closer than the view-distance threshold to a goal view")
         return self._done[poi.id]
 
     def finalize_for(self, poi, options: list[dict]):
         def finalize(c: Candidate) -> str | None:
             got = self.pick(poi, options)
             if got is None:
-                return ("reference photo: every camera tried lies closer than the view-distance threshold to a "
-                        "goal view")
+                return self._why[poi.id]
             _set_reference(c, poi, *got)
             return None
         return finalize
@@ -316,9 +360,10 @@ def _set_reference(c: Candidate, poi, view: dict, checked: dict | None) -> None:
 
 
 def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_language",
-             reference_check: ReferenceCheck | None = None) -> CandidatePool:
+             reference_check: ReferenceCheck | None = None,
+             goal_share: GoalShareCheck | None = None) -> CandidatePool:
     """Landmark-search candidates of ``kind`` (module docstring); ``reference_check``: the view-distance
-    hook of ``landmark_image`` references (none: not checked)."""
+    hook of ``landmark_image`` references, ``goal_share`` their goal-share hook (none: not checked)."""
     import networkx as nx
 
     pool = CandidatePool(kind)
@@ -332,7 +377,8 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
     per_poi = 2
     trees = (np.array([(o.x_m, o.y_m) for o in ctx.ann.objects_of_type("tree")], float).reshape(-1, 2)
              if ctx.ann is not None else None)
-    picker = ReferencePicker(ctx, reference_check, node_tree, node_ids) if reference_check is not None else None
+    picker = (ReferencePicker(ctx, reference_check, node_tree, node_ids, goal_share)
+              if reference_check is not None or goal_share is not None else None)
     for poi in pois:
         options: list[dict] = []
         if kind == "landmark_image":

@@ -71,10 +71,12 @@ from urbanarena.tasks.generators.splits import split_restriction
 from urbanarena.tasks.schema import Task, TaskFile
 from urbanarena.world.city import City
 
+#: 4: ``landmark_image`` references that show the goal (goal share of sign and storefront in the ID pass with the
+#: photo's people) and a condition mix that includes the clear day (issue 25 item 8);
 #: 3: ``landmark_image`` references with their own people and vehicles, checked against goal views with the
 #: episodes' people (issue 19); 2: references with context, another condition and a view-distance check
 #: (:mod:`.landmark`; ``helsinki-arena7-v3``; version 3: ``-v4``); 1: the references of ``helsinki-arena7-v1``/``-v2``
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 SUITE_VERSION = 1
 SUITE_SIZES = {"mini": 25, "standard": 100, "full": 300}
 #: most tasks per diversity group (goal POI, counted block/type, grid cell ...) in one suite
@@ -157,7 +159,8 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                    reference_renderer: ReferenceRenderer | None = None, max_steps: int | None = None,
                    assets_dir: str | None = None,
                    count_visibility: object_count.VisibilityHook | None = None,
-                   reference_check: landmark.ReferenceCheck | None = None) -> SuiteResult:
+                   reference_check: landmark.ReferenceCheck | None = None,
+                   reference_goal_share: landmark.GoalShareCheck | None = None) -> SuiteResult:
     """Generate a ``cityarena`` suite on ``city`` (module docstring).
 
     Args:
@@ -180,6 +183,9 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         reference_check: ``landmark_image``'s view-distance hook
             (``render.scene3d.reference.GoalViewDistance``): references too close to a view at the goal are
             drawn again (:mod:`.landmark`); without it the distance is not checked.
+        reference_goal_share: ``landmark_image``'s goal-share hook (``render.scene3d.goal_share.GoalShare``):
+            references whose photo hides the goal's sign or storefront are drawn again, a POI without a camera
+            that shows it is replaced (:mod:`.landmark`); without it not checked.
     Raises:
         SplitError: the city neither is nor contains the requested split's area.
         ValueError: unknown kind or a bad ``per_family``.
@@ -225,8 +231,9 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                                else None, extent=extent, area_node_ids=area_ids)
             if kind == "object_count" and count_visibility is not None:
                 pool = object_count.generate(ctx, wanted, visibility=count_visibility)
-            elif kind == "landmark_image" and reference_check is not None:
-                pool = landmark.generate(ctx, wanted, kind, reference_check=reference_check)
+            elif kind == "landmark_image" and (reference_check is not None or reference_goal_share is not None):
+                pool = landmark.generate(ctx, wanted, kind, reference_check=reference_check,
+                                         goal_share=reference_goal_share)
             else:
                 pool = GENERATORS[kind](ctx, wanted)
             if area is not None:
