@@ -243,8 +243,13 @@ def _panorama_hashes(city: City, nodes: Sequence[str], render_style: str = "flat
 
     # the style's own population (people and vehicles in realistic panoramas, none in flat ones), as runs draw it
     store = RenderedPanoramaStore(city, settings=settings_for_style(render_style))
-    hashes = {n: store.pixel_hash(n) for n in nodes}
-    return hashes, renderer_identity(store)
+    try:
+        hashes = {n: store.pixel_hash(n) for n in nodes}
+        return hashes, renderer_identity(store)
+    finally:
+        release = getattr(store, "release", None)
+        if callable(release):
+            release()
 
 
 def renderer_identity(store) -> dict[str, Any]:
@@ -262,7 +267,9 @@ def default_reference_renderer(city: City, render_style: str = "flat") -> Refere
         return None
     from urbanarena.render.scene3d.reference import reference_renderer_of
 
-    return lambda c, view: reference_renderer_of(c, render_style).render(view)
+    # the renderer itself (callable as ``(city, view) -> RGB``): materialize orders its draws by its settings
+    # and releases it when done
+    return reference_renderer_of(city, render_style)
 
 
 def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: int = 0,
@@ -413,13 +420,34 @@ def _write_png(path: Path, img: np.ndarray) -> None:
     path.write_bytes(data)
 
 
+def _drawing_order(assets: dict[str, dict[str, Any]], ref: ReferenceRenderer | None) -> list[tuple[str, dict]]:
+    """Assets by path, with the reference photos grouped by the renderer settings they need (their lighting
+    and condition), so that each lighting's renderer is built once and released before the next (the
+    renderer keeps only a few: :class:`~urbanarena.render.scene3d.reference.ReferenceRenderer`). Each image
+    depends on its own spec only, so the order changes no pixel."""
+    items = sorted(assets.items())
+    if ref is None or not hasattr(ref, "base_settings"):
+        return items
+    from urbanarena.render.scene3d.reference import reference_settings
+
+    def key(item):
+        rel, spec = item
+        if spec["kind"] != "reference_view":
+            return (1, "", rel)
+        try:
+            return (0, reference_settings(spec["params"], ref.base_settings).key(), rel)
+        except (ValueError, TypeError, KeyError):
+            return (0, "", rel)
+    return sorted(items, key=key)
+
+
 def _draw_assets(assets: dict[str, dict[str, Any]], city: City, ref: ReferenceRenderer | None):
     """Yield ``(relative path, spec, RGB uint8 (H, W, 3))`` for every asset of a size's manifest entry, drawn
     from its spec (maps with one renderer per map extent: the district map, or a split area's)."""
     from urbanarena.tasks.generators.suite import draw_asset
 
     map_renderers: dict[tuple, Any] = {}
-    for rel, spec in sorted(assets.items()):
+    for rel, spec in _drawing_order(assets, ref):
         map_renderer = None
         if spec["kind"] != "reference_view":
             from urbanarena.render.maps import map_renderer_for
@@ -551,6 +579,8 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         # hash what a run reads back (the PNG round trip is lossless)
         if _pixel_hash(_read_png(tmp / rel)) != spec["pixel_sha256"]:
             differ.append(rel)
+    if ref is not None and callable(getattr(ref, "release", None)):
+        ref.release()  # its renderers' GL memory, before the fingerprint panoramas take their own
     (tmp / "tasks.json").write_bytes(blob)
     check: dict[str, Any] = {
         "suite": entry["suite_name"], "frozen_suite": fs.name, "size": size, "task_file": "match",

@@ -161,6 +161,14 @@ class RenderedPanoramaStore:
             self._renderer = SceneRenderer(self.scene, self.settings)
         return self._renderer
 
+    def release(self) -> None:
+        """Free the renderer's GL objects and the decoded panoramas held in memory (the files stay; a later
+        call builds a new renderer)."""
+        if self._renderer is not None:
+            self._renderer.release()
+            self._renderer = None
+        self.cache = LRUByteCache(self.cache.budget_bytes)
+
     def _ensure_dir(self) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         m = self.dir / "manifest.json"

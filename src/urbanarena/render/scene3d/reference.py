@@ -122,11 +122,15 @@ class ReferenceRenderer:
         RendererUnavailableError: no OpenGL context here (on the first render).
     """
 
-    def __init__(self, scene: Scene, base_settings: RenderSettings | None = None, attribution: bool = True):
+    def __init__(self, scene: Scene, base_settings: RenderSettings | None = None, attribution: bool = True,
+                 max_renderers: int = 2):
         self.scene = scene
         self.base_settings = base_settings or RenderSettings()
         self.attribution = attribution
-        self._renderers: dict[RenderSettings, SceneRenderer] = {}
+        #: renderers kept at once (least recently used released): each lighting's renderer holds its own GL
+        #: buffers and, realistic, its own shade bake, several hundred MB of the CPU renderer's memory
+        self.max_renderers = max(1, int(max_renderers))
+        self._renderers: OrderedDict[RenderSettings, SceneRenderer] = OrderedDict()
         self._lock = threading.Lock()
 
     def renderer(self, settings: RenderSettings) -> SceneRenderer:
@@ -134,6 +138,8 @@ class ReferenceRenderer:
         matches an existing renderer's)."""
         with self._lock:
             r = self._renderers.get(settings)
+            if r is not None:
+                self._renderers.move_to_end(settings)
             if r is None:
                 meshes = next((x.meshes for s, x in self._renderers.items()
                                if s.sign_px_per_m == settings.sign_px_per_m and s.style == settings.style), None)
@@ -145,6 +151,8 @@ class ReferenceRenderer:
                     meshes = replace(meshes, shade=shade, bake=bake)
                 r = SceneRenderer(self.scene, settings, meshes=meshes)
                 self._renderers[settings] = r
+                while len(self._renderers) > self.max_renderers:
+                    self._renderers.popitem(last=False)[1].release()
             return r
 
     def render(self, view: Mapping[str, Any]) -> np.ndarray:
