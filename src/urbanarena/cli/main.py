@@ -57,7 +57,7 @@ out_console = Console()
 err_console = Console(stderr=True)
 
 from urbanarena.cli.common import (  # noqa: E402  (exit statuses: docs/runs.md)
-    EXIT_BUDGET, EXIT_CACHE_MISS, EXIT_EPISODE_ERRORS, EXIT_INTERRUPTED, EXIT_TERMINATED,
+    MAX_PARAM_JSON_DEPTH, json_depth, EXIT_BUDGET, EXIT_CACHE_MISS, EXIT_EPISODE_ERRORS, EXIT_INTERRUPTED, EXIT_TERMINATED,
 )
 
 
@@ -70,6 +70,10 @@ def _parse_params(items: list[str] | None) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UrbanArenaError(f"--param {item!r}: expected KEY=VALUE")
+        depth = json_depth(value)
+        if depth > MAX_PARAM_JSON_DEPTH:
+            raise UrbanArenaError(f"--param {key}: the JSON value nests {depth} levels deep (at most "
+                                  f"{MAX_PARAM_JSON_DEPTH})")
         try:
             params[key] = json.loads(value)
         except json.JSONDecodeError:
