@@ -51,7 +51,7 @@ def _jpeg_header(w: int, h: int) -> bytes:
 
 
 @pytest.mark.parametrize("name,data", [("bomb.png", _png_header(60000, 30000)),
-                                       ("bomb.jpg", _jpeg_header(65500, 32750))])
+                                       ("bomb.jpg", _jpeg_header(65500, 32750))], ids=["png", "jpeg"])
 def test_view_decompression_bomb(tmp_path, name, data):
     (tmp_path / name).write_bytes(data)
     out = tmp_path / "out" / "v.png"
