@@ -168,3 +168,12 @@ def test_foreign_source_goes_through_the_schema(tmp_path, monkeypatch):
     with pytest.raises(TaskFormatError, match="U\\+202E") as e:
         resolve_task_set(f"{fam.foreign_format}:{src}", city, city_dir)
     assert str(src) in str(e.value)
+
+
+def test_duplicate_huge_ids_not_echoed(tmp_path):
+    def dup(raw, t):
+        raw["tasks"][0]["task_id"] = raw["tasks"][1]["task_id"] = "d" * 1_000_000
+    city_dir, bad, city = _mutated(tmp_path, dup)
+    with pytest.raises(TaskFormatError, match="duplicate task_id") as e:
+        resolve_task_set(str(bad), city, city_dir)
+    assert len(str(e.value)) < 2000

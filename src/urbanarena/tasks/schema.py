@@ -267,8 +267,11 @@ def check_unique_task_ids(tasks: list[Any], path: str | Path | None = None) -> N
         if not isinstance(tid, str):
             continue
         if tid in first:
-            raise TaskFormatError(path, f"task {i} ({tid})", f"duplicate task_id {tid!r}: task {first[tid]} has "
-                                  "the same id (task ids must be unique)")
+            short = len(tid) <= 60 and not BAD_ID_CHARS.search(tid)  # never echo a huge or hidden id back
+            shown = tid if short else repr(tid[:60]) + "..."
+            quoted = repr(tid) if short else shown
+            raise TaskFormatError(path, f"task {i} ({shown})", f"duplicate task_id {quoted}: "
+                                  f"task {first[tid]} has the same id (task ids must be unique)")
         first[tid] = i
 
 
