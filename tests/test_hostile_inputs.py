@@ -266,7 +266,7 @@ def test_store_on_a_writable_dir_still_reports_a_non_store(tmp_path):
 @pytest.mark.parametrize("token, why", [
     ("aaaaaaaaaaaaaaaa", "too weak: 16 characters carry 64 bits"),
     ("a" * 40, "trivially patterned"),
-    ("abcdefghijklmnopqrstuvwxyz", "trivially patterned"),
+    ("abcdefghijklmnopqrstuvwxyz", "too weak"),  # one run of 26: log2(26) + 25 bits
     ("Ab3_Ab3_Ab3_Ab3_Ab3_Ab3_Ab3_", "trivially patterned"),
     ("0123456789abcdef" * 2, "trivially patterned"),
     ("deadbeefdeadbeef0123", "too weak: 20 characters carry 80 bits"),  # hex: 4 bits a character
@@ -279,9 +279,21 @@ def test_weak_tokens_are_refused(token, why):
 def test_random_tokens_pass_and_token_files_are_checked(tmp_path):
     import secrets
 
-    assert token_bits("G" * 22) == 132 and token_bits("A" * 22) == 88 and token_bits("0f" * 16) == 128 and token_bits("7" * 39) > 128
-    assert all(token_problem(secrets.token_urlsafe(16)) is None for _ in range(2000))  # 22 characters
-    assert all(token_problem(secrets.token_hex(16)) is None for _ in range(2000))
+    import base64
+    import math
+    import random
+
+    # "G" * 22: upper case only (26 symbols), one run of 22: log2(26) + 21 x 1 bit; "A" * 22: hexadecimal, 4 bits each
+    assert token_bits("G" * 22) == pytest.approx(math.log2(26) + 21) and token_bits("A" * 22) == 88
+    assert token_bits("0f" * 16) == 128 and token_bits("7" * 39) > 128
+    assert token_bits("Ab" * 11) == 22 * 6  # both cases: base64's 64 symbols, no run (A->b is not a step)
+    # generated tokens pass: 2000 of secrets.token_urlsafe(16)'s and token_hex(16)'s form, from a seeded generator
+    # (a random 22-character token lacks a letter case, and is refused, with a chance of 2e-5: regenerate it)
+    rng = random.Random(29)
+    urlsafe = [base64.urlsafe_b64encode(rng.randbytes(16)).rstrip(b"=").decode() for _ in range(2000)]
+    assert all(len(t) == 22 and token_problem(t) is None for t in urlsafe)
+    assert all(token_problem(rng.randbytes(16).hex()) is None for _ in range(2000))
+    assert all(token_problem(secrets.token_urlsafe(32)) is None for _ in range(2000))  # what play generates
     f = tmp_path / "tokens.tsv"
     f.write_text("alice\taaaaaaaaaaaaaaaa\n")
     with pytest.raises(AuthError, match=r"tokens.tsv: the token of participant 'alice' is too weak"):
@@ -422,6 +434,7 @@ def test_saved_city_without_nodes_is_refused(tmp_path):
 def test_play_refuses_a_weak_token_file_before_serving(tmp_path):
     f = tmp_path / "tokens.tsv"
     f.write_text("alice\taaaaaaaaaaaaaaaa\n")  # 16 characters: accepted before
+    f.chmod(0o600)  # owner-only: no readable-file warning besides the error
     out = tmp_path / "play"
     r = runner.invoke(app, ["play", "--city", str(tmp_path / "nowhere"), "--tasks", "default", "--tokens", str(f),
                             "--out", str(out)])

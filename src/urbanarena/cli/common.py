@@ -32,6 +32,34 @@ EXIT_TERMINATED = 143
 IO_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS, errno.EFBIG})
 
 
+#: deepest nesting of lists/objects a ``KEY=VALUE`` option's JSON value may have (no agent parameter nests
+#: more than a few levels; a deeper value is refused before parsing, so no parser recursion is reached)
+MAX_PARAM_JSON_DEPTH = 32
+
+
+def json_depth(text: str) -> int:
+    """Deepest ``[``/``{`` nesting in ``text``, brackets inside JSON strings not counted (a linear scan that
+    needs no parse: it runs before ``json.loads`` so a hostile value cannot exhaust the recursion limit)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def is_io_failure(e: BaseException) -> bool:
     """Whether ``e`` is a write failure on the machine's side (:data:`IO_ERRNOS`, :class:`RunIOError`)."""
     return isinstance(e, RunIOError) or (isinstance(e, OSError) and e.errno in IO_ERRNOS)

@@ -57,7 +57,7 @@ out_console = Console()
 err_console = Console(stderr=True)
 
 from urbanarena.cli.common import (  # noqa: E402  (exit statuses: docs/runs.md)
-    EXIT_BUDGET, EXIT_CACHE_MISS, EXIT_EPISODE_ERRORS, EXIT_INTERRUPTED, EXIT_TERMINATED,
+    MAX_PARAM_JSON_DEPTH, json_depth, EXIT_BUDGET, EXIT_CACHE_MISS, EXIT_EPISODE_ERRORS, EXIT_INTERRUPTED, EXIT_TERMINATED,
 )
 
 
@@ -70,6 +70,10 @@ def _parse_params(items: list[str] | None) -> dict[str, Any]:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise UrbanArenaError(f"--param {item!r}: expected KEY=VALUE")
+        depth = json_depth(value)
+        if depth > MAX_PARAM_JSON_DEPTH:
+            raise UrbanArenaError(f"--param {key}: the JSON value nests {depth} levels deep (at most "
+                                  f"{MAX_PARAM_JSON_DEPTH})")
         try:
             params[key] = json.loads(value)
         except json.JSONDecodeError:
@@ -123,7 +127,7 @@ def run(
         help="Episodes in flight per worker (threads): for API-bound VLM agents, e.g. --concurrency 64 keeps 64 model "
              "calls in flight in one process; with --backend processes each of the --workers processes runs this many."),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol id (default: each task family's)."),
-    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default: each task family's)."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit per episode, 0 to 10000 (default: each task family's, 35 to 100)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N tasks."),
     param: Optional[list[str]] = typer.Option(None, "--param", "-p", help="Agent parameter KEY=VALUE (JSON value), repeatable; checked against the agent's schema before RUN_DIR is created (urbanarena agents NAME prints it)."),
     retry_errors: bool = typer.Option(False, "--retry-errors", help="Rerun stored episodes whose agent raised."),
@@ -139,7 +143,8 @@ def run(
         None, "--max-requests", help="VLM agents: stop cleanly before more than this many API requests (shared ledger)."),
     prices: Optional[Path] = typer.Option(None, "--prices", help="Price-table override JSON (see docs/model-clients.md)."),
     dry_run: bool = typer.Option(
-        False, "--dry-run", help="Print the requests, images, tokens and cost the run would take at most; run nothing, write nothing."),
+        False, "--dry-run", help="Print the requests, images, tokens and cost the run would take at most; run nothing, write nothing. "
+             "A module.path:Callable agent is imported (its module's top-level code runs) but not called."),
     trace: bool = typer.Option(False, "--trace", help="Write per-step debug traces (JSONL + images) under RUN_DIR/traces/."),
     backend: str = typer.Option(
         "auto", "--backend",
@@ -211,6 +216,11 @@ def run(
                         **({"population": checked_population(population)} if population else {}),
                         **({"camera": checked_camera(camera)} if camera else {})},
         )
+        from urbanarena.runner.dry_run import import_path_dry_run, is_import_path_agent
+
+        if dry_run and is_import_path_agent(agent):  # never call user code in a dry run (runner/dry_run.py)
+            typer.echo(import_path_dry_run(req))
+            return
         prepared = prepare(req, check_keys=not dry_run)
         if dry_run:
             from urbanarena.runner.preflight import estimate_prepared

@@ -17,6 +17,7 @@ Register in ``cli/main.py``: ``app.add_typer(train_app, name="train")``.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Optional
 
@@ -24,6 +25,9 @@ import typer
 
 from urbanarena.cli.common import fail
 from urbanarena.errors import UrbanArenaError
+
+#: most PyTorch intra-op threads ``--threads`` takes
+MAX_THREADS = 256
 
 train_app = typer.Typer(help="Train baselines.", no_args_is_help=True)
 
@@ -48,7 +52,7 @@ def bc(
     dataset_out: Optional[Path] = typer.Option(None, "--dataset-out", help="Also write the labelled steps (.npz)."),
     lr: float = typer.Option(2e-3, "--lr", help="Adam learning rate."),
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation and shuffling."),
-    threads: int = typer.Option(1, "--threads", help="PyTorch intra-op threads."),
+    threads: int = typer.Option(1, "--threads", help=f"PyTorch intra-op threads, 1 to {MAX_THREADS}."),
 ) -> None:
     """Train a behaviour-cloning policy from oracle demonstrations and write CKPT."""
     from urbanarena.agents.bc.train import TrainConfig, train_bc
@@ -60,6 +64,10 @@ def bc(
             raise UrbanArenaError("--split: behaviour cloning trains on the train split only")
         if epochs < 1 or per_family < 1 or dagger < 0:
             raise UrbanArenaError("--epochs and --per-family must be at least 1, --dagger at least 0")
+        if not 1 <= threads <= MAX_THREADS:
+            raise UrbanArenaError(f"--threads {threads}: must be 1 to {MAX_THREADS} (PyTorch intra-op threads)")
+        if not (math.isfinite(lr) and lr > 0):
+            raise UrbanArenaError(f"--lr {lr}: must be a finite number above 0")
         c = load_split_city(city, split)
         from urbanarena.agents.bc.groundtrain import GROUND_FAMILIES
 

@@ -11,6 +11,7 @@ Register in ``cli/main.py`` with ``app.command("view")(view)``.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import typer
@@ -42,6 +43,9 @@ def view(
         if fmt is None:
             raise ValueError(f"--out {out}: unsupported image type {suffix or '(none)'}; use .png, .jpg or .jpeg")
         width, height = parse_size(size)
+        for name, value in (("--yaw", yaw), ("--pitch", pitch), ("--hfov", hfov)):
+            if not math.isfinite(value):
+                raise ValueError(f"{name} {value}: not a finite number of degrees")
         pano = load_equirect(panorama)
         img = perspective_view(pano, yaw, pitch, hfov, width, height)
         from urbanarena.render.camera_model import get_camera

@@ -58,7 +58,7 @@ from gymnasium import spaces
 
 from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude
 from urbanarena.gym.common import (
-    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, check_choice, encode_text, fit_image,
+    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, discrete_action, check_choice, encode_text, fit_image,
     init_task_source, progress_reward,
 )
 from urbanarena.tasks.schema import Task
@@ -262,13 +262,12 @@ class ArenaTaskEnv(ImageTaskEnv, gym.Env):
         return self._obs(raw), self._info(info)
 
     def step(self, action):
-        """Execute ``ACTIONS[action]``. Raises ``RuntimeError`` before reset / after the end, ``ValueError``
-        for an index outside the action space."""
+        """Execute ``ACTIONS[action]``. Raises ``RuntimeError`` before reset / after the end, ``GymActionError``
+        (a ``ValueError``) for an action outside ``Discrete(len(ACTIONS))``: a float, a bool, an index out of
+        range (:func:`~urbanarena.gym.common.discrete_action`)."""
         if self.env is None or self._done:
             raise RuntimeError("step() called before reset() or after the episode ended")
-        a = int(action)
-        if not 0 <= a < len(ACTIONS):
-            raise ValueError(f"action {action!r} is outside Discrete({len(ACTIONS)})")
+        a = discrete_action(action, len(ACTIONS), "urbanarena/Arena-v1")
         raw, _, terminated, truncated, info = self.env.step(ACTIONS[a])
         reward = 0.0
         if self.reward_kind == "shaped":

@@ -51,6 +51,63 @@ class GymConfigError(UrbanArenaError, ValueError):
     """A bad keyword of a registered environment (the message names it and the accepted values)."""
 
 
+class GymActionError(UrbanArenaError, ValueError):
+    """An action outside the env's action space (the message names the env, the action and the space).
+
+    ``step`` raises it before anything happens, as Gymnasium's own envs refuse an action their
+    ``action_space.contains`` rejects; the episode goes on and the same env may be stepped again."""
+
+
+def discrete_action(action: Any, n: int, env_id: str) -> int:
+    """``action`` as an ``int`` in ``[0, n)``, the members of ``Discrete(n)``.
+
+    Accepted: a Python ``int``, a NumPy integer scalar, or a 0-d integer array. Refused (the value would
+    otherwise be truncated or wrapped): floats (``2.5``, and ``2.0`` too), bools, strings, arrays of any
+    other shape or dtype, and integers outside ``[0, n)``.
+
+    Raises:
+        GymActionError: naming ``env_id``, the action and ``Discrete(n)``.
+    """
+    space = f"Discrete({n})"
+    value = action
+    if isinstance(value, np.ndarray):
+        if value.shape != () or not np.issubdtype(value.dtype, np.integer):
+            raise GymActionError(f"{env_id}: action array of shape {value.shape} and dtype {value.dtype} is not "
+                                 f"a member of {space} (give one integer)")
+        value = value.item()
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise GymActionError(f"{env_id}: action {_short(action)} of type {type(action).__name__} is not a member "
+                             f"of {space} (give an integer in [0, {n - 1}])")
+    a = int(value)
+    if not 0 <= a < n:
+        raise GymActionError(f"{env_id}: action {a} is outside {space} (integers 0 to {n - 1})")
+    return a
+
+
+def text_action(action: Any, max_length: int, env_id: str) -> str:
+    """``action`` when it is a member of ``Text(max_length, charset=CHARSET)``: a ``str`` of at most
+    ``max_length`` characters, each in :data:`CHARSET`.
+
+    Raises:
+        GymActionError: naming ``env_id``, the length or the first character outside the charset.
+    """
+    if not isinstance(action, str):
+        raise GymActionError(f"{env_id}: the action is JSON text (a str), got {type(action).__name__}")
+    if len(action) > max_length:
+        raise GymActionError(f"{env_id}: action text of {len(action)} characters is outside "
+                             f"Text({max_length}) (at most {max_length} characters)")
+    for i, c in enumerate(action):
+        if c not in _CHARSET_SET:
+            raise GymActionError(f"{env_id}: action text holds U+{ord(c):04X} at character {i}, outside the "
+                                 "Text space's charset (printable characters below U+3000, newline and tab)")
+    return action
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def encode_text(text: str, max_length: int = MAX_TEXT) -> tuple[str, int]:
     """``(text in CHARSET, replaced + cut characters)`` (module docstring)."""
     out = "".join(c if c in _CHARSET_SET else "?" for c in str(text))

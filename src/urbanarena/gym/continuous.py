@@ -50,8 +50,8 @@ import numpy as np
 from gymnasium import spaces
 
 from urbanarena.gym.common import (
-    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, check_choice, encode_text, fit_image,
-    init_task_source, progress_reward,
+    CHARSET, MAX_TEXT, OBSERVATIONS, REWARDS, GymConfigError, ImageTaskEnv, discrete_action, check_choice, encode_text, fit_image,
+    init_task_source, progress_reward, text_action,
 )
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
@@ -199,16 +199,14 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
     def decode_action(self, action) -> dict[str, Any]:
         """The UrbanGround action dict a gym action stands for (module docstring)."""
         if self.action_kind == "discrete":
-            a = int(action)
-            if not 0 <= a < len(MACROS):
-                raise ValueError(f"action {action!r} is outside Discrete({len(MACROS)})")
-            return dict(MACROS[a])
-        if not isinstance(action, str):
-            raise TypeError(f"Continuous-v1 (action='json') takes JSON text, got {type(action).__name__}")
+            return dict(MACROS[discrete_action(action, len(MACROS), "urbanarena/Continuous-v1")])
+        text_action(action, MAX_ACTION_TEXT, "urbanarena/Continuous-v1 (action='json')")
         try:
             d = json.loads(action)
         except ValueError as e:
             return {"action": "parse_error", "error": f"not JSON: {e}"}
+        except RecursionError:  # unreachable within MAX_ACTION_TEXT characters; kept as a second guard
+            return {"action": "parse_error", "error": "not JSON: nested too deeply"}
         if not isinstance(d, dict):
             return {"action": "parse_error", "error": f"not a JSON object: {type(d).__name__}"}
         return d

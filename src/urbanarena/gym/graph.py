@@ -34,7 +34,7 @@ from gymnasium import spaces
 
 from urbanarena.env.graph_env import MAX_CHOICES, STOP, GraphNavEnv
 from urbanarena.gym.common import (
-    CHARSET, MAX_TEXT, REWARDS, GymConfigError, check_choice, encode_text, init_task_source, progress_reward,
+    CHARSET, MAX_TEXT, REWARDS, GymConfigError, check_choice, discrete_action, encode_text, init_task_source, progress_reward,
     vector_info,
 )
 from urbanarena.tasks.schema import Task
@@ -63,8 +63,12 @@ def encode_graph_observation(raw: dict[str, Any], max_steps: int) -> dict[str, A
 
 
 def graph_action(action: int) -> int:
-    """The ``GraphNavEnv`` action of a ``Graph-v1`` action (``MAX_CHOICES`` -> STOP)."""
-    a = int(action)
+    """The ``GraphNavEnv`` action of a ``Graph-v1`` action (``MAX_CHOICES`` -> STOP).
+
+    Raises:
+        GymActionError: ``action`` is not a member of ``Discrete(MAX_CHOICES + 1)`` (a float, a bool, -1, ...).
+    """
+    a = discrete_action(action, MAX_CHOICES + 1, "urbanarena/Graph-v1")
     return STOP if a == MAX_CHOICES else a
 
 

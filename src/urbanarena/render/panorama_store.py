@@ -158,7 +158,9 @@ def read_image_size(path: str | Path) -> tuple[int, int]:
     try:
         with Image.open(p) as im:
             return im.size
-    except (UnidentifiedImageError, OSError, ValueError) as e:
+    except Image.DecompressionBombError as e:  # header size past PIL's limit: refused before decoding
+        raise ImageFormatError(p, None, f"image too large to decode ({e})") from e
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
         raise ImageFormatError(p, None, f"not a readable image: {e}") from e
 
 
@@ -197,7 +199,7 @@ def load_equirect(path: str | Path, max_width: int | None = None) -> np.ndarray:
             with Image.open(p) as im:
                 im.load()
                 rgb = _to_rgb_uint8(np.asarray(im.convert("RGB")), p, bgr=False)
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as e:
+        except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as e:
             raise ImageFormatError(p, None, f"cannot decode image: {e}") from e
     hh, ww = rgb.shape[:2]
     check_equirect_size(ww, hh, p)

@@ -223,7 +223,7 @@ class ViewRenderer:
         ``map_x`` lies in ``[-0.5, W - 0.5)``: sample it with ``BORDER_WRAP`` so the
         seam columns interpolate across the left/right edge.
         """
-        _check_view_args(pitch_deg, hfov_deg, width, height)
+        _check_view_args(pitch_deg, hfov_deg, width, height, yaw_deg)
         mx0, my = self._grid(pano_w, pano_h, pitch_deg, hfov_deg, width, height)
         shift = np.float32(wrap_deg(yaw_deg) / 360.0 * pano_w)
         mx = mx0 + shift
@@ -272,7 +272,9 @@ class ViewRenderer:
         return self.view(pano, camera_yaw_deg - centre_bearing_deg, pitch_deg, hfov_deg, width, height)
 
 
-def _check_view_args(pitch_deg: float, hfov_deg: float, width: int, height: int) -> None:
+def _check_view_args(pitch_deg: float, hfov_deg: float, width: int, height: int, yaw_deg: float = 0.0) -> None:
+    if not math.isfinite(yaw_deg):
+        raise ValueError(f"yaw_deg must be a finite number of degrees, got {yaw_deg}")
     if not (isinstance(width, (int, np.integer)) and isinstance(height, (int, np.integer))) or width < 1 or height < 1:
         raise ValueError(f"view size must be positive integers, got {width}x{height}")
     if not (0.0 < hfov_deg < 180.0):

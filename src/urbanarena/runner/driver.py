@@ -83,7 +83,7 @@ from urbanarena.world.imagery import has_imagery
 from urbanarena.world.resolve import CitySource, resolve_city_source
 # re-exported: the run request and its derived settings, and the RUN_DIR lock, were defined here
 from urbanarena.runner.run_request import (  # noqa: F401
-    CACHE_FILE, CACHE_MODES, LEDGER_FILE, MAX_ROUNDS, MAX_SEED, MAX_SEEDS, RATE_PARAMS, RunRequest, control_mode,
+    CACHE_FILE, CACHE_MODES, LEDGER_FILE, MAX_ROUNDS, MAX_SEED, MAX_SEEDS, MAX_STEPS, RATE_PARAMS, RunRequest, control_mode,
     model_params, model_runtime, rate_limits_of, task_catalog_hash,
 )
 from urbanarena.runner.run_lock import (  # noqa: F401
@@ -156,6 +156,50 @@ class RunEvents:
     def on_result(self, result: dict[str, Any]) -> None: ...
 
 
+def check_request(req: RunRequest) -> None:
+    """The checks of a request's own values (seeds, workers, limit, ``--max-steps`` up to
+    :data:`~urbanarena.runner.run_request.MAX_STEPS`, rounds, ``--out``, backend, protocol, price table), before
+    any city, task or agent is read: :func:`prepare` runs them first. Raises: UrbanArenaError."""
+    if req.seeds < 1:
+        raise UrbanArenaError(f"--seeds must be >= 1 (got {req.seeds})")
+    if req.seeds > MAX_SEEDS:
+        raise UrbanArenaError(f"--seeds must be <= {MAX_SEEDS} (got {req.seeds})")
+    if req.seed_base < 0:
+        raise UrbanArenaError(f"--seed-base must be >= 0 (got {req.seed_base})")
+    if req.seed_base + req.seeds - 1 > MAX_SEED:
+        raise UrbanArenaError(f"--seed-base {req.seed_base} with --seeds {req.seeds}: the last seed must be <= {MAX_SEED} "
+                              "(2**63 - 1, the largest integer the run store holds)")
+    if req.workers < 1:
+        raise UrbanArenaError(f"--workers must be >= 1 (got {req.workers})")
+    if req.concurrency < 1:
+        raise UrbanArenaError(f"--concurrency must be >= 1 (got {req.concurrency})")
+    if req.backend == "in-process" and req.workers * req.concurrency > 1:
+        raise UrbanArenaError(f"--backend in-process runs one episode at a time; --workers {req.workers} x "
+                              f"--concurrency {req.concurrency} asks for {req.workers * req.concurrency}")
+    if req.ray_address is not None and req.backend != "ray":
+        raise UrbanArenaError("--ray-address needs --backend ray")
+    if req.limit is not None and req.limit < 1:
+        raise UrbanArenaError(f"--limit must be >= 1 (got {req.limit})")
+    if req.max_steps is not None and not 0 <= req.max_steps <= MAX_STEPS:
+        raise UrbanArenaError(f"--max-steps must be between 0 and {MAX_STEPS} (got {req.max_steps})")
+    if not 1 <= req.rounds <= MAX_ROUNDS:
+        raise UrbanArenaError(f"--rounds must be between 1 and {MAX_ROUNDS} (got {req.rounds})")
+    out = Path(req.out)
+    if out.exists() and not out.is_dir():
+        raise UrbanArenaError(f"--out {out} exists and is not a directory")
+    if req.backend not in BACKENDS:
+        raise UrbanArenaError(f"--backend {req.backend!r}: choose one of {', '.join(BACKENDS)}")
+    if req.protocol is not None:
+        get_protocol(req.protocol)
+    if req.prices is not None:
+        from urbanarena.agents.clients import PriceTable
+        from urbanarena.agents.clients.cost import PRICES_ENV
+
+        prices = Path(req.prices).expanduser().absolute()
+        PriceTable(prices)  # raises ModelClientError for an unreadable table
+        os.environ[PRICES_ENV] = str(prices)  # the agents' clients read it
+
+
 def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     """Resolve and validate a run request (no side effect on ``RUN_DIR``).
 
@@ -177,45 +221,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
         AgentSpecError: a bad ``--strategy`` spec or a strategy the agent cannot use; UrbanArenaError:
             ``--rounds`` out of range, ``--strategy``/``--rounds`` on arena tasks.
     """
-    if req.seeds < 1:
-        raise UrbanArenaError(f"--seeds must be >= 1 (got {req.seeds})")
-    if req.seeds > MAX_SEEDS:
-        raise UrbanArenaError(f"--seeds must be <= {MAX_SEEDS} (got {req.seeds})")
-    if req.seed_base < 0:
-        raise UrbanArenaError(f"--seed-base must be >= 0 (got {req.seed_base})")
-    if req.seed_base + req.seeds - 1 > MAX_SEED:
-        raise UrbanArenaError(f"--seed-base {req.seed_base} with --seeds {req.seeds}: the last seed must be <= {MAX_SEED} "
-                              "(2**63 - 1, the largest integer the run store holds)")
-    if req.workers < 1:
-        raise UrbanArenaError(f"--workers must be >= 1 (got {req.workers})")
-    if req.concurrency < 1:
-        raise UrbanArenaError(f"--concurrency must be >= 1 (got {req.concurrency})")
-    if req.backend == "in-process" and req.workers * req.concurrency > 1:
-        raise UrbanArenaError(f"--backend in-process runs one episode at a time; --workers {req.workers} x "
-                              f"--concurrency {req.concurrency} asks for {req.workers * req.concurrency}")
-    if req.ray_address is not None and req.backend != "ray":
-        raise UrbanArenaError("--ray-address needs --backend ray")
-    if req.limit is not None and req.limit < 1:
-        raise UrbanArenaError(f"--limit must be >= 1 (got {req.limit})")
-    if req.max_steps is not None and req.max_steps < 0:
-        raise UrbanArenaError(f"--max-steps must be >= 0 (got {req.max_steps})")
-    if not 1 <= req.rounds <= MAX_ROUNDS:
-        raise UrbanArenaError(f"--rounds must be between 1 and {MAX_ROUNDS} (got {req.rounds})")
+    check_request(req)
     strategies = _parse_strategies(req.strategy)
-    out = Path(req.out)
-    if out.exists() and not out.is_dir():
-        raise UrbanArenaError(f"--out {out} exists and is not a directory")
-    if req.backend not in BACKENDS:
-        raise UrbanArenaError(f"--backend {req.backend!r}: choose one of {', '.join(BACKENDS)}")
-    if req.protocol is not None:
-        get_protocol(req.protocol)
-    if req.prices is not None:
-        from urbanarena.agents.clients import PriceTable
-        from urbanarena.agents.clients.cost import PRICES_ENV
-
-        prices = Path(req.prices).expanduser().absolute()
-        PriceTable(prices)  # raises ModelClientError for an unreadable table
-        os.environ[PRICES_ENV] = str(prices)  # the agents' clients read it
     model_agent = is_model_agent(req.agent)
     control = control_mode(req, model_agent)
     params = model_params(req, model_agent)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +38,11 @@ MAX_SEED = 2**63 - 1
 
 #: largest --rounds accepted
 MAX_ROUNDS = 1000
+
+
+#: largest --max-steps accepted (the family defaults are 35 to 100; an episode that long already takes hours
+#: with a model agent, and a larger value would let a run of a never-stopping agent hang for days)
+MAX_STEPS = 10_000
 
 
 @dataclass
@@ -170,6 +176,58 @@ class RunRequest:
         return shlex.join(parts)
 
 
+#: the first 16 bytes of every SQLite 3 database file
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def check_cache_path(path: Path, mode: str) -> None:
+    """Refuse a response-cache path that cannot hold the cache, before RUN_DIR exists (``--cache-path``).
+
+    Refused: a directory or any other non-regular file (``/dev/null``); a non-empty file that is not an SQLite
+    database, or one that holds tables but no ``responses`` table (another program's database); a path whose
+    nearest existing ancestor is not a directory (``/dev/null/x``); in ``read-write`` mode, a new file in a
+    folder this process cannot write.
+
+    Raises:
+        AgentSpecError: naming the path and what is wrong.
+    """
+    where = f"--cache-path {path}"
+    if path.exists() or path.is_symlink():
+        if not path.is_file():
+            raise AgentSpecError(f"{where}: not a regular file (a response cache is an SQLite file)")
+        try:
+            with open(path, "rb") as fh:
+                head = fh.read(len(SQLITE_HEADER))
+        except OSError as e:
+            raise AgentSpecError(f"{where}: cannot be read ({e.strerror or e})") from None
+        if not head:
+            return  # an empty file: SQLite makes it a new database
+        if head != SQLITE_HEADER:
+            raise AgentSpecError(f"{where}: not an SQLite database (its first bytes are not SQLite's header), so not "
+                                 "a response cache; give a new file name or an earlier run's responses.sqlite")
+        import sqlite3
+
+        try:
+            con = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=10.0)
+            try:
+                tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            finally:
+                con.close()
+        except sqlite3.Error as e:
+            raise AgentSpecError(f"{where}: unreadable SQLite database ({e})") from None
+        if tables and "responses" not in tables:
+            raise AgentSpecError(f"{where}: an SQLite database without a responses table (tables: "
+                                 f"{', '.join(sorted(tables)[:5])}), not a response cache")
+        return
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if not parent.is_dir():
+        raise AgentSpecError(f"{where}: {parent} is not a directory, so the cache file cannot be created")
+    if mode == "read-write" and not os.access(parent, os.W_OK | os.X_OK):
+        raise AgentSpecError(f"{where}: the folder {parent} is not writable")
+
+
 def model_runtime(req: RunRequest, defaults: dict[str, Any] | None = None) -> dict[str, Any]:
     """Cache and budget settings of the run's model clients (agent and judge) from the model flags.
 
@@ -193,6 +251,7 @@ def model_runtime(req: RunRequest, defaults: dict[str, Any] | None = None) -> di
         path = Path(req.cache_path or d.get("cache_path") or out / CACHE_FILE).expanduser().absolute()
         if mode == "read-only" and not path.is_file():
             raise AgentSpecError(f"--cache read-only: no response cache at {path} (give --cache-path FILE)")
+        check_cache_path(path, mode)
         rt["cache_path"] = str(path)
     max_usd = req.max_usd if req.max_usd is not None else d.get("max_usd")
     max_requests = req.max_requests if req.max_requests is not None else d.get("max_requests")

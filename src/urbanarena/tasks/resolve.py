@@ -33,6 +33,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from urbanarena.errors import TaskFormatError, UrbanArenaError
 from urbanarena.tasks.families import families
 from urbanarena.tasks.schema import Task, check_unique_task_ids, load_task_file
@@ -70,7 +72,8 @@ def _frozen_task_set(spec: str, size: str, city: City, render_style: str | None 
     from urbanarena.tasks.frozen import frozen_for_city, materialize
 
     path, check = materialize(frozen_for_city(city, render_style, name), size, city)
-    ts = resolve_task_set(str(path), city)
+    # frozen v1/v2 name the core city 'helsinki' (its name when they were frozen); materialize matched the hash
+    ts = _resolve_file(Path(path), city, renamed_ok=True)
     return TaskSet(spec, ts.tasks, ts.source_hash, ts.source_files, check)
 
 
@@ -101,7 +104,20 @@ def foreign_kinds() -> dict[str, str]:
     return {f.foreign_format: name for name, f in families().items() if f.foreign_format}
 
 
-def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
+def _name_problem(ref, city: City, renamed_ok: bool) -> str | None:
+    """Why a ``city`` reference (:class:`~urbanarena.tasks.schema.CityRef`) does not name ``city``, or ``None``.
+    ``renamed_ok``: a different name with the city's own content hash passes (the same graph under an older
+    name: frozen suites, whose hashes materialize has checked)."""
+    if ref.name == city.name:
+        return None
+    if renamed_ok and ref.content_hash and ref.content_hash == city.content_hash:
+        return None
+    hint = (" (the content hash is this city's: set city.name to the city's name)"
+            if ref.content_hash and ref.content_hash == city.content_hash else "")
+    return f"is for city {ref.name!r}, but this run's city is {city.name!r}{hint}"
+
+
+def _check_tasks(tasks: list[Task], city: City, path: Path | None, renamed_ok: bool = False) -> None:
     """Check families are known, start, goal, reference and category nodes exist in ``city``, and graph
     families' tasks have a goal node (:attr:`~urbanarena.tasks.families.base.TaskFamily.needs_goal_node`).
 
@@ -112,6 +128,9 @@ def _check_tasks(tasks: list[Task], city: City, path: Path | None) -> None:
     fams = families()
     for i, t in enumerate(tasks):
         rec = f"task {i} ({t.task_id})"
+        problem = _name_problem(t.city, city, renamed_ok)
+        if problem:
+            raise TaskFormatError(path, rec + " field city.name", f"task {problem}")
         if t.family not in fams:
             raise TaskFormatError(path, rec, f"unknown task family {t.family!r}; known: {', '.join(sorted(fams)) or 'none'}")
         if t.start.node is not None and t.start.node not in city:
@@ -183,7 +202,12 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
         if not p.exists():
             raise TaskFormatError(p, None, "file not found")
         fam = families()[kinds[kind]]
-        tasks = fam.load_foreign(p, city)
+        try:
+            tasks = fam.load_foreign(p, city)
+        except ValidationError as e:  # a record that passed the importer's own checks but not the task schema
+            err = e.errors()[0]
+            raise TaskFormatError(p, "field " + ".".join(str(x) for x in err.get("loc", ())),
+                                  f"{kind} record outside the task schema: {err.get('msg', e)}") from None
         if not tasks:
             raise TaskFormatError(p, None, f"no {kind} tasks in this file")
         _check_tasks(tasks, city, p)
@@ -199,6 +223,11 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
         raise TaskFormatError(p, None, "file not found (TASKS is KIND:PATH, a task file, or 'default')")
     if p.is_dir():
         raise TaskFormatError(p, None, "is a directory; a task file (JSON) or KIND:PATH is expected")
+    return _resolve_file(p, city, spec)
+
+
+def _resolve_file(p: Path, city: City, spec: str | None = None, renamed_ok: bool = False) -> TaskSet:
+    """A task file in our schema, checked against ``city`` (:func:`resolve_task_set`)."""
     tf = load_task_file(p)
     if tf.city.content_hash and tf.city.content_hash != city.content_hash:
         raise TaskFormatError(
@@ -213,10 +242,13 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
                 f"task is for city {t.city.name!r} (hash {t.city.content_hash[:12]}...), "
                 f"but city {city.name!r} has hash {city.content_hash[:12]}...",
             )
+    problem = _name_problem(tf.city, city, renamed_ok)
+    if problem:
+        raise TaskFormatError(p, "city.name", f"task file {problem}")
     if not tf.tasks:
         raise TaskFormatError(p, "tasks", "the task file holds no tasks")
-    _check_tasks(tf.tasks, city, p)
-    return TaskSet(spec, list(tf.tasks), file_hash([p]), [p])
+    _check_tasks(tf.tasks, city, p, renamed_ok)
+    return TaskSet(spec if spec is not None else str(p), list(tf.tasks), file_hash([p]), [p])
 
 
 def resolve_tasks(spec: str, city: City, city_dir: str | Path | None = None) -> list[Task]:

@@ -8,21 +8,114 @@ One JSON schema for every task family. A task file is::
 
 Units: metres for distances/radii, degrees clockwise from true north for
 headings, WGS84 degrees for positions.
+
+Bounds (ours; every task source goes through these models: task files, frozen suites, foreign importers,
+generators): ids (``task_id``, node ids) are non-empty, at most :data:`MAX_ID_CHARS` characters
+(node ids :data:`~urbanarena.world.node_ids.MAX_NODE_ID_CHARS`), without control, bidirectional-formatting
+or line-separator characters (:data:`~urbanarena.world.node_ids.BAD_ID_CHARS`); texts (``instruction``,
+goal ``label``, a text ``answer``) are at most :data:`MAX_TEXT_CHARS` / :data:`MAX_LABEL_CHARS` characters
+without NUL, other control characters than tab, line feed and carriage return, bidirectional-formatting
+characters or lone surrogates (:data:`BAD_TEXT_CHARS`); names (``family``, ``category``, ``difficulty``,
+``answer_metric``, ``city.name``) at most :data:`MAX_NAME_CHARS`; ``success_radius_m`` in
+``[0, MAX_RADIUS_M]``; at most :data:`MAX_GOALS` goals, no two equal; at most :data:`MAX_PATH_NODES` nodes
+in a path or category list and :data:`MAX_STAGES` stages; ``privileged`` a JSON boolean (not ``"yes"``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool, ValidationError, model_validator
 
 from urbanarena.errors import TaskFormatError
+from urbanarena.world.node_ids import BAD_ID_CHARS, MAX_NODE_ID_CHARS, node_id_problem
 
 TASKS_FORMAT_ID = "urbanarena-tasks"
 SCHEMA_VERSION = 1
+
+
+#: longest task id (characters)
+MAX_ID_CHARS = 256
+#: longest instruction / question (characters)
+MAX_TEXT_CHARS = 20_000
+#: longest goal label (characters)
+MAX_LABEL_CHARS = 1_000
+#: longest family / category / difficulty / metric / city name (characters)
+MAX_NAME_CHARS = 128
+#: largest success radius (metres)
+MAX_RADIUS_M = 5_000.0
+#: most goals (stages) of one task
+MAX_GOALS = 64
+#: most nodes in a reference path, a stage or a goal's category nodes
+MAX_PATH_NODES = 100_000
+#: most reference stages
+MAX_STAGES = 64
+#: characters refused in texts: C0 controls but tab, line feed and carriage return; DEL and C1; bidirectional
+#: formatting characters; lone surrogates
+BAD_TEXT_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+                            "\ud800-\udfff]")
+
+
+def _bad_char(text: str, pattern: re.Pattern) -> str | None:
+    m = pattern.search(text)
+    return None if m is None else f"U+{ord(m.group()):04X} at character {m.start()}"
+
+
+def _check_id(value: str) -> str:
+    if not value:
+        raise ValueError("empty id")
+    if len(value) > MAX_ID_CHARS:
+        raise ValueError(f"id of {len(value)} characters (at most {MAX_ID_CHARS})")
+    bad = _bad_char(value, BAD_ID_CHARS)
+    if bad:
+        raise ValueError(f"id holds the control or bidirectional-formatting character {bad}")
+    return value
+
+
+def _check_node(value: str) -> str:
+    problem = node_id_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+def _check_name(value: str) -> str:
+    if len(value) > MAX_NAME_CHARS:
+        raise ValueError(f"name of {len(value)} characters (at most {MAX_NAME_CHARS})")
+    bad = _bad_char(value, BAD_ID_CHARS)
+    if bad:
+        raise ValueError(f"name holds the control or bidirectional-formatting character {bad}")
+    return value
+
+
+def _text_checker(limit: int):
+    def check(value: str) -> str:
+        if len(value) > limit:
+            raise ValueError(f"text of {len(value)} characters (at most {limit})")
+        bad = _bad_char(value, BAD_TEXT_CHARS)
+        if bad:
+            raise ValueError(f"text holds the control or bidirectional-formatting character {bad}")
+        return value
+    return check
+
+
+def _check_answer(value: Any) -> Any:
+    if isinstance(value, str):
+        return _text_checker(MAX_TEXT_CHARS)(value)
+    return value
+
+
+#: a task id (module docstring)
+TaskId = Annotated[str, AfterValidator(_check_id)]
+#: a node id (:mod:`urbanarena.world.node_ids`, bounded)
+NodeId = Annotated[str, AfterValidator(_check_node)]
+#: a short name (family, category, city ...)
+Name = Annotated[str, AfterValidator(_check_name)]
+NodeList = Annotated[list[NodeId], Field(max_length=MAX_PATH_NODES)]
 
 
 class _Model(BaseModel):
@@ -32,8 +125,8 @@ class _Model(BaseModel):
 class CityRef(_Model):
     """Which city a task belongs to: its name and graph content hash (sha256 hex)."""
 
-    name: str
-    content_hash: str | None = None
+    name: Name
+    content_hash: Annotated[str, Field(max_length=128)] | None = None
 
 
 class Position(_Model):
@@ -46,7 +139,7 @@ class Position(_Model):
 class Start(_Model):
     """Start pose: a node and/or a position, and the start heading (degrees from north)."""
 
-    node: str | None = None
+    node: NodeId | None = None
     position: Position | None = None
     heading_deg: float | None = Field(default=None, ge=0, le=360)
 
@@ -68,10 +161,10 @@ class Goal(_Model):
             TC-C); ``None`` when unknown.
     """
 
-    node: str | None = None
+    node: NodeId | None = None
     position: Position | None = None
-    label: str | None = None
-    category_nodes: list[str] | None = None
+    label: Annotated[str, AfterValidator(_text_checker(MAX_LABEL_CHARS))] | None = None
+    category_nodes: NodeList | None = None
 
 
 class Task(_Model):
@@ -97,22 +190,32 @@ class Task(_Model):
         extra: family-specific fields (kept verbatim).
     """
 
-    task_id: str
-    family: str
+    task_id: TaskId
+    family: Name
     city: CityRef
     start: Start
-    goals: list[Goal] = Field(default_factory=list)
-    success_radius_m: float | None = Field(default=None, ge=0)
-    instruction: str = ""
-    answer: Any = None
-    answer_metric: str | None = None
-    reference_path: list[str] = Field(default_factory=list)
-    reference_stages: list[list[str]] | None = None
-    difficulty: str | None = None
-    category: str | None = None
-    privileged: bool = False
+    goals: list[Goal] = Field(default_factory=list, max_length=MAX_GOALS)
+    success_radius_m: float | None = Field(default=None, ge=0, le=MAX_RADIUS_M)
+    instruction: Annotated[str, AfterValidator(_text_checker(MAX_TEXT_CHARS))] = ""
+    answer: Annotated[Any, AfterValidator(_check_answer)] = None
+    answer_metric: Name | None = None
+    reference_path: NodeList = Field(default_factory=list)
+    reference_stages: Annotated[list[NodeList], Field(max_length=MAX_STAGES)] | None = None
+    difficulty: Name | None = None
+    category: Name | None = None
+    privileged: StrictBool = False
     provenance: dict[str, Any] = Field(default_factory=dict)
     extra: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _distinct_goals(self):
+        seen: dict[str, int] = {}
+        for k, g in enumerate(self.goals):
+            key = g.model_dump_json()
+            if key in seen:
+                raise ValueError(f"goal {k} repeats goal {seen[key]} (goals are distinct stages)")
+            seen[key] = k
+        return self
 
     @property
     def final_goal(self) -> Goal | None:
@@ -164,8 +267,11 @@ def check_unique_task_ids(tasks: list[Any], path: str | Path | None = None) -> N
         if not isinstance(tid, str):
             continue
         if tid in first:
-            raise TaskFormatError(path, f"task {i} ({tid})", f"duplicate task_id {tid!r}: task {first[tid]} has "
-                                  "the same id (task ids must be unique)")
+            short = len(tid) <= 60 and not BAD_ID_CHARS.search(tid)  # never echo a huge or hidden id back
+            shown = tid if short else repr(tid[:60]) + "..."
+            quoted = repr(tid) if short else shown
+            raise TaskFormatError(path, f"task {i} ({shown})", f"duplicate task_id {quoted}: "
+                                  f"task {first[tid]} has the same id (task ids must be unique)")
         first[tid] = i
 
 
@@ -202,6 +308,8 @@ def load_task_file(path: str | Path) -> TaskFile:
                 tid = raw["tasks"][idx].get("task_id")
             except Exception:
                 pass
+            if isinstance(tid, str) and (len(tid) > 60 or BAD_ID_CHARS.search(tid)):
+                tid = repr(tid[:60]) + ("..." if len(tid) > 60 else "")  # never echo a huge or hidden id back
             record = f"task {idx}" + (f" ({tid})" if tid else "") + " field " + ".".join(str(x) for x in loc[2:])
         elif loc:
             record = ".".join(str(x) for x in loc)

@@ -12,8 +12,10 @@ A missing or unknown token gets ``401``. Tokens are 32 random bytes from
 :func:`secrets.token_urlsafe` (256 bits); the server keeps only their SHA-256
 digests and compares digests with :func:`hmac.compare_digest`. A token is
 never written to the run store, ``run.json``, the traces or an export. A token
-read from a ``--tokens`` file must carry at least 128 bits and show no trivial
-pattern (:func:`token_problem`). The
+read from a ``--tokens`` file must carry an estimated 128 bits at least (:func:`token_bits`: a password of
+lower-case letters and digits counts 36 symbols, runs like ``1234`` next to nothing) and show no trivial
+pattern (:func:`token_problem`); a token file that its group or others may read is read with a warning on
+stderr (anyone who can read it can act as a participant). The
 only file that holds tokens is the one the experimenter names with
 ``--tokens FILE`` (created with mode ``0600``, one ``participant<TAB>token``
 line each), so a study can restart without handing out new links.
@@ -33,8 +35,9 @@ import math
 import os
 import re
 import secrets
+import sys
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from urbanarena.errors import UrbanArenaError
 
@@ -56,17 +59,46 @@ TOKEN_RE = re.compile(r"[A-Za-z0-9_-]+")
 MIN_TOKEN_BITS = 128
 
 
-def token_bits(token: str) -> float:
-    """Strength of a token of :data:`TOKEN_RE` characters in bits: ``len x log2(alphabet)``, the alphabet being
-    the smallest of digits (10), one-case hexadecimal (16) and URL-safe base64 (64) that holds every character.
-    22 base64 characters give 132 bits, 32 hex digits 128."""
+def token_alphabet(token: str) -> int:
+    """Size of the alphabet a token is read as drawn from: digits only 10; one-case hexadecimal 16; with both
+    upper- and lower-case letters URL-safe base64's 64; else the union of the classes it uses (lower case 26,
+    upper case 26, digits 10, ``_``/``-`` 2), so that a password of lower-case letters and digits counts 36
+    symbols, not 64. (A random 22-character ``secrets.token_urlsafe(16)`` lacks a case with a chance of 2e-5.)"""
     if token.isdigit():
-        size = 10
-    elif re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", token):
-        size = 16
-    else:
-        size = 64
-    return len(token) * math.log2(size)
+        return 10
+    if re.fullmatch(r"[0-9a-f]+|[0-9A-F]+", token):
+        return 16
+    lower, upper = any("a" <= c <= "z" for c in token), any("A" <= c <= "Z" for c in token)
+    if lower and upper:
+        return 64
+    return 26 * lower + 26 * upper + 10 * any(c.isdigit() for c in token) + 2 * any(c in "_-" for c in token)
+
+
+#: in a token read as letters (not digits or hexadecimal), a run of this many characters or more that each repeat
+#: their predecessor or step by one (``1234567``, ``aaaaaaa``) counts 1 bit a character after its first
+#: (:func:`token_bits`); a random base64 token holds one with a chance below 1e-6
+RUN_CHARS = 7
+
+
+def token_bits(token: str) -> float:
+    """Estimated strength of a token of :data:`TOKEN_RE` characters, bits (ours; an estimate, not a
+    measurement): ``log2(token_alphabet(token))`` a character, less for the characters of long runs
+    (:data:`RUN_CHARS`). ``secrets.token_urlsafe(32)`` (43 characters, what ``play`` generates) gives 258 bits,
+    ``token_urlsafe(16)`` 132, 32 hexadecimal digits 128; ``password1234567890123456`` 66 (36 symbols, and
+    ``123456789`` and ``0123456`` are runs)."""
+    if not token:
+        return 0.0
+    size = token_alphabet(token)
+    per = math.log2(max(size, 2))
+    if size <= 16:  # digits, hexadecimal: runs are common in random ones; token_problem checks their patterns
+        return len(token) * per
+    runs = [1]  # lengths of the maximal runs of repeated or one-step characters, in order
+    for a, b in zip(token, token[1:]):
+        if abs(ord(a) - ord(b)) <= 1:
+            runs[-1] += 1
+        else:
+            runs.append(1)
+    return sum(per + (n - 1) * (1.0 if n >= RUN_CHARS else per) for n in runs)
 
 
 def token_problem(token: object) -> str | None:
@@ -82,8 +114,9 @@ def token_problem(token: object) -> str | None:
         return "must consist of the characters A-Z a-z 0-9 _ - (as secrets.token_urlsafe makes)"
     bits = token_bits(token)
     if bits < MIN_TOKEN_BITS:
-        return (f"is too weak: {len(token)} characters carry {bits:.0f} bits, {MIN_TOKEN_BITS} at least (e.g. 22 "
-                "characters of A-Z a-z 0-9 _ -, or 32 hexadecimal digits)")
+        return (f"is too weak: {len(token)} characters carry {bits:.0f} bits (estimated), {MIN_TOKEN_BITS} at "
+                "least (e.g. secrets.token_urlsafe(32), or 34 random hexadecimal digits); delete the line to have a "
+                "token generated")
     n = len(token)
     if len(set(token)) < 6 or any(token[p:] == token[:-p] for p in range(1, n // 2 + 1)):
         return "is trivially patterned (few distinct characters or a repeated block): use secrets.token_urlsafe(32)"
@@ -180,10 +213,12 @@ class ParticipantTokens:
         return reg, tokens
 
     @classmethod
-    def load_or_issue(cls, path: str | Path, participants: Iterable[str]) -> tuple["ParticipantTokens", dict[str, str]]:
+    def load_or_issue(cls, path: str | Path, participants: Iterable[str],
+                      warn: Callable[[str], None] | None = None) -> tuple["ParticipantTokens", dict[str, str]]:
         """Tokens from ``path`` (``participant<TAB>token`` per line; ``#`` comments), adding fresh tokens for
         ``participants`` not yet in it and rewriting it (mode ``0600``). Returns ``(registry, {participant: token})``
-        of every participant in the file.
+        of every participant in the file. ``warn`` gets the warning about a group/world-readable file (default:
+        a line on stderr).
 
         Raises:
             AuthError: a malformed line (file and line named), a bad id, or an empty result.
@@ -191,6 +226,11 @@ class ParticipantTokens:
         p = Path(path)
         tokens: dict[str, str] = {}
         if p.exists():
+            mode = _group_or_world_readable(p)
+            if mode is not None:
+                (warn or _warn_stderr)(f"warning: token file {p} is readable by its group or others (mode "
+                                       f"{mode:04o}): anyone who can read it can act as a participant; "
+                                       f"chmod 600 {p}")
             try:
                 text = p.read_text(encoding="utf-8")
             except OSError as e:
@@ -231,6 +271,19 @@ class ParticipantTokens:
             if hmac.compare_digest(known, d):
                 found = pid
         return found
+
+
+def _group_or_world_readable(p: Path) -> int | None:
+    """The permission bits of ``p`` when its group or others may read or write it, else ``None``."""
+    try:
+        mode = p.stat().st_mode & 0o777
+    except OSError:
+        return None
+    return mode if mode & 0o066 else None
+
+
+def _warn_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def write_token_file(path: str | Path, tokens: dict[str, str]) -> Path:

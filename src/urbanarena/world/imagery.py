@@ -71,12 +71,13 @@ import json
 import re
 import shutil
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Mapping
 
 from urbanarena.errors import CityFormatError, ImageryLicenceError, NoImageryError
 from urbanarena.world.city import City
 from urbanarena.world.geo import wrap_deg
+from urbanarena.world.node_ids import node_id_problem
 
 FORMAT_VERSION = 1
 KIND_PANORAMA_FOLDER = "panorama_folder"
@@ -189,11 +190,27 @@ class ImagerySource:
         return self.pattern.format(node=node)
 
     def path_for(self, node: str, base_dir: str | Path | None = None) -> Path:
-        """Path of ``node``'s panorama (``root`` resolved against ``base_dir`` when relative)."""
+        """Path of ``node``'s panorama (``root`` resolved against ``base_dir`` when relative).
+
+        Raises:
+            CityFormatError: the relative path (from ``files`` or ``pattern``) is not a valid node id
+                (:func:`~urbanarena.world.node_ids.node_id_problem`: empty, over-long, control characters), is
+                absolute or has a ``..`` part: an image path never climbs out of the image folder (a lexical
+                rule; symbolic links inside the folder are the owner's and are followed).
+        """
         root = Path(self.root)
         if not root.is_absolute() and base_dir is not None:
             root = Path(base_dir) / root
-        return root / self.relative_path(node)
+        rel = self.relative_path(node)
+        problem = node_id_problem(rel) if isinstance(rel, str) else f"image path must be a string, got {type(rel).__name__}"
+        if problem is None:
+            parts = PurePosixPath(rel.replace("\\", "/")).parts
+            if rel.startswith(("/", "\\")) or PureWindowsPath(rel).drive or ".." in parts:
+                problem = "it is absolute or has a '..' part"
+        if problem is None:
+            return root / rel
+        raise CityFormatError(None, "imagery", f"node {str(node)[:80]!r}: image path {str(rel)[:80]!r} is not "
+                                               f"confined to the image folder {root}: {problem}")
 
 
 # ---------------------------------------------------------------- accessors

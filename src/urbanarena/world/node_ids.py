@@ -14,7 +14,7 @@ text there (ours; no source format states a rule):
 
 Every other character stays valid: letters and digits of any script, spaces
 inside an id, punctuation, emoji (joined by U+200D or not) and variation
-selectors. An id must also be a non-empty string.
+selectors. An id must also be a non-empty string of at most :data:`MAX_NODE_ID_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -28,15 +28,33 @@ from urbanarena.errors import CityFormatError
 BAD_ID_CHARS = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
 
+#: longest node id (characters; ours: a frames city's ids are relative file paths, longer than a name)
+MAX_NODE_ID_CHARS = 1024
+
+
 def node_id_problem(node_id: object) -> str | None:
     """Why ``node_id`` is not a valid node id, or ``None`` when it is one."""
     if not isinstance(node_id, str):
         return f"node id must be a string, got {type(node_id).__name__}"
     if not node_id:
         return "empty node id"
+    if len(node_id) > MAX_NODE_ID_CHARS:
+        return f"node id of {len(node_id)} characters (at most {MAX_NODE_ID_CHARS}): {node_id[:40]!r}..."
     m = BAD_ID_CHARS.search(node_id)
     if m is not None:
         return f"node id {node_id!r} holds the control or bidirectional-formatting character U+{ord(m.group()):04X}"
+    return None
+
+
+def file_name_id_problem(node_id: object) -> str | None:
+    """Why ``node_id`` cannot be a node id that is also a single file name (CitySeeker: an id is its panorama's
+    file name), or ``None``: :func:`node_id_problem`, plus no ``/`` or ``\\`` and not ``.`` or ``..``, so that
+    joined to the image folder it names a file inside it."""
+    problem = node_id_problem(node_id)
+    if problem is not None:
+        return problem
+    if "/" in node_id or "\\" in node_id or node_id in (".", ".."):  # type: ignore[operator]
+        return f"node id {node_id!r} is not a plain file name (it holds a path separator or is '.' or '..')"
     return None
 
 
@@ -52,4 +70,4 @@ def check_node_id(node_id: object, path: str | Path | None, record: str | None) 
     return node_id  # type: ignore[return-value]
 
 
-__all__ = ["BAD_ID_CHARS", "check_node_id", "node_id_problem"]
+__all__ = ["BAD_ID_CHARS", "MAX_NODE_ID_CHARS", "check_node_id", "file_name_id_problem", "node_id_problem"]

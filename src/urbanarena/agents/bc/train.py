@@ -238,27 +238,90 @@ def save_checkpoint(model, path: str | Path, meta: dict[str, Any]) -> Path:
     return path
 
 
+#: the ``pip`` line that installs what bc checkpoints need (PyTorch CPU, safetensors: the ``train`` extra)
+TRAIN_EXTRA_HINT = ('pip install torch --index-url https://download.pytorch.org/whl/cpu && pip install -e ".[train]" '
+                    '(or pip install "urbanarena[train]")')
+#: bounds of a checkpoint's network sizes (ours; the trained networks are 128 wide over a vector of a few hundred)
+MAX_HIDDEN = 4096
+MAX_N_VECTOR = 1 << 16
+MAX_N_ACTIONS = 1024
+
+
+class MissingExtraError(UrbanArenaError, ImportError):
+    """A feature needs an optional extra that is not installed; the message names the extra and the pip line."""
+
+
+def require_train_extra(what: str = "bc checkpoints") -> None:
+    """Raise :class:`MissingExtraError` unless PyTorch and safetensors (the ``train`` extra) import."""
+    try:
+        import safetensors  # noqa: F401
+        import torch  # noqa: F401
+    except ImportError as e:
+        raise MissingExtraError(f"{what} need the 'train' extra ({e.name or 'torch/safetensors'} is not installed): "
+                                f"{TRAIN_EXTRA_HINT}") from None
+
+
+def policy_shapes(n_vector: int, n_actions: int, hidden: int) -> dict[str, tuple[int, ...]]:
+    """``{state-dict key: shape}`` of a :class:`~urbanarena.agents.bc.model.BCPolicy` of these sizes (two
+    hidden layers of ``hidden`` units: ``net.0``, ``net.2`` and the output layer ``net.4``)."""
+    return {"net.0.weight": (hidden, n_vector), "net.0.bias": (hidden,), "net.2.weight": (hidden, hidden),
+            "net.2.bias": (hidden,), "net.4.weight": (n_actions, hidden), "net.4.bias": (n_actions,)}
+
+
+def _checked_sizes(p: Path, meta: Any, stored: dict[str, tuple[int, ...]]) -> tuple[int, int, int]:
+    """``(n_vector, n_actions, hidden)`` of the metadata once they are integers within bounds and every stored
+    tensor has the shape they imply (checked before any network is built: the sizes come from the file)."""
+    if not isinstance(meta, dict):
+        raise UrbanArenaError(f"{p}: not a urbanarena bc checkpoint (metadata is not an object)")
+    try:
+        raw = {"n_vector": meta["figures"]["n_vector"], "n_actions": meta["figures"]["n_actions"],
+               "hidden": meta["config"]["hidden"]}
+    except (KeyError, TypeError) as e:
+        raise UrbanArenaError(f"{p}: not a urbanarena bc checkpoint (metadata lacks {e})") from None
+    bounds = {"n_vector": MAX_N_VECTOR, "n_actions": MAX_N_ACTIONS, "hidden": MAX_HIDDEN}
+    for k, v in raw.items():
+        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= bounds[k]:
+            raise UrbanArenaError(f"{p}: bc checkpoint metadata {k}={v!r} is not an integer in [1, {bounds[k]}]")
+    want = policy_shapes(raw["n_vector"], raw["n_actions"], raw["hidden"])
+    if set(stored) != set(want):
+        raise UrbanArenaError(f"{p}: bc checkpoint tensors {sorted(stored)} are not those of the policy "
+                              f"{sorted(want)}")
+    for k, shape in want.items():
+        if tuple(stored[k]) != shape:
+            raise UrbanArenaError(f"{p}: bc checkpoint tensor {k} has shape {tuple(stored[k])}, but the metadata "
+                                  f"(n_vector={raw['n_vector']}, n_actions={raw['n_actions']}, "
+                                  f"hidden={raw['hidden']}) gives {shape}")
+    return raw["n_vector"], raw["n_actions"], raw["hidden"]
+
+
 def load_checkpoint(path: str | Path):
     """``(model in eval mode, meta)`` of a checkpoint written by :func:`save_checkpoint`.
 
-    Raises: :class:`UrbanArenaError` naming the file when it is missing or not a BC checkpoint.
+    The metadata's sizes are checked (integers within :data:`MAX_HIDDEN`, :data:`MAX_N_VECTOR`,
+    :data:`MAX_N_ACTIONS`) against the stored tensors' shapes, read from the file's header, before the
+    network is built or any tensor loaded.
+
+    Raises: :class:`UrbanArenaError` naming the file when it is missing, not a BC checkpoint, or its metadata
+    disagrees with its tensors; :class:`MissingExtraError` without the ``train`` extra.
     """
+    p = Path(path)
+    if not p.is_file():
+        raise UrbanArenaError(f"bc checkpoint {p} not found (train one with `urbanarena train bc`)")
+    require_train_extra(f"bc checkpoint {p}: bc agents")
     from safetensors import SafetensorError, safe_open
     from safetensors.torch import load_file
 
     from urbanarena.agents.bc.model import BCPolicy
 
-    p = Path(path)
-    if not p.is_file():
-        raise UrbanArenaError(f"bc checkpoint {p} not found (train one with `urbanarena train bc`)")
     try:
         with safe_open(str(p), framework="pt") as f:
             meta = json.loads((f.metadata() or {})[META_KEY])
+            stored = {k: tuple(f.get_slice(k).get_shape()) for k in f.keys()}
+        n_vector, n_actions, hidden = _checked_sizes(p, meta, stored)
         state = load_file(str(p))
-        model = BCPolicy(int(meta["figures"]["n_vector"]), int(meta["figures"]["n_actions"]),
-                         hidden=int(meta["config"]["hidden"]))
+        model = BCPolicy(n_vector, n_actions, hidden=hidden)
         model.load_state_dict(state)
-    except (KeyError, ValueError, OSError, RuntimeError, SafetensorError) as e:
+    except (KeyError, ValueError, OSError, RuntimeError, SafetensorError, RecursionError) as e:
         raise UrbanArenaError(f"{p}: not a urbanarena bc checkpoint ({type(e).__name__}: {e})") from None
     model.eval()
     return model, meta
@@ -297,5 +360,6 @@ def train_bc(city, tasks: Sequence[Any], out: str | Path, cfg: TrainConfig, prot
     return meta
 
 
-__all__ = ["DECISION_WEIGHT", "Dataset", "META_KEY", "TrainConfig", "collect_dagger", "collect_oracle", "fit",
+__all__ = ["DECISION_WEIGHT", "Dataset", "MAX_HIDDEN", "MAX_N_ACTIONS", "MAX_N_VECTOR", "META_KEY", "MissingExtraError",
+           "TRAIN_EXTRA_HINT", "TrainConfig", "policy_shapes", "require_train_extra", "collect_dagger", "collect_oracle", "fit",
            "load_checkpoint", "load_dataset", "oracle_label", "save_checkpoint", "save_dataset", "train_bc"]

@@ -185,7 +185,7 @@ def _task(ctx: _Ctx, sub: str, start_xy, yaw: float, instruction: str, goals: Se
           answer: str | None = None, **extra: Any) -> Task:
     level, kind = SUBFAMILIES[sub]
     return Task(
-        task_id="", family="urbanground", city=CityRef(name=ctx.city.name, content_hash=ctx.city.content_hash),
+        task_id="pending", family="urbanground", city=CityRef(name=ctx.city.name, content_hash=ctx.city.content_hash),
         start=Start(node=ctx.nearest_node(start_xy), position=ctx.pos(start_xy), heading_deg=round(yaw % 360.0, 3)),
         goals=[Goal(position=ctx.pos(xy), label=label) for xy, label in goals],
         success_radius_m=15.0, instruction=instruction, answer=answer,

@@ -96,6 +96,28 @@ from urbanarena.world.importers.cityseeker_graph import (  # noqa: F401
 
 
 # ------------------------------------------------------------------- import
+#: farthest a node of the info CSV may lie from the median position of all nodes (km; ours: a CitySeeker city
+#: spans a few km, so a node 100 km off is a typo in its coordinates, not a street)
+MAX_NODE_SPREAD_KM = 100.0
+
+
+def _check_spread(info_path: Path, names: list[str], lat: np.ndarray, lon: np.ndarray, rows: dict) -> None:
+    """Refuse an info-CSV node farther than :data:`MAX_NODE_SPREAD_KM` from the median position (haversine on
+    a 6371 km sphere: the bound is coarse, the sphere is close enough)."""
+    if len(names) < 3:
+        return
+    la0, lo0 = np.radians(np.median(lat)), np.radians(np.median(lon))
+    la, lo = np.radians(lat), np.radians(lon)
+    h = np.sin((la - la0) / 2) ** 2 + np.cos(la) * np.cos(la0) * np.sin((lo - lo0) / 2) ** 2
+    km = 2 * 6371.0 * np.arcsin(np.sqrt(np.clip(h, 0.0, 1.0)))
+    far = np.flatnonzero(km > MAX_NODE_SPREAD_KM)
+    if far.size:
+        i = int(far[np.argmax(km[far])])
+        raise CityFormatError(info_path, rows[names[i]]["line"],
+                              f"node {names[i]} lies {km[i]:,.0f} km from the median position of the city's nodes "
+                              f"(at most {MAX_NODE_SPREAD_KM:g} km; {far.size} node(s) that far): check its lat/lon")
+
+
 def import_city(path: str | Path) -> City:
     """Import a CitySeeker city directory into a :class:`City`.
 
@@ -175,6 +197,7 @@ def import_city(path: str | Path) -> City:
                                                    f"{first_seen[missing[0]]}); {len(missing)} node(s) missing")
         lon = np.array([rows[n]["lon"] for n in names])
         lat = np.array([rows[n]["lat"] for n in names])
+        _check_spread(info_path, names, lat, lon, rows)
         mx, my = lonlat_to_mercator(lon, lat)
         mx, my = np.asarray(mx, float), np.asarray(my, float)
         rad = np.radians(az)

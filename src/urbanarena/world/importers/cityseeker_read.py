@@ -16,7 +16,7 @@ import numpy as np
 
 from urbanarena.errors import CityFormatError, TaskFormatError
 from urbanarena.world.geo import wrap_deg
-from urbanarena.world.node_ids import node_id_problem
+from urbanarena.world.node_ids import file_name_id_problem
 
 
 KIND = "cityseeker"
@@ -292,7 +292,7 @@ def _read_edges(path: Path):
             raise CityFormatError(path, rec, f"missing field(s): {', '.join(missing)}")
         s, t = e["start_filename"], e["end_filename"]
         for k, v in (("start_filename", s), ("end_filename", t)):
-            problem = node_id_problem(v)
+            problem = file_name_id_problem(v)
             if problem is not None:
                 raise CityFormatError(path, rec, f"{k}: {problem}")
         if s == t:
@@ -389,6 +389,9 @@ def _read_info_csv(path: Path) -> dict[str, dict[str, Any]]:
         name = row[col["filename"]].strip()
         if not name:
             raise CityFormatError(path, line, "empty filename")
+        problem = file_name_id_problem(name)
+        if problem is not None:
+            raise CityFormatError(path, line, f"column filename: {problem}")
         if name in rows:
             raise CityFormatError(path, line, f"duplicate filename {name} (also {rows[name]['line']})")
         vals: dict[str, Any] = {"line": line}

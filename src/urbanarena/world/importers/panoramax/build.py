@@ -169,7 +169,7 @@ def validate_picture(pic: Picture, check_image: bool = True) -> tuple[str, str] 
     try:
         with Image.open(pic.local_path) as im:
             w, h = im.size
-    except (OSError, UnidentifiedImageError, SyntaxError, ValueError) as e:
+    except (OSError, UnidentifiedImageError, SyntaxError, ValueError, Image.DecompressionBombError) as e:
         return "unreadable_image", f"{name}: unreadable image {pic.local_path}: {e}; skipped"
     if abs(w - 2 * h) > ASPECT_TOLERANCE_PX or h < 2:
         return "not_equirectangular", (f"{name}: image {w} x {h} px is not 2:1 equirectangular "
