@@ -441,3 +441,23 @@ def test_play_refuses_a_weak_token_file_before_serving(tmp_path):
     line = _one_error_line(r)
     assert "the token of participant 'alice' is too weak: 16 characters carry 64 bits" in line
     assert not out.exists() and f.read_text() == "alice\taaaaaaaaaaaaaaaa\n"  # the file is not rewritten
+
+
+def test_play_on_a_busy_port_exits_2_before_printing_tokens_or_writing(tmp_path):
+    """Issue 29 item 14: the port is checked first; nothing is prepared, printed or written."""
+    import socket
+
+    busy = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    out, tokens = tmp_path / "play", tmp_path / "tokens.tsv"
+    try:
+        r = runner.invoke(app, ["play", "--city", str(tmp_path / "nowhere"), "--tasks", "default", "--port", str(port),
+                                "--tokens", str(tokens), "--out", str(out)])
+    finally:
+        busy.close()
+    assert r.exit_code == 2
+    line = _one_error_line(r)
+    assert f"--port {port} on 127.0.0.1 is already in use" in line
+    assert "token=" not in r.output and not out.exists() and not tokens.exists()

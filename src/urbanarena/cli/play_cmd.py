@@ -35,6 +35,30 @@ from urbanarena.errors import UrbanArenaError
 DEFAULT_PORT = 8765
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Refuse a port another program listens on before anything is prepared, printed or written (bind a
+    socket as the server will, with ``SO_REUSEADDR``, and close it; exit 2 through the caller).
+
+    Raises: UrbanArenaError: the address is in use or cannot be bound here."""
+    import errno
+    import socket
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as e:
+        raise UrbanArenaError(f"--host {host!r}: cannot resolve it ({e})") from None
+    family, _, _, _, addr = infos[0]
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(addr)
+        except OSError as e:
+            if e.errno == errno.EADDRINUSE:
+                raise UrbanArenaError(f"--port {port} on {host} is already in use (another server?); choose another "
+                                      "--port; nothing was written") from None
+            raise UrbanArenaError(f"cannot bind {host}:{port}: {e.strerror or e}; nothing was written") from None
+
+
 def _url(host: str, port: int, token: str) -> str:
     h = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"http://{h}:{port}/?token={token}"
@@ -78,6 +102,7 @@ def play(
         check_bind(host, public)
         if not 0 < port < 65536:
             raise UrbanArenaError(f"--port must be in 1..65535 (got {port})")
+        _check_port_free(host, port)
         if time_limit < 0:
             raise UrbanArenaError(f"--time-limit must be >= 0 seconds (got {time_limit})")
         ids = list(participant or [])
