@@ -452,7 +452,8 @@ def _mdd_text(mdd: dict) -> str:
                       f"{v['overall']:.1f} overall" for name, v in mdd["sizes"].items())
     run = mdd["this_run"]
     return (f"minimum detectable difference (points; two runs, alpha {mdd['alpha']}, power {mdd['power']}, "
-            f"worst-case sd {mdd['sd']}): {sizes}. This run: {run['tasks']} tasks, {run['overall']} overall.")
+            f"worst-case sd {mdd['sd']}): {sizes}. Minimum detectable difference of this run ({run['tasks']} tasks): "
+            f"{run['overall']} points overall.")
 
 
 # ----------------------------------------------------------------- export
