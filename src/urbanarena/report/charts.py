@@ -69,7 +69,8 @@ def difficulty_chart(values: Mapping[str, Mapping[str, tuple[float | None, list[
     ax.set_ylabel(ylabel)
     ax.set_ylim(0, 105)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=7, loc="upper right")
+    # the legend sits to the right of the axes, so no bar (an oracle's 100 % hard bar) is ever under it
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
     fig.tight_layout()
     return _png_b64(fig)
 
