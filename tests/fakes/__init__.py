@@ -4,6 +4,7 @@ from fakes.servers import (
     CONTENT_FAULT_COUNTER,
     CONTENT_FAULTS,
     HOSTILE_FAULTS,
+    BROKEN_REPLY_COUNTER,
     TRANSPORT_FAULTS,
     FakeAnthropicServer,
     FakeModelServer,
@@ -14,4 +15,4 @@ from fakes.servers import (
     ScriptedReply,
 )
 
-__all__ = ["CONTENT_FAULTS", "HOSTILE_FAULTS", "CONTENT_FAULT_COUNTER", "TRANSPORT_FAULTS", "FaultSchedule", "FakeAnthropicServer", "FakeModelServer", "FakeOpenAIServer", "ReceivedImage", "RecordedRequest", "ScriptedReply"]
+__all__ = ["BROKEN_REPLY_COUNTER", "CONTENT_FAULTS", "HOSTILE_FAULTS", "CONTENT_FAULT_COUNTER", "TRANSPORT_FAULTS", "FaultSchedule", "FakeAnthropicServer", "FakeModelServer", "FakeOpenAIServer", "ReceivedImage", "RecordedRequest", "ScriptedReply"]

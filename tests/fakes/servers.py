@@ -74,6 +74,7 @@ import io
 import itertools
 import json
 import socket
+import struct
 import threading
 import time
 from abc import ABC, abstractmethod
@@ -89,7 +90,11 @@ from PIL import Image as PILImage
 TRANSPORT_FAULTS: tuple[str, ...] = ("timeout", "connection", "http_429", "http_500", "http_503")
 #: hostile 200 replies, transport faults of their own kind at the client (``trickle`` -> ``timeout`` once the
 #: attempt deadline passes, ``html`` -> ``not_json``, ``huge`` -> ``reply_too_large``)
-HOSTILE_FAULTS: tuple[str, ...] = ("trickle", "html", "huge")
+HOSTILE_FAULTS: tuple[str, ...] = ("trickle", "html", "huge", "cut", "reset", "badchunk")
+#: broken 200 replies and the fault type the client counts each under: ``cut`` (a Content-Length body cut
+#: short, then the connection closed), ``reset`` (headers and half the body, then a TCP reset), ``badchunk``
+#: (chunked encoding whose chunk-size line is not hex)
+BROKEN_REPLY_COUNTER: dict[str, str] = {"cut": "reply_truncated", "reset": "reply_reset", "badchunk": "reply_malformed"}
 #: the body of an ``html`` fault (a proxy's error page with status 200)
 HTML_BODY = b"<!DOCTYPE html><html><head><title>Gateway</title></head><body><h1>Upstream busy</h1></body></html>"
 #: content fault kinds (a 200 reply that is unusable)
@@ -517,6 +522,9 @@ class FakeModelServer(ABC):
             payload, _ = self.reply_body(body, ScriptedReply(text), 0)
             data = json.dumps(payload).encode()
             length = fault != "huge" or self.declare_length
+        if fault in BROKEN_REPLY_COUNTER:
+            self._send_broken(h, fault, data)
+            return
         try:
             h.send_response(200)
             h.send_header("Content-Type", ctype)
@@ -538,6 +546,31 @@ class FakeModelServer(ABC):
                     break
                 time.sleep(step / self.trickle_bytes_per_s)
         except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    @staticmethod
+    def _send_broken(h: BaseHTTPRequestHandler, fault: str, data: bytes) -> None:
+        """A status-200 reply broken at the transport level (see :data:`BROKEN_REPLY_COUNTER`)."""
+        h.close_connection = True
+        try:
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            if fault == "badchunk":
+                h.send_header("Transfer-Encoding", "chunked")
+                h.end_headers()
+                h.wfile.write(b"zz\r\n" + data[:8] + b"\r\n0\r\n\r\n")
+                h.wfile.flush()
+                return
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data[:len(data) // 2])
+            h.wfile.flush()
+            if fault == "reset":  # SO_LINGER 0: close sends RST instead of FIN
+                h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                h.connection.close()
+            else:
+                h.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
             pass
 
     def _decode_image(self, b64: str, rec: RecordedRequest) -> str | None:

@@ -16,6 +16,10 @@ headers, connection pool, typed status and connection errors; the SDK's retries 
 * **not a JSON completion**: a 200 whose body is not a JSON object raises :class:`ReplyFault`
   ``not_json`` (retryable, like a 5xx in its place); the provider client raises the same kind
   for a JSON object that is not a completion of its API.
+* **broken reply**: the connection failing while the body streams is a retryable
+  :class:`ReplyFault` by type: ``reply_truncated`` (the peer closed before the declared length or
+  the last chunk), ``reply_malformed`` (chunked encoding or content coding that cannot be decoded),
+  ``reply_reset`` (connection reset or another read error), ``timeout`` (a read timed out).
 
 Imports ``httpx2``, the HTTP library the current ``openai`` and ``anthropic`` SDKs are built on
 (declared in the ``vlm`` extra).
@@ -44,7 +48,8 @@ def post_json(sdk: Any, path: str, body: dict[str, Any], *, timeout_s: float, de
         max_reply_bytes: largest decoded reply body accepted, bytes.
         label: ``provider:model`` for messages.
     Raises:
-        ReplyFault: ``timeout`` (deadline passed), ``reply_too_large``, ``not_json``.
+        ReplyFault: ``timeout`` (deadline passed), ``reply_too_large``, ``not_json``, ``reply_truncated``,
+            ``reply_malformed``, ``reply_reset``.
         openai/anthropic APIStatusError, APIConnectionError, APITimeoutError: from the SDK.
     """
     left = deadline - time.monotonic()
@@ -73,6 +78,22 @@ def _read_limited(raw: httpx2.Response, *, deadline: float, max_bytes: int, labe
     if declared is not None and declared.strip().isdigit() and int(declared) > max_bytes:
         raise ReplyFault("reply_too_large", f"{label}: reply of {int(declared)} bytes (Content-Length) exceeds "
                                             f"max_reply_bytes={max_bytes}")
+    try:
+        return _read_chunks(raw, deadline=deadline, max_bytes=max_bytes, label=label)
+    except httpx2.TimeoutException as e:
+        raise ReplyFault("timeout", f"{label}: read timed out while the reply was arriving ({type(e).__name__})") from None
+    except httpx2.RemoteProtocolError as e:
+        text = str(e).lower()
+        kind = "reply_truncated" if ("incomplete" in text or "peer closed" in text or "received" in text) else "reply_malformed"
+        raise ReplyFault(kind, f"{label}: HTTP {raw.status_code} reply broken while streaming: {e}") from None
+    except httpx2.DecodingError as e:
+        raise ReplyFault("reply_malformed", f"{label}: HTTP {raw.status_code} reply could not be decoded: {e}") from None
+    except (httpx2.TransportError, httpx2.StreamError, OSError) as e:
+        raise ReplyFault("reply_reset", f"{label}: HTTP {raw.status_code} connection failed while the reply was "
+                                        f"arriving ({type(e).__name__}: {e})") from None
+
+
+def _read_chunks(raw: httpx2.Response, *, deadline: float, max_bytes: int, label: str) -> bytes:
     chunks: list[bytes] = []
     size = 0
     for chunk in raw.iter_bytes():  # no chunk size: each chunk as soon as the socket has it
