@@ -79,3 +79,8 @@ class ImageFormatError(DataFormatError):
 
 class ImageEncodeError(UrbanArenaError, ValueError):
     """An image cannot be encoded within the requested limits (pixels, bytes)."""
+
+
+class UnsafePathError(UrbanArenaError, ValueError):
+    """A name that becomes a path is unsafe (a separator, ``..``, NUL, a control character, too long), or a
+    path would land outside the folder its writer is confined to (:mod:`urbanarena.safe_paths`)."""

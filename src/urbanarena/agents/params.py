@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from urbanarena.agents.clients import GenerationSettings, ImageSettings, RetryPolicy
 from urbanarena.errors import UrbanArenaError
+from urbanarena.redact import redact_urls
 
 #: longest per-request timeout accepted, seconds (ours)
 MAX_TIMEOUT_S = 3600.0
@@ -267,7 +268,7 @@ def _describe(err: dict[str, Any]) -> str:
         msg = f"must be {bound} {next(iter(ctx.values()))}"
     elif kind == "finite_number":
         msg = "must be a finite number"
-    return f"-p {loc}={err.get('input')!r}: {msg}"
+    return f"-p {loc}={redact_urls(repr(err.get('input')))}: {msg}"
 
 
 def validate_agent_params(name: str, params: dict[str, Any], skip: tuple[str, ...] = ("client",)) -> dict[str, Any]:

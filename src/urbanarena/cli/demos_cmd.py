@@ -15,6 +15,7 @@ from typing import Optional
 
 import typer
 
+from urbanarena.safe_paths import out_option
 from urbanarena.cli.common import fail
 from urbanarena.errors import UrbanArenaError
 
@@ -32,7 +33,7 @@ def export(
     tasks: str = typer.Option(..., "--tasks", help="TASKS: a task file (cityarena navigation kinds or urbanground)."),
     agent: str = typer.Option("oracle", "--agent", help="Demonstrator: only 'oracle' (the mode's privileged oracle)."),
     fmt: str = typer.Option("hf", "--format", help="hf (a Hugging Face datasets folder) or jsonl (+ PNG files)."),
-    out: Path = typer.Option(..., "--out", help="Output folder (one split per export)."),
+    out: Path = typer.Option(..., "--out", parser=out_option, help="Output folder (one split per export)."),
     seeds: int = typer.Option(1, "--seeds", help="Seeds 0..N-1 per task."),
     limit: Optional[int] = typer.Option(None, "--limit", help="At most N tasks (file order)."),
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol id (default: the family's)."),

@@ -34,6 +34,7 @@ from typing import Any, Optional
 
 import typer
 
+from urbanarena.safe_paths import out_option
 from urbanarena.cli.common import (
     camera_option, checked_camera, checked_population, checked_style, fail, population_option, render_style_option,
 )
@@ -116,7 +117,7 @@ def run(
                                                    "'default' (the city's default suite), or a frozen suite of the "
                                                    "city: mini, standard, full."),
     agent: str = typer.Option(..., "--agent", help="Agent name (random, forward, straight, oracle, ocr, arena-oracle, arena-random, ug-oracle, ug-random, vlm-arena, vlm-cityseeker, vlm-urbanground) or module:Callable; oracle/random on arena or urbanground tasks mean arena-/ug-oracle and -random."),
-    out: Path = typer.Option(..., "--out", help="RUN_DIR (created; rerun the same command to resume)."),
+    out: Path = typer.Option(..., "--out", parser=out_option, help="RUN_DIR (created; rerun the same command to resume)."),
     seeds: int = typer.Option(1, "--seeds", help="Number of seeds: seeds seed-base .. seed-base+N-1."),
     seed_base: int = typer.Option(0, "--seed-base", help="First seed."),
     workers: int = typer.Option(
@@ -461,7 +462,7 @@ def _mdd_text(mdd: dict) -> str:
 def export(
     run_dir: Path = typer.Argument(..., help="RUN_DIR of a run."),
     fmt: str = typer.Option(..., "--format", help="csv, jsonl, parquet (needs the export extra: pip install urbanarena\\[export]) or cityarena-csv (360CityArena results schema v3, arena episodes)."),
-    out: Path = typer.Option(..., "--out", help="Output file."),
+    out: Path = typer.Option(..., "--out", parser=out_option, help="Output file."),
     config: Optional[str] = typer.Option(None, "--config", help="Only this config (hash prefix)."),
 ) -> None:
     """Export the stored episodes (one row each, with protocol id, trajectory, metrics)."""

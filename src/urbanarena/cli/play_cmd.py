@@ -29,6 +29,7 @@ from typing import List, Optional
 
 import typer
 
+from urbanarena.safe_paths import out_option
 from urbanarena.cli.common import checked_style, fail, render_style_option
 from urbanarena.errors import UrbanArenaError
 
@@ -69,7 +70,7 @@ def play(
     tasks: str = typer.Option(..., "--tasks", help="TASKS: a task file of arena (cityarena) or continuous (urbanground) tasks, or 'default'."),
     participant: Optional[List[str]] = typer.Option(
         None, "--participant", help="Participant id (repeatable; default 'player'). Order = counterbalancing row."),
-    out: Path = typer.Option(Path("play-run"), "--out", help="RUN_DIR the episodes are stored in."),
+    out: Path = typer.Option(Path("play-run"), "--out", parser=out_option, help="RUN_DIR the episodes are stored in."),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind (non-loopback needs --public)."),
     port: int = typer.Option(DEFAULT_PORT, "--port", help="Port to bind."),
     public: bool = typer.Option(False, "--public", help="Allow a non-loopback --host (token auth guards it)."),
@@ -132,7 +133,7 @@ def play(
 
 def play_export(
     run_dir: Path = typer.Argument(..., help="RUN_DIR of a play study."),
-    out: Path = typer.Option(..., "--out", help="JSONL file to write."),
+    out: Path = typer.Option(..., "--out", parser=out_option, help="JSONL file to write."),
 ) -> None:
     """Write the study's human episodes anonymised (participants as P01, P02 ...; no token, no id, no times)."""
     from urbanarena.web.study import export_anonymised

@@ -12,6 +12,7 @@ from typing import List, Optional
 
 import typer
 
+from urbanarena.safe_paths import out_option
 from urbanarena.cli.common import fail
 
 from urbanarena.errors import UrbanArenaError
@@ -19,7 +20,7 @@ from urbanarena.errors import UrbanArenaError
 
 def report(
     run_dirs: List[Path] = typer.Argument(..., help="RUN_DIRs (every config in each is a column)."),
-    out: Path = typer.Option(Path("report.html"), "--out", help="HTML file to write."),
+    out: Path = typer.Option(Path("report.html"), "--out", parser=out_option, help="HTML file to write."),
     baseline: Optional[str] = typer.Option(None, "--baseline",
                                            help="Run label the paired tests compare against (default: the first "
                                                 "run of each protocol)."),

@@ -49,6 +49,7 @@ from typing import Optional
 
 import typer
 
+from urbanarena.safe_paths import out_option
 from urbanarena.cli.common import checked_style, fail, render_style_option
 
 from urbanarena.errors import UrbanArenaError
@@ -244,7 +245,7 @@ def generate(
     mapping: Optional[Path] = typer.Option(None, "--mapping", help="cityseeker: need -> POI mapping JSON "
                                            "(default: the built-in needs_v1.json)."),
     seed: int = typer.Option(0, "--seed", help="Seed (same city + seed + options = same file)."),
-    out: Path = typer.Option(..., "--out", help="Task file to write (JSON)."),
+    out: Path = typer.Option(..., "--out", parser=out_option, help="Task file to write (JSON)."),
     split: Optional[str] = typer.Option(None, "--split", help="train|val|test: the city must be that split's area "
                                                              "(arena: or contain it; tasks are kept inside)."),
     name: Optional[str] = typer.Option(None, "--name", help="Suite name (default <city>-arena7-v1, cityseeker: "
@@ -324,7 +325,7 @@ def export(
     tasks: str = typer.Option(..., "--tasks", help="TASKS as for `urbanarena run` (default, mini, a task file, KIND:PATH)."),
     fmt: str = typer.Option("hf", "--format", help="Export format: 'hf' (a Hugging Face datasets folder with a "
                             "dataset card, plus VLMEvalKit's TSV of the static tasks; docs/harnesses.md)."),
-    out: Path = typer.Option(..., "--out", help="Folder to write (absent or empty)."),
+    out: Path = typer.Option(..., "--out", parser=out_option, help="Folder to write (absent or empty)."),
     panoramas: str = typer.Option("route", "--panoramas", help="Panoramas to include: start (start nodes), route "
                                   "(also reference paths and goals) or none."),
     name: Optional[str] = typer.Option(None, "--name", help="Dataset name in the card (default <city>-<tasks>)."),

@@ -34,6 +34,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -42,7 +43,8 @@ from typing import Any, Iterable
 import numpy as np
 from PIL import Image
 
-from urbanarena.errors import ImageryLicenceError, UrbanArenaError
+from urbanarena.errors import ImageryLicenceError, RunIOError, UrbanArenaError
+from urbanarena.safe_paths import check_name, confine
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.schema import Task, TaskFile
 from urbanarena.world.city import City
@@ -308,20 +310,46 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
         UrbanArenaError: ``out_dir`` is a file or a non-empty folder, a reference image is missing, no task.
         ImageryLicenceError: non-redistributable imagery without ``i_hold_the_rights`` (nothing written).
     """
-    from urbanarena.runner.dataset_card import dataset_card
-    from urbanarena.runner.static_table import static_rows, write_static_tsv
-
-    out = Path(out_dir)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not force)):
-        raise UrbanArenaError(f"--out {out} exists and is not an empty folder (use --force to replace it)")
+    final = Path(out_dir)
+    if final.exists() and (not final.is_dir() or (any(final.iterdir()) and not force)):
+        raise UrbanArenaError(f"--out {final} exists and is not an empty folder (use --force to replace it)")
+    if name is not None:
+        check_name(name, "--name")
     if not tasks:
         raise UrbanArenaError("no task to export")
     nodes = panorama_nodes(tasks, panoramas)
     pano_src = PanoramaSource(city, city_dir, i_hold_the_rights) if nodes else None
     refs = {t.task_id: reference_image_paths(t, task_dir) for t in tasks}  # checks every file before writing
-    if out.exists() and force:
+    # everything is written into a hidden sibling folder, renamed to --out once complete (card included): a
+    # failure (disk full, kill) leaves no partial --out, and a failure before writing leaves --out as it was
+    final.parent.mkdir(parents=True, exist_ok=True)
+    out = final.with_name(f".{final.name}.part-{os.getpid()}")
+    if out.exists():
         shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir()
+        result = _write_hf(city, tasks, out, nodes, pano_src, refs, panoramas=panoramas, name=name,
+                           city_spec=city_spec, tasks_spec=tasks_spec)
+        if final.exists():
+            shutil.rmtree(final) if any(final.iterdir()) else final.rmdir()
+        os.replace(out, final)
+    except OSError as e:
+        shutil.rmtree(out, ignore_errors=True)
+        raise RunIOError(e.filename or out, e.strerror or str(e)) from e
+    except BaseException:
+        shutil.rmtree(out, ignore_errors=True)
+        raise
+    result.out_dir = final
+    if result.static_file is not None:
+        result.static_file = final / result.static_file.relative_to(out)
+    return result
+
+
+def _write_hf(city: City, tasks: list[Task], out: Path, nodes: list[str], pano_src: Any, refs: dict[str, Any], *,
+              panoramas: str, name: str | None, city_spec: str, tasks_spec: str) -> HubExport:
+    from urbanarena.runner.dataset_card import dataset_card
+    from urbanarena.runner.static_table import static_rows, write_static_tsv
+
     result = HubExport(out_dir=out)
 
     pano_images: dict[str, ExportedImage] = {}
@@ -368,6 +396,7 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
     for t in tasks:
         for rname, p in refs[t.task_id]:
             dest = own / PurePosixPath(rname)
+            confine(own, dest)
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(p, dest)
     from urbanarena.tasks.schema import CityRef
@@ -377,7 +406,9 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
     srows = static_rows(tasks, pano_images, ref_images)
     dataset_name = name or _safe(f"{city.name}-{Path(tasks_spec).stem if tasks_spec else 'tasks'}")
     if srows:
-        result.static_file = write_static_tsv(out / "vlmevalkit" / f"{dataset_name}-static.tsv", srows)
+        tsv = out / "vlmevalkit" / f"{dataset_name}-static.tsv"
+        confine(out, tsv)
+        result.static_file = write_static_tsv(tsv, srows)
         result.static_rows = len(srows)
         result.bytes_by_table["vlmevalkit"] = result.static_file.stat().st_size
     (out / "README.md").write_text(dataset_card(city, tasks, result, dataset_name, city_spec=city_spec,

@@ -21,6 +21,8 @@ import os
 import re
 from pathlib import Path
 
+from urbanarena.redact import redact_urls
+
 LOG_FILE = "run.log"
 LOGGER = "urbanarena"
 _SECRET_NAME = re.compile(r"API_KEY|TOKEN|SECRET|PASSWORD", re.IGNORECASE)
@@ -33,10 +35,10 @@ def secret_values() -> list[str]:
 
 
 def redact(text: str, secrets: list[str] | None = None) -> str:
-    """``text`` with every secret value replaced by ``[redacted]``."""
+    """``text`` with every secret value, URL userinfo and secret-looking URL query value replaced by ``[redacted]``."""
     for s in secrets if secrets is not None else secret_values():
         text = text.replace(s, "[redacted]")
-    return text
+    return redact_urls(text)
 
 
 class RedactSecrets(logging.Filter):

@@ -34,6 +34,7 @@ from typing import Any
 
 import urbanarena
 from urbanarena.errors import RunIOError
+from urbanarena.redact import redact_tree
 
 RUN_FILE = "run.json"
 RUN_FORMAT = "urbanarena-run"
@@ -98,7 +99,7 @@ def write_run_json(run_dir: str | Path, record: dict[str, Any]) -> Path:
     """
     p = Path(run_dir) / RUN_FILE
     tmp = p.with_name(f".{RUN_FILE}.{os.getpid()}.tmp")
-    data = json.dumps(record, indent=2, ensure_ascii=False, default=str).encode("utf-8")
+    data = json.dumps(redact_tree(record), indent=2, ensure_ascii=False, default=str).encode("utf-8")
     try:
         tmp.write_bytes(data)
         os.replace(tmp, p)

@@ -82,6 +82,7 @@ from typing import Any, Iterable, Iterator
 
 from urbanarena.agents.strategies.memory import MEMORY_COLUMNS, MEMORY_DDL, MEMORY_KEY, MEMORY_TABLE
 from urbanarena.errors import RunIOError, StoreError
+from urbanarena.redact import redact_urls
 from urbanarena.runner.results import V3_STORE_COLUMNS, V3_STORE_NAMES, V3_TIME_COLUMNS
 from urbanarena.tasks.metrics import METRIC_KEYS
 
@@ -315,6 +316,9 @@ class Store:
             "started_at": result.get("started_at"),
             "finished_at": result.get("finished_at"),
         }
+        for k in ("error", "last_error_message", "agent_stats"):  # defence in depth: no URL credential is stored
+            if isinstance(values.get(k), str):
+                values[k] = redact_urls(values[k])
         cols = list(values)
         verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
         sql = f"{verb} INTO episodes ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})"

@@ -17,6 +17,21 @@ class ModelSpecError(ModelClientError, ValueError):
     """A model spec string (``provider:model`` ...) cannot be parsed."""
 
 
+class CredentialsInURLError(ModelSpecError):
+    """A model spec's endpoint URL carries a credential (userinfo or a secret-looking query parameter).
+
+    Attributes:
+        found: what was found (names, never values).
+        variable: the environment variable to put the key in instead.
+    """
+
+    def __init__(self, redacted_url: str, found: list[str], variable: str):
+        self.found = list(found)
+        self.variable = variable
+        super().__init__(f"model endpoint {redacted_url!r} carries a credential ({', '.join(found)}); keys are "
+                         f"never taken from URLs: remove it and set the environment variable {variable} instead")
+
+
 class MissingAPIKeyError(ModelClientError):
     """The environment variable that must hold the provider's API key is unset.
 

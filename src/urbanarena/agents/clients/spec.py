@@ -41,7 +41,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from urbanarena.agents.clients.errors import MissingAPIKeyError, ModelSpecError
+from urbanarena.agents.clients.errors import CredentialsInURLError, MissingAPIKeyError, ModelSpecError
+from urbanarena.redact import redact_urls, url_credentials
 
 PROVIDERS = ("openai", "openai-compatible", "anthropic")
 """Provider ids accepted in a model spec."""
@@ -102,6 +103,8 @@ def parse_model_spec(spec: str) -> ModelSpec:
     Raises:
         ModelSpecError: unknown provider, empty model, malformed endpoint (a port outside 1-65535 included), or
             ``openai-compatible`` without an endpoint.
+        CredentialsInURLError: the endpoint carries userinfo or a secret-looking query value (its message
+            names the key variable to use and never the value).
     """
     if not isinstance(spec, str) or ":" not in spec:
         raise ModelSpecError(f"model spec {spec!r}: expected 'provider:model' with provider one of {', '.join(PROVIDERS)}")
@@ -111,6 +114,16 @@ def parse_model_spec(spec: str) -> ModelSpec:
         raise ModelSpecError(f"model spec {spec!r}: unknown provider {provider!r}; known: {', '.join(PROVIDERS)}")
     base_url: str | None = None
     if rest.startswith(("http://", "https://")):
+        found = url_credentials(rest)
+        if found:
+            clean = rest.split("?", 1)[0]
+            clean = clean.split("://", 1)[0] + "://" + clean.split("://", 1)[1].rpartition("@")[2] if "@" in clean else clean
+            variable = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}.get(provider)
+            if variable is None:
+                m0 = _ENDPOINT_RE.match(clean) or _ENDPOINT_RE.match(clean + ":m")
+                variable = endpoint_key_variable(m0.group("url")) if m0 else "OPENAI_COMPATIBLE_API_KEY"
+                variable += " (or OPENAI_COMPATIBLE_API_KEY)"
+            raise CredentialsInURLError(redact_urls(rest), found, variable)
         m = _ENDPOINT_RE.match(rest)
         if m is None:
             raise ModelSpecError(
