@@ -88,3 +88,41 @@ def test_tasks_export_disk_full_names_the_path_and_leaves_nothing(suite, tmp_pat
     (tmp_path / "missing.json").write_text("{}")
     assert run_export(city_dir, tmp_path / "missing.json", out).exit_code == 2
     assert out.is_dir() and list(out.iterdir()) == []
+
+
+def test_atomic_write_names_the_path_on_disk_full_and_leaves_no_temporary(tmp_path):
+    from urbanarena.errors import RunIOError
+    from urbanarena.safe_paths import atomic_write
+
+    target = tmp_path / "rep.html"
+
+    def full(tmp):
+        tmp.write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    with pytest.raises(RunIOError) as ei:
+        atomic_write(target, full)
+    assert str(target) in str(ei.value) and "No space left" in str(ei.value)
+    assert list(tmp_path.iterdir()) == []
+    assert atomic_write(target, lambda tmp: tmp.write_text("ok")) == 2 and target.read_text() == "ok"
+    assert [p.name for p in tmp_path.iterdir()] == ["rep.html"]
+
+
+def test_report_disk_full_names_the_path_and_leaves_no_tmp(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    import urbanarena.report.html as h
+    monkeypatch.setattr(h, "load_runs", lambda *a, **k: [])
+    monkeypatch.setattr(h, "build_report", lambda *a, **k: {})
+    monkeypatch.setattr(h, "render_html", lambda ctx: "<html>" + "x" * 100)
+    real = Path.write_text
+
+    def full(self, *a, **k):
+        real(self, "partial")
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(Path, "write_text", full)
+    out = tmp_path / "rep.html"
+    from urbanarena.errors import RunIOError
+    fn = next(getattr(h, n) for n in ("write_report", "write_html_report", "report_html") if hasattr(h, n))
+    with pytest.raises(RunIOError) as ei:
+        fn([tmp_path], out)
+    assert str(out) in str(ei.value) and list(tmp_path.iterdir()) == []

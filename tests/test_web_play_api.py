@@ -291,3 +291,29 @@ def test_non_loopback_host_needs_public(study, tmp_path):
                                      "--host", host, "--out", str(out)])
         assert r.exit_code == 2 and "error: refusing to bind" in r.output, r.output
     assert not out.exists()
+
+
+def test_a_busy_port_is_refused_before_tokens_or_run_dir(study, tmp_path):
+    """Issue 29 item 14: exit 2 (the exit-status table's code for a bad choice detected before writing),
+    no token printed, no RUN_DIR, no token file."""
+    import socket
+
+    from urbanarena.cli.play_cmd import play as play_cmd
+
+    cli = typer.Typer()
+    cli.command("play")(play_cmd)
+    cli.command("other")(lambda: None)
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    out, tok = tmp_path / "run", tmp_path / "tokens.tsv"
+    try:
+        r = CliRunner().invoke(cli, ["play", "--city", str(study["city_dir"]), "--tasks", str(study["suite"]),
+                                     "--port", str(port), "--out", str(out), "--tokens", str(tok),
+                                     "--participant", "p1"])
+    finally:
+        busy.close()
+    assert r.exit_code == 2, r.output
+    assert f"--port {port}" in r.output and "already in use" in r.output
+    assert "token=" not in r.output and not out.exists() and not tok.exists()

@@ -9,13 +9,17 @@
   exit 2) instead of meaning the current directory.
 * :func:`check_out_folder`: an output *folder* must be absent or empty (``force`` replaces a non-empty one
   where the command offers ``--force``), never a file.
+* :func:`atomic_write`: a file written under a temporary name and renamed; a failure leaves no temporary and
+  names the path.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any, Callable
 
-from urbanarena.errors import UnsafePathError
+from urbanarena.errors import RunIOError, UnsafePathError
 
 #: longest name accepted by :func:`check_name`
 MAX_NAME_CHARS = 200
@@ -69,4 +73,22 @@ def check_out_folder(out: str | Path, *, force: bool = False, flag: str = "--out
     return p
 
 
-__all__ = ["MAX_NAME_CHARS", "check_name", "check_out_folder", "confine", "out_option"]
+def atomic_write(path: str | Path, write: Callable[[Path], Any]) -> Any:
+    """``write(tmp)`` into a hidden temporary beside ``path``, renamed to ``path`` when it returns. Any failure
+    removes the temporary; an ``OSError`` (a full disk) becomes :class:`~urbanarena.errors.RunIOError` naming
+    ``path``. Returns what ``write`` returned."""
+    p = Path(path)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    try:
+        value = write(tmp)
+        os.replace(tmp, p)
+        return value
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise RunIOError(p, e.strerror or str(e)) from e
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+__all__ = ["MAX_NAME_CHARS", "atomic_write", "check_name", "check_out_folder", "confine", "out_option"]

@@ -361,9 +361,9 @@ def write_html_report(run_dirs: Sequence[str | Path], out: str | Path, *, baseli
     p = Path(out)
     if p.parent and not p.parent.exists():
         p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(p)
+    from urbanarena.safe_paths import atomic_write
+
+    atomic_write(p, lambda tmp: tmp.write_text(text, encoding="utf-8"))
     return p
 
 

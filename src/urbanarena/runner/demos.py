@@ -27,6 +27,7 @@ JSON), ``done`` and ``score`` (the episode's final score on its last row, else `
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -36,11 +37,13 @@ import numpy as np
 from urbanarena.agents.base import AgentContext
 from urbanarena.agents.clients import Image, ModelReply, Text
 from urbanarena.agents.clients.spec import ModelSpec
-from urbanarena.errors import UrbanArenaError
+from urbanarena.errors import RunIOError, UnsafePathError, UrbanArenaError
 from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
 
 FORMATS = ("hf", "jsonl")
+#: what a demonstrations folder holds besides ``<split>.jsonl`` files (a folder holding anything else is refused)
+DEMO_ENTRIES = ("data", "images")
 DEMO_MODEL = "oracle-demonstration"
 
 
@@ -240,22 +243,52 @@ def export_demos(city: City, tasks: list[Task], out: str | Path, fmt: str = "hf"
     out = Path(out)
     seeds = list(seeds or [0])
     split = _split_of(city)
+    if out.exists() and not out.is_dir():
+        raise UnsafePathError(f"--out {out}: exists and is a file, not a folder")
+    if out.is_dir():
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in DEMO_ENTRIES and not p.name.endswith(".jsonl"))
+        if foreign:
+            raise UnsafePathError(f"--out {out}: a non-empty folder that is not a demonstrations export "
+                                  f"(holds {', '.join(foreign[:3])}); give an absent or empty folder")
     rows = demo_rows(city, tasks, seeds, task_dir, protocol)
+    try:
+        return _write(out, fmt, split, rows, n_episodes=len(tasks) * len(seeds))
+    except OSError as e:
+        raise RunIOError(e.filename or out, e.strerror or str(e)) from e
+
+
+def _write_atomic(path: Path, write: Any) -> None:
+    """``write(tmp)`` into a hidden temporary beside ``path``, then renamed to it (removed on failure)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def _write(out: Path, fmt: str, split: str, rows: Any, n_episodes: int) -> dict[str, Any]:
     if fmt == "jsonl":
         path = out / f"{split}.jsonl"
         if path.exists():
             raise DemoExportError(f"{path} exists: export each split once into a fresh folder")
         (out / "images").mkdir(parents=True, exist_ok=True)
         n = 0
-        with path.open("w", encoding="utf-8") as f:
-            for r in rows:
-                names = []
-                for i, img in enumerate(r["images"]):
-                    name = f"images/{split}-{n:07d}-{i}.png"
-                    (out / name).write_bytes(_png(img))
-                    names.append(name)
-                f.write(json.dumps({**r, "images": names}, ensure_ascii=False) + "\n")
-                n += 1
+
+        def write_jsonl(tmp: Path) -> None:
+            nonlocal n
+            with tmp.open("w", encoding="utf-8") as f:
+                for r in rows:
+                    names = []
+                    for i, img in enumerate(r["images"]):
+                        name = f"images/{split}-{n:07d}-{i}.png"
+                        data = _png(img)
+                        _write_atomic(out / name, lambda t, d=data: t.write_bytes(d))
+                        names.append(name)
+                    f.write(json.dumps({**r, "images": names}, ensure_ascii=False) + "\n")
+                    n += 1
+        _write_atomic(path, write_jsonl)
     else:
         import datasets
 
@@ -277,8 +310,9 @@ def export_demos(city: City, tasks: list[Task], out: str | Path, fmt: str = "hf"
         if not n:
             raise DemoExportError("no demonstration rows")
         path.parent.mkdir(parents=True, exist_ok=True)
-        datasets.Dataset.from_list(recs, features=feats).to_parquet(str(path))
-    return {"rows": n, "episodes": len(tasks) * len(seeds), "split": split, "path": str(path)}
+        ds = datasets.Dataset.from_list(recs, features=feats)
+        _write_atomic(path, lambda tmp: ds.to_parquet(str(tmp)))
+    return {"rows": n, "episodes": n_episodes, "split": split, "path": str(path)}
 
 
 __all__ = ["DemoExportError", "FORMATS", "OracleReplyClient", "arena_reply", "demo_rows", "export_demos",

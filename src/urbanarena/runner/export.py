@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 from pathlib import Path
 from typing import Any, Iterable
 
 import re
 
 from urbanarena.errors import UrbanArenaError
+from urbanarena.safe_paths import atomic_write
 from urbanarena.runner.results import CITYARENA_CSV_COLUMNS, V3_STORE_COLUMNS
 from urbanarena.runner.store import COLUMNS, JSON_COLUMNS, Store
 from urbanarena.tasks.metrics import METRIC_KEYS
@@ -173,11 +173,5 @@ def export_run(run_dir: str | Path, fmt: str, out: str | Path, config_hashes: li
               "cityarena-csv": lambda rows, tmp: _write_cityarena_csv(rows, tmp, run_id)}[fmt]
     with Store(Path(run_dir) / "episodes.sqlite", readonly=True) as store:
         out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-        try:
-            n = writer(store.rows(config_hashes), tmp)
-            os.replace(tmp, out)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
+        n = atomic_write(out, lambda tmp: writer(store.rows(config_hashes), tmp))
     return n

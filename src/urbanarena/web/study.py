@@ -331,13 +331,15 @@ def export_anonymised(run_dir: str | Path, out: str | Path, *, include_agents: I
     names = {a: f"{HUMAN_PREFIX}P{i + 1:0{width}d}" for i, a in enumerate(ordered)}
     p = Path(out)
     p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        for r in sorted(rows, key=lambda r: (names[r["agent"]], r["task_id"], r["seed"])):
-            rec = {k: v for k, v in r.items() if k not in DROPPED_COLUMNS}
-            rec = _scrub(rec, names)
-            f.write(json.dumps(rec, ensure_ascii=False, allow_nan=False, default=str) + "\n")
-    tmp.replace(p)
+    from urbanarena.safe_paths import atomic_write
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "w", encoding="utf-8") as f:
+            for r in sorted(rows, key=lambda r: (names[r["agent"]], r["task_id"], r["seed"])):
+                rec = {k: v for k, v in r.items() if k not in DROPPED_COLUMNS}
+                rec = _scrub(rec, names)
+                f.write(json.dumps(rec, ensure_ascii=False, allow_nan=False, default=str) + "\n")
+    atomic_write(p, write)
     return {"path": str(p), "episodes": len(rows), "participants": len(ordered)}
 
 
