@@ -25,7 +25,7 @@ import json
 
 import pytest
 
-from fakes import BROKEN_REPLY_COUNTER, CONTENT_FAULT_COUNTER, CONTENT_FAULTS, TRANSPORT_FAULTS, FakeOpenAIServer, FaultSchedule
+from fakes import BODY_FAULT_COUNTER, CONTENT_FAULT_COUNTER, CONTENT_FAULTS, TRANSPORT_FAULTS, FakeOpenAIServer, FaultSchedule
 from fakes.servers import MALFORMED_TEXT, REFUSAL_TEXT
 from test_run_vlm_arena import PLANS, TASK_OF, db_rows, invoke, make_inputs, run_args, stable, task_and_step
 from urbanarena.agents.clients.base import ModelClient
@@ -40,7 +40,7 @@ MAX_REASKS = {"cityarena-v1": 3, "urbanarena-v1": 2}
 FAULT_STATS = ("faults_total", "retries", "http_attempts", "reasks", "parse_failures", "parse_errors", "requests",
                "api_requests", "input_tokens", "output_tokens", "trace", "last_error_type", "last_error_message",
                "last_finish_reason", *(f"fault_{k}" for k in TRANSPORT_FAULTS),
-               *(f"fault_{k}" for k in BROKEN_REPLY_COUNTER.values()),
+               *(f"fault_{k}" for k in BODY_FAULT_COUNTER.values()),
                "flagged_empty", "flagged_truncated", "flagged_refusal", "flagged_oversized",
                "cost_usd")  # cost follows the tokens (re-asks cost more) when a price is known
 FAULT_COLUMNS = ("llm_error_count", "llm_request_count", "parse_error_count", "total_prompt_tokens",
@@ -162,16 +162,16 @@ def test_broken_200_replies_at_30_percent_are_retried_counted_per_type_and_chang
     """Issue 29 item 1: a 200 whose body is cut short, reset mid-body, or sent in malformed chunks is a
     retryable transport fault of its own type; the run's scores equal the fault-free run's."""
     clean_rows, _, _, _ = clean["cityarena-v1"]
-    sch = FaultSchedule(rate=0.3, kinds=tuple(BROKEN_REPLY_COUNTER), seed=TRANSPORT_SEED)
+    sch = FaultSchedule(rate=0.3, kinds=tuple(BODY_FAULT_COUNTER), seed=TRANSPORT_SEED)
     rows, srv, summary, _ = run(inputs, "broken-replies", schedule=sch, workers=2)
     injected = dict(srv.injected)
-    assert set(injected) == set(BROKEN_REPLY_COUNTER)  # every kind occurred
+    assert set(injected) == set(BODY_FAULT_COUNTER)  # every kind occurred
     total = sum(injected.values())
     assert len(srv.log) == 20 + total and 0.15 < total / len(srv.log) < 0.45
     assert all(x["status"] == "ANSWER" for x in rows) and len(rows) == len(clean_rows)
     assert without_faults(rows) == without_faults(clean_rows)
     assert [x["evaluation_score"] for x in rows] == [x["evaluation_score"] for x in clean_rows]
-    expected = {BROKEN_REPLY_COUNTER[k]: n for k, n in injected.items()}
+    expected = {BODY_FAULT_COUNTER[k]: n for k, n in injected.items()}
     st = [stats(x) for x in rows]
     assert {k: sum(s.get(f"fault_{k}", 0) for s in st) for k in expected} == expected
     assert sum(s["retries"] for s in st) == total and sum(s["gave_up"] for s in st) == 0

@@ -23,8 +23,6 @@ Register in ``cli/main.py`` (``_register_plugins``)::
 
 from __future__ import annotations
 
-import errno
-import socket
 import sys
 from pathlib import Path
 from typing import List, Optional
@@ -65,21 +63,6 @@ def _check_port_free(host: str, port: int) -> None:
 def _url(host: str, port: int, token: str) -> str:
     h = f"[{host}]" if ":" in host and not host.startswith("[") else host
     return f"http://{h}:{port}/?token={token}"
-
-
-def check_port_free(host: str, port: int) -> None:
-    """Raise :class:`UrbanArenaError` (exit 2, nothing written) when ``host:port`` cannot be bound now (in use,
-    or not an address of this machine). The probe socket is closed at once; uvicorn binds it again later."""
-    family = socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET
-    s = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: TIME_WAIT does not count
-        s.bind((host.strip("[]"), port))
-    except OSError as e:
-        why = "already in use" if e.errno == errno.EADDRINUSE else (e.strerror or str(e))
-        raise UrbanArenaError(f"--port {port}: cannot listen on {host}:{port} ({why}); choose another --port") from None
-    finally:
-        s.close()
 
 
 def play(
@@ -123,7 +106,6 @@ def play(
         _check_port_free(host, port)
         if time_limit < 0:
             raise UrbanArenaError(f"--time-limit must be >= 0 seconds (got {time_limit})")
-        check_port_free(host, port)  # before any token is printed or RUN_DIR created
         ids = list(participant or [])
         if tokens_file is not None:
             reg, tokens = ParticipantTokens.load_or_issue(tokens_file, ids)
