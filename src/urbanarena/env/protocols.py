@@ -129,6 +129,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "location_map": "except-localization",
             "image_downscale_step": 0.85,
             "reply_reading": "reference",
+            "stop_check": "before-action",
         },
     ),
     "urbanarena-v1": Protocol(
