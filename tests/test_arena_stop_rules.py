@@ -35,7 +35,7 @@ def play(env, actions):
 
 # ------------------------------------------------------------------ STEP_LIMIT
 def test_step_limit_counts_every_request_including_parse_errors():
-    env = make_arena_env(straight_street(), "cityarena-v1")
+    env = make_arena_env(straight_street(), "urbanarena-v1")
     env.reset(options={"start_node": "a", "start_heading_deg": 0.0})
     n, info, term, trunc = play(env, [PARSE] * 60)
     assert (n, term, trunc) == (50, False, True)
@@ -61,7 +61,7 @@ def test_answer_on_the_last_step_wins_and_custom_limit():
 
 # ------------------------------------------------------------------ STAGNATION
 def test_stagnation_same_action_twenty_times_without_moving():
-    env = make_arena_env(straight_street(), "cityarena-v1")
+    env = make_arena_env(straight_street(), "urbanarena-v1")
     env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
     # magnitudes differ but the action kind is the same (the reference compares tokens)
     acts = [ArenaAction("A", ["SMALL", "LARGE", None][i % 3]) for i in range(30)]
@@ -72,7 +72,7 @@ def test_stagnation_same_action_twenty_times_without_moving():
 
 
 def test_parse_errors_are_never_repeats_and_break_the_run():
-    env = make_arena_env(straight_street(), "cityarena-v1", max_steps=100)
+    env = make_arena_env(straight_street(), "urbanarena-v1", max_steps=100)
     env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
     acts = [ArenaAction("D")] * 19 + [PARSE] + [ArenaAction("D")] * 19 + [PARSE] * 5 + [ArenaAction("D")] * 20
     n, info, _, trunc = play(env, acts)
@@ -81,7 +81,7 @@ def test_parse_errors_are_never_repeats_and_break_the_run():
 
 
 def test_stagnation_resets_on_movement_and_on_another_action():
-    env = make_arena_env(straight_street(), "cityarena-v1")
+    env = make_arena_env(straight_street(), "urbanarena-v1")
     env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
     a = ArenaAction("A")
     acts = [a] * 19 + [W("SMALL")] + [a] * 19 + [ArenaAction("Q")] + [a] * 9
@@ -182,7 +182,7 @@ def test_rule_validation_and_no_goal():
 
 def test_inner_rule_wins_when_two_fire_on_the_same_step():
     # 20 identical blocked Ws at a dead end while the step limit is also reached on step 20
-    env = make_arena_env(straight_street(), "cityarena-v1", max_steps=20)
+    env = make_arena_env(straight_street(), "urbanarena-v1", max_steps=20)
     env.reset(options={"start_node": "d", "start_heading_deg": 0.0})
     n, info, _, _ = play(env, [W()] * 25)
     assert n == 20 and info["stop_reason"] == "STEP_LIMIT"
@@ -204,3 +204,56 @@ def test_arena_protocol_entries():
         make_arena_env(t_junction(), "cityseeker-v1")
     env = make_arena_env(t_junction(), "urbanarena-v1", task_kind="map_navigation")
     assert isinstance(env.unwrapped, ArenaEnv)
+
+
+# ------------------------------------- cityarena-v1: the reference's timing (issue 25)
+# agent_server.early_stopping checks each request before its action runs, on the
+# position sent with it; STEP_LIMIT counts parsed replies only; a firing rule replaces
+# the request's action with ANSWER (not executed).
+def test_reference_stagnation_needs_a_21st_identical_request():
+    env = make_arena_env(straight_street(), "cityarena-v1")
+    env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
+    # the issue's probe: 20 x A then D does not stop under the reference
+    n, info, term, trunc = play(env, [ArenaAction("A")] * 20 + [ArenaAction("D")])
+    assert (n, term, trunc, info["stop_reason"]) == (21, False, False, None)
+    env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
+    n, info, term, trunc = play(env, [ArenaAction("A")] * 30)
+    # requests 2..21 each repeat the previous token at an unchanged position: 20 on request 21
+    assert (n, trunc, info["stop_reason"]) == (21, True, "STAGNATION")
+    assert info["action_replaced"] is True and not info["answer"]
+    # 20 As ran; the 21st was replaced by the (executed) empty ANSWER
+    assert info["counters"]["executed_actions"] == 21 and info["counters"]["answers"] == 1
+    assert info["stop_rule_counters"]["STAGNATION"] == 20
+    # ours (urbanarena-v1) stops after the 20th
+    env = make_arena_env(straight_street(), "urbanarena-v1")
+    env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
+    n, info, _, _ = play(env, [ArenaAction("A")] * 20 + [ArenaAction("D")])
+    assert (n, info["stop_reason"]) == (20, "STAGNATION")
+
+
+def test_reference_step_limit_counts_parsed_replies_and_replaces_the_50th():
+    env = make_arena_env(straight_street(), "cityarena-v1")
+    env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
+    # alternate A and D so stagnation never fires; 10 parse errors do not count
+    acts = [PARSE] * 10 + [ArenaAction("AD"[i % 2]) for i in range(60)]
+    n, info, term, trunc = play(env, acts)
+    assert (n, term, trunc, info["stop_reason"]) == (60, False, True, "STEP_LIMIT")
+    # 49 turns ran, the 50th parsed reply became the empty ANSWER
+    assert info["counters"]["executed_actions"] == 50 and info["counters"]["answers"] == 1
+    assert info["counters"]["parse_errors"] == 10
+    assert info["stop_rule_counters"]["STEP_LIMIT"] == 50
+    # an ANSWER as the 50th parsed reply is the agent's answer
+    env.reset(options={"start_node": "b", "start_heading_deg": 0.0})
+    acts = [ArenaAction("AD"[i % 2]) for i in range(49)] + [ArenaAction("ANSWER", answer="7")]
+    n, info, term, _ = play(env, acts)
+    assert (n, term, info["stop_reason"], info["answer"]) == (50, True, "ANSWER", "7")
+
+
+def test_reference_step_limit_checked_before_stagnation():
+    # 25 blocked Ws at a dead end, limit 21: on request 21 both rules fire; the reference checks
+    # the step limit first
+    env = make_arena_env(straight_street(), "cityarena-v1", max_steps=21)
+    env.reset(options={"start_node": "d", "start_heading_deg": 0.0})
+    n, info, _, _ = play(env, [W()] * 25)
+    assert (n, info["stop_reason"]) == (21, "STEP_LIMIT")
+    assert info["counters"]["executed_actions"] == 21 and info["counters"]["answers"] == 1

@@ -36,7 +36,10 @@ id                          meaning
 
 Arena parameters (``cityarena-v1`` / ``urbanarena-v1``; read by
 :func:`urbanarena.env.stop_rules.make_arena_env` and the agent layer):
-``step_limit`` (requests consumed), ``stagnation_limit`` /
+``step_limit`` (requests consumed, or parsed replies under ``stop_check``
+``before-action``), ``stop_check`` (``before-action``: STEP_LIMIT and STAGNATION
+are checked before a request's action runs and replace it with ANSWER, as the
+360CityArena runner does; absent = ``after-action``, ours), ``stagnation_limit`` /
 ``stagnation_epsilon_m``, ``away_from_goal_limit`` /
 ``away_from_goal_epsilon_m`` / ``away_from_goal_distance`` (``euclidean`` or
 ``graph``) / ``away_from_goal_counts`` (``requests``: every consumed request
@@ -129,6 +132,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "location_map": "except-localization",
             "image_downscale_step": 0.85,
             "reply_reading": "reference",
+            "stop_check": "before-action",
         },
     ),
     "urbanarena-v1": Protocol(

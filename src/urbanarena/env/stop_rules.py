@@ -29,12 +29,15 @@ Source: 360CityArena ``python/src/cityarena/runner/agent_server.py``
 (``early_stopping``: step limit 50 for every task type, stagnation limit 20 with
 ``LOCATION_EPSILON`` 0.05, ``GOAL_AWAY_CONSECUTIVE_LIMIT`` 5 with a 0.05 m
 margin, MapNavigation only) and the paper's evaluation-protocol section.
-Differences, all documented: the reference checks the position *reported with*
-each request (before the action runs), so it stops one request later than we
-do for stagnation (it needs a 21st identical request) and it counts only
-successfully parsed replies toward its step limit, whereas every consumed
-request counts here; its step-limit stop replaces the last action, ours
-executes it.
+Timing (protocol param ``stop_check``): ``"before-action"`` (cityarena-v1) is the
+reference's: STEP_LIMIT and STAGNATION are checked on each request before its
+action runs, on the position sent with it, and a rule that fires replaces the
+request's action with an empty ANSWER (``info["action_replaced"]``); STEP_LIMIT
+counts parsed replies only (an ANSWER as the last one is the agent's), plus our
+backstop of ``max_steps`` parse-error steps; STAGNATION fires on the 21st
+identical request. ``"after-action"`` (urbanarena-v1, ours) checks each step
+after it ran: every consumed request counts and the 20th identical non-moving
+action stops.
 
 When several rules fire on the same step the innermost wrapper wins;
 :func:`make_arena_env` nests them STEP_LIMIT (innermost), STAGNATION,
@@ -51,11 +54,28 @@ from typing import Any, Literal
 
 import gymnasium as gym
 
-from urbanarena.env.arena_env import ArenaConfig, ArenaEnv, MapRenderer, Observer
+from urbanarena.env.arena_env import ActionKind, ArenaAction, ArenaConfig, ArenaEnv, MapRenderer, Observer
 from urbanarena.env.motion.trajectory import MotionConfig
 from urbanarena.env.protocols import get_protocol
 from urbanarena.errors import ProtocolError
 from urbanarena.world.city import City
+
+
+#: ``ArenaAction.error`` prefix of an ANSWER a rule put in place of the request's action.
+REPLACED = "replaced-by:"
+
+
+def _kind_of(action) -> str | None:
+    """The action token the reply carried (``None`` for a parse error); for an ANSWER an
+    outer rule put in place, the token it replaced (``replaced-by:RULE:TOKEN``)."""
+    kind = getattr(action, "kind", None)
+    if kind is None or kind == ActionKind.PARSE_ERROR:
+        return None
+    err = str(getattr(action, "error", "") or "")
+    if kind == ActionKind.ANSWER and err.startswith(REPLACED):
+        token = err.split(":")[-1]
+        return token or None
+    return ActionKind(kind).value
 
 
 class ArenaStopRule(gym.Wrapper):
@@ -78,10 +98,20 @@ class ArenaStopRule(gym.Wrapper):
     def step(self, action):
         if self._ended:
             raise RuntimeError(f"step() after the episode ended ({self.name} wrapper)")
+        pre_fire, pre_detail = self._before(action)
+        if pre_fire:
+            # reference timing: the request's action is replaced by an empty ANSWER
+            action = ArenaAction(ActionKind.ANSWER, answer=None,
+                                 error=f"{REPLACED}{self.name}:{_kind_of(action) or ''}")
         obs, reward, terminated, truncated, info = self.env.step(action)
         info = dict(info)
         fire, detail = self._observe(action, info)
-        if fire and not (terminated or truncated):
+        if pre_fire and info.get("stop_reason") == "ANSWER":
+            # the replaced ANSWER ends the episode as this rule's stop (an inner rule that
+            # also fired has already put its own name there: it was checked first)
+            terminated, fire, detail = False, True, pre_detail
+            info["action_replaced"] = True
+        if fire and not truncated and (not terminated or pre_fire):
             truncated = True
             info["stop_reason"] = self.name
             info["stop_reason_detail"] = detail
@@ -100,6 +130,10 @@ class ArenaStopRule(gym.Wrapper):
 
     # hooks
     def _reset_counters(self) -> None: ...
+
+    def _before(self, action) -> tuple[bool, str | None]:
+        """Reference timing: say, before ``action`` runs, whether this request stops the episode."""
+        return False, None
 
     def _start(self, info: dict[str, Any]) -> None: ...
 
@@ -120,20 +154,42 @@ class StepLimitRule(ArenaStopRule):
 
     name = "STEP_LIMIT"
 
-    def __init__(self, env: gym.Env, max_steps: int = 50):
+    def __init__(self, env: gym.Env, max_steps: int = 50, timing: str = "after-action"):
         if int(max_steps) < 1:
             raise ValueError("max_steps must be >= 1")
+        if timing not in ("after-action", "before-action"):
+            raise ValueError(f"timing must be 'after-action' or 'before-action', got {timing!r}")
         super().__init__(env)
         self.max_steps = int(max_steps)
+        self.timing = timing
         self._n = 0
+        self._requests = 0
 
     def _reset_counters(self) -> None:
         self._n = 0
+        self._requests = 0
 
     def _count(self) -> int:
         return self._n
 
+    def _before(self, action):
+        if self.timing != "before-action":
+            return False, None
+        self._requests += 1
+        kind = _kind_of(action)
+        if kind is not None:
+            self._n += 1  # the reference counts successfully parsed replies only
+            if self._n >= self.max_steps and kind != ActionKind.ANSWER.value:
+                return True, f"step_limit={self.max_steps}"
+        return False, None
+
     def _observe(self, action, info):
+        if self.timing == "before-action":
+            # ours: the reference has no bound on unparsed replies; ``max_steps`` parse-error
+            # steps end the episode (after the last one) so an always-garbage model cannot loop
+            if _kind_of(action) is None and self._requests - self._n >= self.max_steps:
+                return True, f"step_limit={self.max_steps}"
+            return False, None
         self._n += 1
         if self._n >= self.max_steps:
             return True, f"step_limit={self.max_steps}"
@@ -150,22 +206,44 @@ class StagnationRule(ArenaStopRule):
 
     name = "STAGNATION"
 
-    def __init__(self, env: gym.Env, limit: int = 20, epsilon_m: float = 0.05):
+    def __init__(self, env: gym.Env, limit: int = 20, epsilon_m: float = 0.05,
+                 timing: str = "after-action"):
         if int(limit) < 1:
             raise ValueError("limit must be >= 1")
+        if timing not in ("after-action", "before-action"):
+            raise ValueError(f"timing must be 'after-action' or 'before-action', got {timing!r}")
         super().__init__(env)
         self.limit = int(limit)
         self.epsilon_m = float(epsilon_m)
+        self.timing = timing
         self._streak = 0
         self._prev: str | None = None
+        self._last_disp: float | None = None
 
     def _reset_counters(self) -> None:
-        self._streak, self._prev = 0, None
+        self._streak, self._prev, self._last_disp = 0, None, None
 
     def _count(self) -> int:
         return self._streak
 
+    def _before(self, action):
+        if self.timing != "before-action":
+            return False, None
+        # the position arrives with the request: unchanged = the previous request moved < epsilon
+        kind = _kind_of(action)
+        unchanged = self._last_disp is not None and self._last_disp < self.epsilon_m
+        same = kind is not None and self._prev is not None and kind == self._prev
+        self._streak = self._streak + 1 if (unchanged and same) else 0
+        self._prev = kind
+        if self._streak >= self.limit:
+            return True, (f"action {kind} requested with the position unchanged for {self._streak} "
+                          f"consecutive requests (movement < {self.epsilon_m} m)")
+        return False, None
+
     def _observe(self, action, info):
+        if self.timing == "before-action":
+            self._last_disp = float(info.get("displacement_m", 0.0) or 0.0)
+            return False, None
         if not info.get("executed"):
             self._streak, self._prev = 0, None
             return False, None
@@ -287,8 +365,9 @@ def make_arena_env(
     p = get_protocol(protocol_id).params
     cfg = arena_config_for(protocol_id, motion)
     env: gym.Env = ArenaEnv(city, cfg, observer=observer, map_renderer=map_renderer)
-    env = StepLimitRule(env, int(max_steps if max_steps is not None else p["step_limit"]))
-    env = StagnationRule(env, int(p["stagnation_limit"]), float(p["stagnation_epsilon_m"]))
+    timing = p.get("stop_check", "after-action")
+    env = StepLimitRule(env, int(max_steps if max_steps is not None else p["step_limit"]), timing)
+    env = StagnationRule(env, int(p["stagnation_limit"]), float(p["stagnation_epsilon_m"]), timing)
     if task_kind is not None and task_kind in p["away_from_goal_scope"]:
         env = AwayFromGoalRule(env, p["away_from_goal_distance"], p["away_from_goal_counts"],
                                int(p["away_from_goal_limit"]), float(p["away_from_goal_epsilon_m"]))
