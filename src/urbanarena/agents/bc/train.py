@@ -80,10 +80,20 @@ class Dataset:
 
 
 def save_dataset(ds: Dataset, path: str | Path) -> Path:
-    """Write ``ds`` as a compressed ``.npz`` (plain arrays; read back with ``np.load(allow_pickle=False)``)."""
+    """Write ``ds`` as a compressed ``.npz`` (plain arrays; read back with ``np.load(allow_pickle=False)``),
+    through a temporary renamed when complete (:func:`urbanarena.safe_paths.atomic_write`): a killed or
+    failed write leaves no file under ``path``.
+
+    Raises: RunIOError: the write failed (disk full), naming ``path``."""
+    from urbanarena.safe_paths import atomic_write
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, vectors=ds.vectors, masks=ds.masks, actions=ds.actions)
+
+    def write(tmp: Path) -> None:
+        with open(tmp, "wb") as f:  # a file object: savez would append .npz to a temporary's name
+            np.savez_compressed(f, vectors=ds.vectors, masks=ds.masks, actions=ds.actions)
+    atomic_write(path, write)
     return path
 
 
@@ -231,10 +241,12 @@ def save_checkpoint(model, path: str | Path, meta: dict[str, Any]) -> Path:
     """Write the weights and ``meta`` (JSON under :data:`META_KEY`) as one safetensors file."""
     from safetensors.torch import save_file
 
+    from urbanarena.safe_paths import atomic_write
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    save_file({k: v.contiguous() for k, v in model.state_dict().items()}, str(path),
-              metadata={META_KEY: json.dumps(meta, sort_keys=True)})
+    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    atomic_write(path, lambda tmp: save_file(state, str(tmp), metadata={META_KEY: json.dumps(meta, sort_keys=True)}))
     return path
 
 
