@@ -76,6 +76,7 @@ from urbanarena.runner.pool import (
     make_backend,
 )
 from urbanarena.runner.store import STORE_FILE, Store
+from urbanarena.runner.run_folder import check_run_folder
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.resolve import TaskSet, resolve_task_set, task_hash
 from urbanarena.world.city import City
@@ -187,6 +188,7 @@ def check_request(req: RunRequest) -> None:
     out = Path(req.out)
     if out.exists() and not out.is_dir():
         raise UrbanArenaError(f"--out {out} exists and is not a directory")
+    check_run_folder(out)
     if req.backend not in BACKENDS:
         raise UrbanArenaError(f"--backend {req.backend!r}: choose one of {', '.join(BACKENDS)}")
     if req.protocol is not None:
