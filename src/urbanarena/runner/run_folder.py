@@ -1,7 +1,7 @@
 """The rule for a run's ``--out`` folder (issue 29 item 10, the run side of :mod:`urbanarena.safe_paths`).
 
 ``RUN_DIR`` is absent, an empty folder, or a run directory to resume: a folder that holds at least one of the
-files a run writes (the episode store, ``run.json``, the response cache, the budget ledger). Any other
+files a run writes (the episode store, ``run.json``, the response cache, the budget ledger, its lock or log). Any other
 non-empty folder — a home directory, a project checkout, another command's export — is refused before anything
 is written, so a mistyped ``--out`` never scatters a run's files among someone else's."""
 
@@ -10,12 +10,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from urbanarena.errors import UnsafePathError
+from urbanarena.runner.logs import LOG_FILE
 from urbanarena.runner.metadata import RUN_FILE
+from urbanarena.runner.run_lock import LOCK_FILE
 from urbanarena.runner.run_request import CACHE_FILE, LEDGER_FILE
 from urbanarena.runner.store import STORE_FILE
 
-#: files whose presence makes a folder a run directory (to resume)
-RUN_MARKERS = (STORE_FILE, RUN_FILE, CACHE_FILE, LEDGER_FILE)
+#: files whose presence makes a folder a run directory (to resume; the lock and log: a run that is writing there
+#: now, or one killed before its first episode was stored)
+RUN_MARKERS = (STORE_FILE, RUN_FILE, CACHE_FILE, LEDGER_FILE, LOCK_FILE, LOG_FILE)
 
 
 def check_run_folder(out: str | Path) -> Path:
