@@ -105,6 +105,18 @@ BRANCH_KINDS = frozenset({ActionKind.LEFT, ActionKind.RIGHT, ActionKind.UP})
 LOOK_KINDS = frozenset({ActionKind.A, ActionKind.D, ActionKind.Q, ActionKind.E})
 
 
+class NonTextAnswer(str):
+    """An ANSWER's text that the model sent as a JSON number (``"answer": 3``), not as a string.
+
+    It is the number's text everywhere (prompts, stored columns, JSON); only a validator that asks
+    (``isinstance(answer, NonTextAnswer)``) can tell it from ``"3"``. Made by the reply parser under
+    ``reply_reading = "reference"`` (``cityarena-v1``), whose validators score such an answer 0 as
+    360CityArena's do (:mod:`urbanarena.tasks.reference_answers`).
+    """
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class ArenaAction:
     """One structured arena action.
@@ -113,7 +125,7 @@ class ArenaAction:
         kind: :class:`ActionKind` (a plain string such as ``"W"`` is accepted).
         magnitude: :class:`Magnitude` for W/A/D/Q/E, or ``None`` (the
             documented default applies). Ignored by other kinds.
-        answer: answer text (ANSWER only).
+        answer: answer text (ANSWER only); a :class:`NonTextAnswer` when it arrived as a JSON number.
         memory: the agent's current memory text, echoed in the next
             observation (``None`` keeps the previous one).
         error: why the reply could not be parsed (PARSE_ERROR only).
@@ -549,6 +561,6 @@ class ArenaEnv(gym.Env):
 
 
 __all__ = [
-    "ActionKind", "Magnitude", "ArenaAction", "ArenaActionSpace", "ArenaPose", "Observer", "MapRenderer",
+    "ActionKind", "Magnitude", "NonTextAnswer", "ArenaAction", "ArenaActionSpace", "ArenaPose", "Observer", "MapRenderer",
     "ArenaConfig", "ArenaEnv",
 ]

@@ -58,6 +58,9 @@ localization, as 360CityArena's task loader sets ``requires_current_location``, 
 tasks/loaders.py`` at commit a6ec8ed; ``task-flag``, the task's ``extra.requires_current_location``),
 ``reply_reading`` (``reference``: only the replies 360CityArena's parser reads are accepted, the rest
 fail as ``reference_refused`` and are re-requested; absent = lenient, every repair counted),
+``answer_reading`` (``reference``: grid and count answers are read as 360CityArena's validators read them
+and an answer sent as a JSON number scores 0, :mod:`urbanarena.tasks.reference_answers`; absent = our
+forgiving readers of :mod:`urbanarena.tasks.validators`),
 ``image_downscale_step`` (the linear scale per step when an image is over the provider's byte limit:
 0.85, the paper's "15 % steps", A.4; without it the client's default 0.75).
 """
@@ -132,6 +135,7 @@ PROTOCOLS: dict[str, Protocol] = {
             "location_map": "except-localization",
             "image_downscale_step": 0.85,
             "reply_reading": "reference",
+            "answer_reading": "reference",
             "stop_check": "before-action",
         },
     ),

@@ -60,10 +60,10 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable
 
-from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude
+from urbanarena.env.arena_env import ActionKind, ArenaAction, Magnitude, NonTextAnswer
 
 FAILURE_TYPES = (
     "oversized", "empty", "refusal", "truncated", "no_json", "json_invalid", "missing_action", "unknown_action",
@@ -313,8 +313,12 @@ def parse_arena_reply(text: str | None, flags: Iterable[str] = (), *, magnitude_
         empty_answer: ``"accept"`` or ``"error"``.
         reading: ``"lenient"`` (every reading above, each repair listed) or ``"reference"``
             (360CityArena's: a reply that needed any repair outside :data:`REFERENCE_REPAIRS` fails with
-            ``reference_refused``, a fence only counts when tagged ``json``, and a ``magnitude`` field is
-            ignored, as its runner reads the size from ``answer`` only).
+            ``reference_refused``, a fence only counts when tagged ``json``, the action must be the bare
+            token (``" W"`` and ``"W."`` are refused, repair ``action_padded``: its ``validate_action`` tests
+            membership), a ``magnitude`` field is ignored, as its runner reads the size from ``answer`` only,
+            and an ANSWER whose ``answer`` is not a JSON string is kept as a
+            :class:`~urbanarena.env.arena_env.NonTextAnswer` (note ``answer_not_text``), which the
+            ``cityarena-v1`` validators score 0 as the reference's do).
     """
     out = _parse_arena(text, flags, magnitude_out_of_range, empty_answer)
     if reading != "reference" or out.action is None:
@@ -322,6 +326,11 @@ def parse_arena_reply(text: str | None, flags: Iterable[str] = (), *, magnitude_
     refused = [r for r in out.repairs if r not in REFERENCE_REPAIRS and r != "magnitude_field"]
     if "code_fence" in out.repairs and not _JSON_FENCE.search(text or ""):
         refused.append("untagged_fence")
+    obj = extract_json_object(text, flags).obj or {}
+    raw_action = obj.get("action")
+    if (isinstance(raw_action, str) and raw_action not in ARENA_TOKENS
+            and not {"action_case", "magnitude_in_action"} & set(refused)):
+        refused.append("action_padded")  # " W", "W.": the reference accepts the bare token only
     if refused:
         out.action, out.failure = None, "reference_refused"
         if {"surrounding_text", "trailing_comma", "untagged_fence"} & set(refused):
@@ -334,6 +343,13 @@ def parse_arena_reply(text: str | None, flags: Iterable[str] = (), *, magnitude_
         out.repairs.remove("magnitude_field")
         out.notes.append("magnitude_field_ignored")
         out.action = ArenaAction(out.action.kind)
+    raw_answer = obj.get("answer")
+    if out.action.kind == ActionKind.ANSWER and "answer" in obj and not isinstance(raw_answer, str):
+        # the reference's validators call .strip() on it and fail: the cityarena-v1 validators score it 0
+        shown = (str(raw_answer) if isinstance(raw_answer, (int, float)) and not isinstance(raw_answer, bool)
+                 else json.dumps(raw_answer, ensure_ascii=False, default=str))
+        out.action = replace(out.action, answer=NonTextAnswer(shown))
+        out.notes.append("answer_not_text")
     return out
 
 

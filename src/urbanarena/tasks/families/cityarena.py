@@ -57,9 +57,11 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
+from urbanarena.env.arena_env import NonTextAnswer
 from urbanarena.env.protocols import get_protocol
 from urbanarena.errors import ProtocolError, UrbanArenaError
 from urbanarena.tasks.families.base import TaskFamily, Trajectory
+from urbanarena.tasks.reference_answers import reference_exact_match, reference_mra_match
 from urbanarena.tasks.schema import Task
 from urbanarena.tasks.validators import (
     COORDINATE_MATCH,
@@ -266,14 +268,41 @@ class CityArenaFamily(TaskFamily):
         while ``evaluation_score`` stays 0). ``fuzzy_match`` without ``judge``
         records only the offline string match (``validation_available`` false).
 
+        Under a protocol with ``answer_reading = "reference"`` (``cityarena-v1``) grid and count answers
+        are read as 360CityArena's validators read them and an answer that arrived as a JSON number (a
+        :class:`~urbanarena.env.arena_env.NonTextAnswer`) scores 0 in every kind
+        (:mod:`urbanarena.tasks.reference_answers`); otherwise (``urbanarena-v1``) the forgiving readers.
+
         Raises: ``ValueError`` for a task :meth:`check_task` rejects.
         """
+        validator = cls._validator(task, city, protocol_id, judge=judge, model_under_test=model_under_test)
+        if get_protocol(protocol_id).params.get("answer_reading") != "reference":
+            return validator
+        metric = cls.metric(task)
+
+        def reference(status: str, answer: str | None, xy) -> ValidationResult | None:
+            # 360CityArena validates an ANSWER by first calling .strip() on the answer: one sent as a JSON
+            # number (or null, a list ...) fails there and scores 0 in every task type
+            if status == "ANSWER" and isinstance(answer, NonTextAnswer):
+                return ValidationResult(metric, False, 0.0, "" if task.answer is None else str(task.answer),
+                                        str.__str__(answer), f"the answer arrived as JSON {answer}, not text: "
+                                        "the reference's validator cannot read it; score 0", parsed=False)
+            return validator(status, answer, xy)
+
+        return reference
+
+    @classmethod
+    def _validator(cls, task: Task, city: City, protocol_id: str, *, judge: Judge | None,
+                   model_under_test: str | None) -> Validator:
         metric = cls.metric(task)
         expected = "" if task.answer is None else str(task.answer)
+        reference = get_protocol(protocol_id).params.get("answer_reading") == "reference"
         if metric == EXACT_MATCH:
-            return lambda status, answer, xy: exact_match(answer or "", expected) if status == "ANSWER" else None
+            read_grid = reference_exact_match if reference else exact_match
+            return lambda status, answer, xy: read_grid(answer or "", expected) if status == "ANSWER" else None
         if metric == MRA:
-            return lambda status, answer, xy: mra_match(answer or "", expected) if status == "ANSWER" else None
+            read_count = reference_mra_match if reference else mra_match
+            return lambda status, answer, xy: read_count(answer or "", expected) if status == "ANSWER" else None
         if metric == FUZZY_MATCH:
             question = task.instruction
 
