@@ -90,6 +90,28 @@ def render_style_option():
     return typer.Option(DEFAULT_RENDER_STYLE, "--render-style", help=RENDER_STYLE_HELP)
 
 
+#: help of ``--accept-redrawn-images`` (the commands that run a frozen suite)
+ACCEPT_REDRAWN_HELP = ("Run a frozen suite even when this machine draws its reference images differently from the "
+                       "manifest (another OpenCV, GL driver or font); recorded as accepted_redrawn_images in run.json. "
+                       "Without it such a run is refused (exit 2). Same as URBANARENA_ACCEPT_REDRAWN_IMAGES=1.")
+
+
+def accept_redrawn_option():
+    """The ``--accept-redrawn-images`` flag (default off: refuse; :mod:`urbanarena.tasks.frozen_check`)."""
+    return typer.Option(False, "--accept-redrawn-images", help=ACCEPT_REDRAWN_HELP)
+
+
+def apply_accept_redrawn(accept: bool) -> None:
+    """Make ``--accept-redrawn-images`` reach every resolver of this process and its workers (through the
+    environment variable :data:`~urbanarena.tasks.frozen_check.ACCEPT_ENV`)."""
+    if accept:
+        import os
+
+        from urbanarena.tasks.frozen_check import ACCEPT_ENV
+
+        os.environ[ACCEPT_ENV] = "1"
+
+
 #: help of ``--population`` (the commands that render panoramas)
 POPULATION_HELP = ("People and vehicles in rendered panoramas: snapshot (a deterministic moment per node) or none; "
                    "default: the render style's (snapshot for realistic, none for flat).")

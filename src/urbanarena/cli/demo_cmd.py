@@ -23,7 +23,7 @@ from typing import Optional
 
 import typer
 
-from urbanarena.cli.common import checked_style, fail, render_style_option
+from urbanarena.cli.common import accept_redrawn_option, apply_accept_redrawn, checked_style, fail, render_style_option
 from rich.console import Console
 from rich.table import Table
 
@@ -45,6 +45,7 @@ def demo(
     city: str = typer.Option("helsinki", "--city", help="City (default: the built-in Helsinki extract; helsinki-core: "
                                                         "its core, suites v1/v2)."),
     render_style: str = render_style_option(),
+    accept_redrawn_images: bool = accept_redrawn_option(),
 ) -> None:
     """Build the default city if missing, run its default suite with the baseline agents, print the per-family
     table and write a report."""
@@ -56,6 +57,7 @@ def demo(
     from urbanarena.world.resolve import cached_city_names
 
     err = Console(stderr=True)
+    apply_accept_redrawn(accept_redrawn_images)
     names = [a.strip() for a in agents.split(",") if a.strip()]
     summaries = {}
     suite = None

@@ -36,7 +36,8 @@ import typer
 
 from urbanarena.safe_paths import out_option
 from urbanarena.cli.common import (
-    camera_option, checked_camera, checked_population, checked_style, fail, population_option, render_style_option,
+    accept_redrawn_option, apply_accept_redrawn, camera_option, checked_camera, checked_population, checked_style, fail,
+    population_option, render_style_option,
 )
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -191,6 +192,7 @@ def run(
     render_style: str = render_style_option(),
     population: Optional[str] = population_option(),
     camera: Optional[str] = camera_option(),
+    accept_redrawn_images: bool = accept_redrawn_option(),
 ) -> None:
     """Run AGENT on every (task, seed) and store each finished episode in RUN_DIR.
 
@@ -199,6 +201,7 @@ def run(
     6 I/O failure (disk full), 130 interrupted, 143 terminated (SIGTERM); rerun the same command to resume
     (docs/runs.md).
     """
+    apply_accept_redrawn(accept_redrawn_images)
     from urbanarena.runner.driver import RunRequest, execute, prepare
     from urbanarena.runner.episode import RunStopped
 

@@ -30,7 +30,7 @@ from typing import List, Optional
 import typer
 
 from urbanarena.safe_paths import out_option
-from urbanarena.cli.common import checked_style, fail, render_style_option
+from urbanarena.cli.common import accept_redrawn_option, apply_accept_redrawn, checked_style, fail, render_style_option
 from urbanarena.errors import UrbanArenaError
 
 DEFAULT_PORT = 8765
@@ -86,6 +86,7 @@ def play(
     protocol: Optional[str] = typer.Option(None, "--protocol", help="Protocol (default the family's: cityarena-v1, urbanground-v1)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit (default the family's: 50 arena, 100 urbanground)."),
     render_style: str = render_style_option(),
+    accept_redrawn_images: bool = accept_redrawn_option(),
 ) -> None:
     """Serve arena or continuous-mode tasks to human participants in the browser; store their episodes as
     human:<participant>."""
@@ -98,6 +99,8 @@ def play(
         raise typer.Exit(2) from None
     from urbanarena.web.auth import ParticipantTokens, check_bind
     from urbanarena.web.play import open_play
+
+    apply_accept_redrawn(accept_redrawn_images)
 
     try:
         check_bind(host, public)

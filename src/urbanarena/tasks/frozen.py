@@ -616,8 +616,11 @@ def describe_check(check: dict[str, Any]) -> str | None:
         parts.append(f"{len(check['assets_differ'])} of {check['assets_checked']} reference images")
     if check.get("panoramas_differ"):
         parts.append(f"{len(check['panoramas_differ'])} of {check['panoramas_checked']} fingerprint panoramas")
-    return (f"suite {check['suite']}: this machine's renders differ from the frozen suite's ({', '.join(parts)}); "
-            "scores are not comparable with runs on the frozen renderer (details in run.json tasks.suite_check)")
+    accepted = (" (accepted with --accept-redrawn-images: the agent receives this machine's drawings)"
+                if check.get("accepted_redrawn_images") else "")
+    return (f"suite {check['suite']}: this machine's renders differ from the frozen suite's ({', '.join(parts)})"
+            f"{accepted}; scores are not comparable with runs on the frozen renderer (details in run.json "
+            "tasks.suite_check)")
 
 
 __all__ = ["BUILTIN_SUITE_VERSIONS", "FINGERPRINT_NODES", "FORMAT", "FrozenSuite", "FrozenSuiteError", "SIZES",
