@@ -149,10 +149,12 @@ class ReferenceRenderer:
 
                     shade, bake = shade_mesh(self.scene, lighting(settings))
                     meshes = replace(meshes, shade=shade, bake=bake)
+                # release the least recently used renderers *before* building this one (its CPU meshes are
+                # held above): at most max_renderers hold GL buffers at any moment, never one more
+                while len(self._renderers) >= self.max_renderers:
+                    self._renderers.popitem(last=False)[1].release()
                 r = SceneRenderer(self.scene, settings, meshes=meshes)
                 self._renderers[settings] = r
-                while len(self._renderers) > self.max_renderers:
-                    self._renderers.popitem(last=False)[1].release()
             return r
 
     def render(self, view: Mapping[str, Any]) -> np.ndarray:
