@@ -37,7 +37,12 @@ Reward (``reward``):
   ``progress_scale_m`` (10 m), minus ``step_cost`` (0.01), minus ``collision_cost`` (0.05) for a move
   blocked by an obstacle or pedestrian.
 
-The episode is truncated after ``max_steps`` steps (the runner's ``max_steps`` stop).
+Episode end: by the task's :class:`~urbanarena.env.continuous.ending.EpisodeEnd`
+(:meth:`~urbanarena.tasks.families.urbanground.UrbanGroundFamily.episode_end`), the rules ``urbanarena run``
+ends its continuous episodes by, so the same actions end at the same step with the same
+``info["stop_reason"]``: terminated on ``terminate``, on ``closure_violation`` and when the task's
+exploration window has passed in simulated time (``time_window``: L1 active exploration, 60 s; no answer);
+truncated after ``max_steps`` steps (``max_steps``).
 """
 
 from __future__ import annotations
@@ -138,6 +143,8 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
         self.observation_kind, self.reward_kind, self.action_kind = observation, reward, action
         self.render_mode = render_mode
         self.max_steps = int(max_steps if max_steps is not None else UrbanGroundFamily.default_max_steps)
+        if self.max_steps < 1:
+            raise GymConfigError(f"max_steps must be >= 1, got {max_steps!r}")
         self.image_size = tuple(int(v) for v in image_size)
         self.map_size = tuple(int(v) for v in map_size)
         self.progress_scale_m, self.step_cost, self.collision_cost = (float(progress_scale_m), float(step_cost),
@@ -191,6 +198,7 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
         opts = self.family.env_options(task, self.city)
         opts["dynamics"] = dyn
         raw, info = self.env.reset(seed=seed, options=opts)
+        self.ends = self.family.episode_end(task, self.max_steps)
         self._done = False
         self.score = None
         self._dist = self.env.goal_distance_m()
@@ -215,12 +223,12 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
         if self._done or self.task is None:
             raise RuntimeError("step() called before reset() or after the episode ended")
         act = self.decode_action(action)
-        raw, _, terminated, truncated, info = self.env.step(act)
-        ended_by_env = bool(terminated or truncated)
-        steps = int(self.env.counters["steps"])
-        if not ended_by_env and steps >= self.max_steps:
-            truncated = True
-            info = dict(info, stop_reason="max_steps")
+        raw, _, _, _, info = self.env.step(act)
+        reason = self.ends.after_step(self.env, info)  # the runner's rule (module docstring)
+        if reason is not None:
+            info = dict(info, stop_reason=reason)
+        truncated = self.ends.truncated(reason)
+        terminated = reason is not None and not truncated
         reward = 0.0
         if self.reward_kind == "shaped":
             d = self.env.goal_distance_m()
@@ -229,7 +237,7 @@ class ContinuousTaskEnv(ImageTaskEnv, gym.Env):
             self._dist = d
         if terminated or truncated:
             self._done = True
-            answer = act.get("answer") if ended_by_env else None  # as the runner: the ending action's answer
+            answer = self.ends.answer(reason, act)  # as the runner: the ending action's answer
             self.score, _, _ = self.family.score_env_episode(self.task, self.city, self.protocol_id, self.env,
                                                              answer=answer)
             reward += float(self.score.get("sr") or 0.0)

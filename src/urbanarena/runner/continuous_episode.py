@@ -12,14 +12,16 @@ model; ``context.dynamics`` is the episode's dynamic world, ``context.closures``
 
 Loop: ``agent.act(observation)`` returns UrbanGround's action JSON (or a
 :class:`~urbanarena.env.continuous.ContinuousAction`); the env executes it in simulated time; the
-episode ends on ``terminate`` (``stop_reason`` ``"terminate"``), after ``max_steps`` steps
-(``"max_steps"``), when it crosses an announced closure (``"closure_violation"``, the environment's rule),
-when a task's exploration window has passed in simulated time (``"time_window"``: L1 active exploration,
-60 s, :meth:`~urbanarena.tasks.families.urbanground.UrbanGroundFamily.exploration_window_s`; the question
-is then unanswered) or when the agent raises (``"error"``; the trajectory so far is scored). Closures are scored with the
+episode ends by the task's :class:`~urbanarena.env.continuous.ending.EpisodeEnd`
+(:meth:`~urbanarena.tasks.families.urbanground.UrbanGroundFamily.episode_end`, the rules
+``urbanarena/Continuous-v1`` ends by too): on ``terminate`` (``stop_reason`` ``"terminate"``), when it
+crosses an announced closure (``"closure_violation"``, the environment's rule), when a task's exploration
+window has passed in simulated time (``"time_window"``: L1 active exploration, 60 s; the question is then
+unanswered), after ``max_steps`` steps (``"max_steps"``) -- or when the agent raises (``"error"``, the
+runner's own; the trajectory so far is scored). Closures are scored with the
 environment's record (``env.dynamics_record()``: active from the notice's delivery), pedestrians on their
 exact tracks (:meth:`~urbanarena.env.continuous.dynamics.DynamicWorld.pedestrian_tracks`). The
-answer of a question is the ``answer`` field of the terminating action.
+answer of a question is the ``answer`` field of the ending action (:meth:`EpisodeEnd.answer`).
 
 Stored row (:mod:`urbanarena.runner.store`): ``trajectory`` the start's nearest pose node then the
 nearest pose node after every step, ``headings`` the camera yaw after every step (start first),
@@ -46,6 +48,7 @@ from scipy.spatial import cKDTree
 
 from urbanarena.agents.base import Agent, AgentContext
 from urbanarena.env.continuous import ContinuousConfig, ContinuousEnv
+from urbanarena.env.continuous.ending import MAX_STEPS_STOP, TERMINATE_STOP, TIME_WINDOW_STOP
 from urbanarena.runner.arena import agent_uses_images
 from urbanarena.runner.episode import (
     ERROR_STOP, RUN_LEVEL_ERRORS, _error_text, call_agent, close_agent, jsonable, row_identity, run_stopped, utc_now,
@@ -58,9 +61,6 @@ from urbanarena.tasks.schema import Task
 from urbanarena.world.city import City
 
 AgentFactory = Callable[[], Agent]
-TERMINATE_STOP = "terminate"
-MAX_STEPS_STOP = "max_steps"
-TIME_WINDOW_STOP = "time_window"
 
 
 def dynamic_world(task: Task, city: City, network: Any = None):
@@ -177,32 +177,24 @@ class ContinuousEpisodeRunner:
                 agent_s += dt
                 if error is not None:
                     stop_reason = ERROR_STOP
-            steps = 0
-            window_s = family.exploration_window_s(task)
+            ends = family.episode_end(task, max_steps)
+            if stop_reason is None:
+                stop_reason = ends.at_start(env)
             while stop_reason is None:
-                if steps >= max_steps:
-                    stop_reason = MAX_STEPS_STOP
-                    break
                 action, error, dt = call_agent(lambda: recorder.act(obs), task.task_id, seed)  # type: ignore[union-attr]
                 agent_s += dt
                 if error is not None:
                     stop_reason = ERROR_STOP
                     break
                 t = time.perf_counter()
-                obs, _, terminated, truncated, info = env.step(action)
+                obs, _, _, _, info = env.step(action)
                 env_s += time.perf_counter() - t
-                steps += 1
                 clamped_steps += bool(info.get("clamped"))
                 headings.append(float(info["pose"]["yaw_deg"]))
                 nodes.append(self.nearest_node(info["pose"]["x_m"], info["pose"]["y_m"]))
                 recorder.record_outcome(info)  # type: ignore[union-attr]
-                if terminated or truncated:
-                    stop_reason = str(info.get("stop_reason") or MAX_STEPS_STOP)  # terminate, closure_violation
-                    given = action.to_dict() if hasattr(action, "to_dict") else action
-                    if isinstance(given, dict):
-                        answer = given.get("answer")
-                elif window_s is not None and env.sim_time_s >= window_s:
-                    stop_reason = TIME_WINDOW_STOP
+                stop_reason = ends.after_step(env, info)
+                answer = ends.answer(stop_reason, action)
         finally:
             if recorder is not None:
                 close_agent(recorder)

@@ -9,7 +9,8 @@
 * :mod:`.dynamics`, :mod:`.closures`, :mod:`.pedestrians` -- the dynamic city (road closures, pedestrians):
   a task's JSON spec (:class:`DynamicsSpec`) and its world in simulated time (:class:`DynamicWorld`);
 * :mod:`.state` -- pose and trajectory records;
-* :mod:`.env` -- the Gymnasium environment (:class:`ContinuousEnv`).
+* :mod:`.env` -- the Gymnasium environment (:class:`ContinuousEnv`);
+* :mod:`.ending` -- when an episode ends (:class:`EpisodeEnd`: terminate, closure, time window, step limit).
 
 See ``docs/continuous.md``.
 """
@@ -18,6 +19,7 @@ from urbanarena.env.continuous.actions import ActionFormatError, ActionKind, Cla
 from urbanarena.env.continuous.closures import ClosureSpec
 from urbanarena.env.continuous.collision import WalkableSpace
 from urbanarena.env.continuous.dynamics import DynamicsSpec, DynamicWorld, EpisodeDynamics, PedestrianSpec
+from urbanarena.env.continuous.ending import EpisodeEnd
 from urbanarena.env.continuous.env import ContinuousConfig, ContinuousEnv
 from urbanarena.env.continuous.map_view import MapMarker, MapView
 from urbanarena.env.continuous.observer import SceneViewObserver
@@ -28,5 +30,5 @@ from urbanarena.env.continuous.walk_network import WalkNetwork
 __all__ = [
     "ActionFormatError", "ActionKind", "Clamp", "ContinuousAction", "Direction", "WalkableSpace", "ContinuousConfig",
     "ContinuousEnv", "MapMarker", "MapView", "SceneViewObserver", "ContinuousPose", "Sample", "WalkNetwork",
-    "ClosureSpec", "DynamicsSpec", "DynamicWorld", "EpisodeDynamics", "PedestrianSpec", "PedestrianSet",
+    "ClosureSpec", "DynamicsSpec", "EpisodeEnd", "DynamicWorld", "EpisodeDynamics", "PedestrianSpec", "PedestrianSet",
 ]

@@ -53,6 +53,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from urbanarena.env.continuous.ending import EpisodeEnd
 from urbanarena.env.continuous.walk_network import WalkNetwork
 from urbanarena.errors import ProtocolError
 from urbanarena.tasks.families.base import TaskFamily, Trajectory
@@ -326,6 +327,13 @@ class UrbanGroundFamily(TaskFamily):
         if v is not None:
             return float(v)
         return EXPLORATION_WINDOW_S if task.category == "l1_active_exploration" else None
+
+    def episode_end(self, task: Task, max_steps: int | None = None) -> EpisodeEnd:
+        """The task's episode-ending rules (:class:`~urbanarena.env.continuous.ending.EpisodeEnd`): the step
+        limit ``max_steps`` (default :attr:`default_max_steps`) and :meth:`exploration_window_s`. The runner
+        and ``urbanarena/Continuous-v1`` both end their episodes by it."""
+        return EpisodeEnd(int(self.default_max_steps if max_steps is None else max_steps),
+                          self.exploration_window_s(task))
 
     def network(self, city: City) -> WalkNetwork:
         """The city's :class:`WalkNetwork` (cached per city content hash)."""
