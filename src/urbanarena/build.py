@@ -58,9 +58,10 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from urbanarena.errors import UrbanArenaError, UnknownCityError
+from urbanarena.progress import Progress, report, scaled
 
 MAPS_DIR = "maps"
 MAP_FILES = ("district_grid.png", "streets.png")
@@ -139,8 +140,10 @@ def parse_bbox(text: str) -> tuple[float, float, float, float]:
 
 
 def resolve_source(name: str | None = None, osm: str | Path | None = None, bbox: str | None = None,
-                   city_name: str | None = None, spacing_m: float = 10.0, download: bool = True) -> BuildSource:
+                   city_name: str | None = None, spacing_m: float = 10.0, download: bool = True,
+                   progress: Progress | None = None) -> BuildSource:
     """What ``city build`` builds (:mod:`urbanarena.cli.build_cmd`: a built-in NAME, or ``--osm`` with ``--bbox``/``--name``).
+    ``progress`` hears the download of the Helsinki extract when it is fetched (:mod:`urbanarena.progress`).
 
     Raises:
         UnknownCityError: unknown built-in NAME, no or a bad cache name, conflicting names.
@@ -177,7 +180,7 @@ def resolve_source(name: str | None = None, osm: str | Path | None = None, bbox:
         target = city_name or name
         if bb is None:
             bb = known[name]
-        path = helsinki_pbf(download=download)
+        path = helsinki_pbf(download=download, progress=progress)
         return _named(BuildSource(path, bb, target, float(spacing_m), HELSINKI_PBF_SHA256), CITY_NAME_RE)
     return _named(BuildSource(path, bb, target, float(spacing_m)), CITY_NAME_RE)
 
@@ -289,7 +292,7 @@ def write_maps(city, directory: Path) -> list[Path]:
 
 
 def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, force: bool = False,
-               progress: Callable[[int, int], None] | None = None, render_style: str | None = None,
+               progress: Progress | None = None, render_style: str | None = None,
                population: str | None = None) -> BuildReport:
     """Build ``src`` into the cache (module docstring: stages, caching).
 
@@ -300,7 +303,8 @@ def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, f
         population: people and vehicles in the panoramas (``snapshot``/``none``; default the style's).
         workers: processes for the prerender (1 = this process).
         force: rebuild every stage even when cached.
-        progress: ``(done, total)`` callback during the prerender.
+        progress: hears the stages (step ``build <name>``: graph + annotations, maps, panoramas) and each
+            prerendered panorama (step ``panoramas``); :mod:`urbanarena.progress`.
     Raises:
         UnknownCityError: a cache entry of that name built from another source (without ``force``).
         CityFormatError: a bad OSM file or bbox, or a bbox without walkable streets.
@@ -317,6 +321,8 @@ def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, f
     timings: dict[str, float] = {}
     stages: dict[str, str] = {}
     t0 = time.perf_counter()
+    step, n_stages = f"build {src.name}", 3 if prerender else 2
+    report(progress, step, 0, n_stages)
     sha = src.sha256 or _sha256(src.path)
     state, meta = cache_state(directory, src, sha)
     if state == "other" and not force:
@@ -340,6 +346,7 @@ def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, f
         # recomputed from lat/lon on loading, and the panorama cache key hashes the node positions
         del built
     timings["graph"] = time.perf_counter() - t0
+    report(progress, step, 1, n_stages)
 
     t = time.perf_counter()
     maps = [directory / MAPS_DIR / f for f in MAP_FILES]
@@ -350,6 +357,7 @@ def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, f
         maps = write_maps(city, directory)
         stages["maps"] = "built"
     timings["maps"] = time.perf_counter() - t
+    report(progress, step, 2, n_stages)
 
     pano = None
     if prerender:
@@ -363,13 +371,14 @@ def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, f
         store = rendered_store_for(city, settings=settings_for_style(render_style, population=population))
         if force and store.dir.exists():
             shutil.rmtree(store.dir)
-        fig = run_prerender(store, workers=workers, progress=progress)
+        fig = run_prerender(store, workers=workers, progress=scaled(progress, "panoramas"))
         pano = {"directory": str(store.dir), "total": len(store.poses), "rendered": fig["rendered"],
                 "cached": fig["cached"], "seconds": round(fig["seconds"], 3),
                 "per_panorama_s": round(fig["per_panorama_s"], 4), "width": store.width, "workers": workers,
                 "render_style": store.settings.style, "population": store.settings.population}
         stages["panoramas"] = "built" if fig["rendered"] else "cached"
         timings["panoramas"] = time.perf_counter() - t
+        report(progress, step, 3, n_stages)
     else:
         stages["panoramas"] = "skipped"
     counts, area = counts_of(meta or {})

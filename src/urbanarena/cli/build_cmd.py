@@ -36,7 +36,8 @@ prints the cached counts), its maps are kept when present, and ``--prerender``
 renders only missing panoramas. ``--force`` rebuilds all three stages. A cache
 entry of the same name built from another source is refused unless ``--force``.
 
-Prints the counts (pose nodes, edges, decision points, POIs, objects,
+Progress (stages, panoramas, the Helsinki extract's download) is drawn as a bar on stderr when it is a
+terminal (:mod:`urbanarena.progress`). Prints the counts (pose nodes, edges, decision points, POIs, objects,
 buildings, blocks, area in km²), the seconds per stage and where everything
 was written (``--json``: one JSON object). Bad input (missing or unreadable
 file, bad bbox, a bbox without walkable streets, an unknown NAME, a bad name)
@@ -52,7 +53,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from pathlib import Path
 from typing import Optional
 
@@ -66,6 +66,7 @@ from urbanarena.cli.common import (
     checked_population, checked_style, fail, population_option, render_style_option,
 )
 from urbanarena.errors import UrbanArenaError
+from urbanarena.progress import ConsoleProgress
 
 
 # ------------------------------------------------------------------ CLI
@@ -115,18 +116,10 @@ def build(
 ) -> None:
     """Build an OpenStreetMap city (graph, annotations, maps; --prerender: panoramas) and cache it as NAME."""
     try:
-        src = resolve_source(name, osm, bbox, city_name, spacing)
-        last = [0.0]
-
-        def progress(done: int, total: int) -> None:
-            now = time.perf_counter()
-            if done == total or now - last[0] >= 5.0:
-                last[0] = now
-                typer.echo(f"  panoramas {done}/{total}", err=True)
-
-        rep = build_city(src, prerender=prerender, workers=workers, force=force,
-                         progress=None if as_json else progress, render_style=checked_style(render_style),
-                         population=checked_population(population))
+        with ConsoleProgress() as progress:  # stages, panoramas, a download: a bar on a terminal's stderr
+            src = resolve_source(name, osm, bbox, city_name, spacing, progress=progress)
+            rep = build_city(src, prerender=prerender, workers=workers, force=force, progress=progress,
+                             render_style=checked_style(render_style), population=checked_population(population))
     except (UrbanArenaError, OSError) as e:
         raise fail(e) from None
     if as_json:

@@ -12,6 +12,9 @@ The main job on the embedded default city, offline:
    writes ``DIR/report.md`` and ``DIR/report.json``
    (:mod:`urbanarena.report.arena_report`).
 
+The build, the first drawing of the suite's images and check panoramas, and each agent's episodes show a
+progress bar on stderr when it is a terminal (:mod:`urbanarena.progress`).
+
 Bad input prints ``error: ...`` and exits 2.
 """
 
@@ -28,11 +31,27 @@ from rich.console import Console
 from rich.table import Table
 
 from urbanarena.errors import UrbanArenaError
+from urbanarena.progress import ConsoleProgress
 
 #: the fast baselines (about 20 s in all once the city and its panoramas are cached; longer on the first run, which
 #: builds and renders them); add ``ocr`` for the offline perception baseline, which reads every
 #: view with rapidocr (about 20 s per navigation episode on 2 cores: half an hour or more for the mini suite)
 DEFAULT_AGENTS = "oracle,random"
+
+
+class _Episodes:
+    """Run events (:class:`urbanarena.runner.driver.RunEvents`) reported as one progress step."""
+
+    def __init__(self, progress, label: str):
+        self.progress, self.label, self.done, self.total = progress, label, 0, 0
+
+    def on_start(self, total: int, skipped: int) -> None:
+        self.total = total
+        self.progress(self.label, 0, total)
+
+    def on_result(self, result) -> None:
+        self.done += 1
+        self.progress(self.label, min(self.done, self.total), self.total)
 
 
 def demo(
@@ -72,21 +91,23 @@ def demo(
         unknown = [a for a in names if ":" not in a and a not in AGENTS]
         if unknown:  # before building the city or running any agent
             raise UrbanArenaError(f"--agents: unknown agent {unknown[0]!r}; known: {', '.join(sorted(AGENTS))}")
-        if city not in cached_city_names():
-            err.print(f"building city {city} (once; cached afterwards) ...")
-            err.print(format_report(build_city(resolve_source(city))))
         plans = []
-        for agent in names:  # every agent checked (prepare writes nothing) before the first one runs
-            run_dir = out / agent.replace(":", "_").replace("/", "_")
-            req = RunRequest(city=city, tasks=tasks, agent=agent, out=run_dir, workers=workers, limit=limit,
-                             command=list(sys.argv), arena_view={"render_style": checked_style(render_style)})
-            plans.append((agent, run_dir, prepare(req)))
+        with ConsoleProgress() as progress:  # build stages, the suite's images and check panoramas (first use)
+            if city not in cached_city_names():
+                err.print(f"building city {city} (once; cached afterwards) ...")
+                err.print(format_report(build_city(resolve_source(city, progress=progress), progress=progress)))
+            for agent in names:  # every agent checked (prepare writes nothing) before the first one runs
+                run_dir = out / agent.replace(":", "_").replace("/", "_")
+                req = RunRequest(city=city, tasks=tasks, agent=agent, out=run_dir, workers=workers, limit=limit,
+                                 command=list(sys.argv), arena_view={"render_style": checked_style(render_style)})
+                plans.append((agent, run_dir, prepare(req, progress=progress)))
         for agent, run_dir, prepared in plans:
             check = prepared.task_set.suite_check or check
             if check and suite is None:
                 suite = check.get("suite")
             err.print(f"{agent}: {len(prepared.jobs)} episodes -> {run_dir}")
-            outcome = execute(prepared)
+            with ConsoleProgress() as bar:
+                outcome = execute(prepared, _Episodes(bar, f"{agent} episodes"))
             err.print(f"{agent}: {outcome.run} run, {outcome.skipped} already stored")
             summaries[agent] = summarize_run(run_dir)
     except (UrbanArenaError, OSError, ValueError) as e:

@@ -50,7 +50,11 @@ def freeze_cmd(
         if redraw is not None:
             if out is None or not redraw.strip():
                 raise UrbanArenaError("--redraw-images needs --out (the frozen suite's folder) and a reason")
-            fs = redraw_images(load_frozen(out), c, reason=redraw.strip(), log=lambda s: typer.echo(s, err=True))
+            from urbanarena.progress import ConsoleProgress
+
+            with ConsoleProgress() as progress:
+                fs = redraw_images(load_frozen(out), c, reason=redraw.strip(), log=lambda s: typer.echo(s, err=True),
+                                   progress=progress)
             last = fs.manifest["images_redrawn"][-1]
             typer.echo(f"{fs.directory}: {fs.name}: {last['assets_changed']} images and "
                        f"{last['panoramas_changed']} fingerprint panoramas changed; task files kept")

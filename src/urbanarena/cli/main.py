@@ -225,7 +225,10 @@ def run(
         if dry_run and is_import_path_agent(agent):  # never call user code in a dry run (runner/dry_run.py)
             typer.echo(import_path_dry_run(req))
             return
-        prepared = prepare(req, check_keys=not dry_run)
+        from urbanarena.progress import ConsoleProgress
+
+        with ConsoleProgress() as drawing:  # a frozen suite's images and check panoramas, on first use
+            prepared = prepare(req, check_keys=not dry_run, progress=drawing)
         if dry_run:
             from urbanarena.runner.preflight import estimate_prepared
 

@@ -55,6 +55,7 @@ def from_panoramax(
     import warnings
 
     from urbanarena.build import parse_bbox
+    from urbanarena.progress import ConsoleProgress
     from urbanarena.tasks.generators.real_imagery import confirm_annotations
     from urbanarena.world.importers.panoramax.build import PanoramaxInputWarning, build_city_from_panoramax
     from urbanarena.world.importers.panoramax.client import PanoramaxClient
@@ -63,10 +64,11 @@ def from_panoramax(
     try:
         bb = parse_bbox(bbox)
         client = PanoramaxClient(instance, cache_dir=cache_dir, asset=asset, timeout_s=timeout_s, max_retries=retries)
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), ConsoleProgress() as progress:
             warnings.simplefilter("ignore", PanoramaxInputWarning)  # printed below from the report
             city = build_city_from_panoramax(bb, osm, name, client=client, spacing_m=spacing_m,
-                                             max_items=max_items, snap_radius_m=snap_radius_m, max_gap_m=max_gap_m)
+                                             max_items=max_items, snap_radius_m=snap_radius_m, max_gap_m=max_gap_m,
+                                             progress=progress)
         if confirm_objects:
             confirm_annotations(city)
         directory = save_named(city, name, overwrite=force)

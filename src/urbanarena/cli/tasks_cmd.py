@@ -335,6 +335,7 @@ def export(
     force: bool = typer.Option(False, "--force", help="Replace a non-empty --out folder."),
 ) -> None:
     """Export a task suite (tasks, reference images, panoramas, city metadata) as a dataset folder."""
+    from urbanarena.progress import ConsoleProgress
     from urbanarena.runner.hub_export import export_hf
     from urbanarena.tasks.resolve import resolve_task_set
     from urbanarena.world.resolve import resolve_city_source
@@ -343,10 +344,12 @@ def export(
         if fmt != "hf":
             raise UrbanArenaError(f"--format {fmt!r}: the only export format is 'hf'")
         c, source = resolve_city_source(city)
-        ts = resolve_task_set(tasks, c, source.directory)
-        task_dir = Path(ts.source_files[0]).absolute().parent if ts.source_files else None
-        res = export_hf(c, Path(source.directory), list(ts.tasks), task_dir, out, panoramas=panoramas,
-                        i_hold_the_rights=i_hold_the_rights, name=name, city_spec=city, tasks_spec=tasks, force=force)
+        with ConsoleProgress() as progress:  # a frozen suite's first drawing, the panoramas, the task rows
+            ts = resolve_task_set(tasks, c, source.directory, progress=progress)
+            task_dir = Path(ts.source_files[0]).absolute().parent if ts.source_files else None
+            res = export_hf(c, Path(source.directory), list(ts.tasks), task_dir, out, panoramas=panoramas,
+                            i_hold_the_rights=i_hold_the_rights, name=name, city_spec=city, tasks_spec=tasks,
+                            force=force, progress=progress)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
     splits = ", ".join(f"{s} {n}" for s, n in sorted(res.splits.items()))

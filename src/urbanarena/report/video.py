@@ -43,6 +43,7 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from urbanarena.errors import UrbanArenaError
+from urbanarena.progress import Progress, counted
 from urbanarena.report.replay_data import EpisodeReplay, RunReplay
 
 #: caption band height, pixels
@@ -169,9 +170,11 @@ def compose_frame(ep: EpisodeReplay, k: int, inset_px: int | None = None) -> np.
     return np.asarray(img)
 
 
-def iter_frames(ep: EpisodeReplay, inset_px: int | None = None) -> Iterator[np.ndarray]:
-    """Every frame of the episode in order (``ep.n_states`` frames)."""
-    for k in range(ep.n_states):
+def iter_frames(ep: EpisodeReplay, inset_px: int | None = None, progress: Progress | None = None,
+                ) -> Iterator[np.ndarray]:
+    """Every frame of the episode in order (``ep.n_states`` frames); ``progress`` hears each one written (step
+    ``video frames``, :mod:`urbanarena.progress`)."""
+    for k in counted(progress, "video frames", range(ep.n_states)):
         yield compose_frame(ep, k, inset_px)
 
 
@@ -218,8 +221,9 @@ def _write_mp4(frames: Iterator[np.ndarray], path: Path, fps: float) -> tuple[in
     return n, w, h, codec
 
 
-def write_episode_video(ep: EpisodeReplay, out: str | Path, *, fps: float = 2.0, inset_px: int | None = None) -> VideoInfo:
-    """Write the episode as ``out`` (``.gif`` or ``.mp4``; module docstring).
+def write_episode_video(ep: EpisodeReplay, out: str | Path, *, fps: float = 2.0, inset_px: int | None = None,
+                        progress: Progress | None = None) -> VideoInfo:
+    """Write the episode as ``out`` (``.gif`` or ``.mp4``; module docstring); ``progress`` hears each frame.
 
     Raises:
         VideoError: an unknown suffix, ``fps`` not in (0, 60], or PyAV missing for MP4.
@@ -236,10 +240,10 @@ def write_episode_video(ep: EpisodeReplay, out: str | Path, *, fps: float = 2.0,
     tmp = p.with_name(f".{p.stem}.tmp{p.suffix}")
     try:
         if fmt == "gif":
-            n, w, h = _write_gif(iter_frames(ep, inset_px), tmp, float(fps))
+            n, w, h = _write_gif(iter_frames(ep, inset_px, progress), tmp, float(fps))
             codec = "gif"
         else:
-            n, w, h, codec = _write_mp4(iter_frames(ep, inset_px), tmp, float(fps))
+            n, w, h, codec = _write_mp4(iter_frames(ep, inset_px, progress), tmp, float(fps))
         tmp.replace(p)
     finally:
         if tmp.exists():
@@ -248,7 +252,8 @@ def write_episode_video(ep: EpisodeReplay, out: str | Path, *, fps: float = 2.0,
 
 
 def video_of_run(run_dir: str | Path, episode: str | int, out: str | Path, *, fps: float = 2.0,
-                 city: str | None = None, inset_px: int | None = None, render_style: str | None = None) -> VideoInfo:
+                 city: str | None = None, inset_px: int | None = None, render_style: str | None = None,
+                 progress: Progress | None = None) -> VideoInfo:
     """:func:`write_episode_video` of episode ``episode`` (row id or unique task id) of ``run_dir``.
 
     Raises:
@@ -256,7 +261,7 @@ def video_of_run(run_dir: str | Path, episode: str | int, out: str | Path, *, fp
         VideoError, RendererUnavailableError, OSError: see :func:`write_episode_video`.
     """
     return write_episode_video(RunReplay(run_dir, city, render_style).episode(episode), out, fps=fps,
-                               inset_px=inset_px)
+                               inset_px=inset_px, progress=progress)
 
 
 __all__ = ["CAPTION_PX", "VideoError", "VideoInfo", "compose_frame", "iter_frames", "video_of_run",

@@ -78,6 +78,7 @@ from urbanarena.runner.pool import (
 from urbanarena.runner.store import STORE_FILE, Store
 from urbanarena.runner.run_folder import check_run_folder
 from urbanarena.tasks.families import get_family
+from urbanarena.progress import Progress
 from urbanarena.tasks.resolve import TaskSet, resolve_task_set, task_hash
 from urbanarena.world.city import City
 from urbanarena.world.imagery import has_imagery
@@ -202,12 +203,13 @@ def check_request(req: RunRequest) -> None:
         os.environ[PRICES_ENV] = str(prices)  # the agents' clients read it
 
 
-def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
+def prepare(req: RunRequest, check_keys: bool = True, progress: Progress | None = None) -> PreparedRun:
     """Resolve and validate a run request (no side effect on ``RUN_DIR``).
 
     Args:
         req: the request.
         check_keys: check that a model agent's API key variable is set (off for ``--dry-run``).
+        progress: hears a frozen suite's first drawing (:mod:`urbanarena.progress`).
     Raises:
         UnknownCityError, CityFormatError: bad CITY.
         TaskFormatError, UrbanArenaError: bad TASKS (arena tasks: kind, answer, goal, reference images).
@@ -251,7 +253,8 @@ def prepare(req: RunRequest, check_keys: bool = True) -> PreparedRun:
     judge = _prepare_judge(req, params if model_agent else {}, model_under_test, check_keys)
     arena_view = ArenaViewSettings(**(req.arena_view or {}))
     city, source = resolve_city_source(req.city)
-    task_set = resolve_task_set(req.tasks, city, source.directory, render_style=arena_view.render_style)
+    task_set = resolve_task_set(req.tasks, city, source.directory, render_style=arena_view.render_style,
+                                progress=progress)
     tasks = task_set.tasks[: req.limit] if req.limit else list(task_set.tasks)
     from urbanarena.agents.registry import resolve_alias
 

@@ -44,6 +44,7 @@ import numpy as np
 from PIL import Image
 
 from urbanarena.errors import ImageryLicenceError, RunIOError, UrbanArenaError
+from urbanarena.progress import Progress, counted
 from urbanarena.safe_paths import check_name, confine
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.schema import Task, TaskFile
@@ -297,7 +298,8 @@ def city_row(city: City, pano: PanoramaSource | None) -> dict[str, Any]:
 
 def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Path | None, out_dir: str | Path, *,
               panoramas: str = "route", i_hold_the_rights: bool = False, name: str | None = None,
-              city_spec: str = "", tasks_spec: str = "", force: bool = False) -> HubExport:
+              city_spec: str = "", tasks_spec: str = "", force: bool = False,
+              progress: Progress | None = None) -> HubExport:
     """Write the suite as a ``datasets`` folder (module docstring) and its dataset card.
 
     Args:
@@ -306,6 +308,8 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
         panoramas: ``start``, ``route`` or ``none``.
         name: dataset name in the card (default ``<city>-<tasks>``).
         city_spec / tasks_spec: the CITY and TASKS arguments (for the card's commands).
+        progress: hears each panorama and each task's row (steps ``export panoramas``, ``export tasks``;
+            :mod:`urbanarena.progress`).
     Raises:
         UrbanArenaError: ``out_dir`` is a file or a non-empty folder, a reference image is missing, no task.
         ImageryLicenceError: non-redistributable imagery without ``i_hold_the_rights`` (nothing written).
@@ -329,7 +333,7 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
     try:
         out.mkdir()
         result = _write_hf(city, tasks, out, nodes, pano_src, refs, panoramas=panoramas, name=name,
-                           city_spec=city_spec, tasks_spec=tasks_spec)
+                           city_spec=city_spec, tasks_spec=tasks_spec, progress=progress)
         if final.exists():
             shutil.rmtree(final) if any(final.iterdir()) else final.rmdir()
         os.replace(out, final)
@@ -346,7 +350,8 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
 
 
 def _write_hf(city: City, tasks: list[Task], out: Path, nodes: list[str], pano_src: Any, refs: dict[str, Any], *,
-              panoramas: str, name: str | None, city_spec: str, tasks_spec: str) -> HubExport:
+              panoramas: str, name: str | None, city_spec: str, tasks_spec: str,
+              progress: Progress | None = None) -> HubExport:
     from urbanarena.runner.dataset_card import dataset_card
     from urbanarena.runner.static_table import static_rows, write_static_tsv
 
@@ -354,7 +359,7 @@ def _write_hf(city: City, tasks: list[Task], out: Path, nodes: list[str], pano_s
 
     pano_images: dict[str, ExportedImage] = {}
     pano_rows = []
-    for n in nodes:
+    for n in counted(progress, "export panoramas", nodes):
         img = pano_images[n] = pano_src.get(n)  # type: ignore[union-attr]
         d = city.graph.nodes[n]
         pano_rows.append({"node_id": n, "lat": float(d["lat"]), "lon": float(d["lon"]),
@@ -367,7 +372,7 @@ def _write_hf(city: City, tasks: list[Task], out: Path, nodes: list[str], pano_s
     by_split: dict[str, list[dict[str, Any]]] = {}
     ref_rows = []
     ref_images: dict[str, list[ExportedImage]] = {}
-    for t in tasks:
+    for t in counted(progress, "export tasks", tasks):
         row = task_row(t, city, pano_images.get(t.start.node or ""))
         by_split.setdefault(row["split"], []).append(row)
         ref_images[t.task_id] = []

@@ -48,6 +48,7 @@ import numpy as np
 
 from urbanarena import paths
 from urbanarena.errors import TaskFormatError, UrbanArenaError
+from urbanarena.progress import Progress, counted
 from urbanarena.world.city import City
 
 FORMAT = "urbanarena-frozen-suite"
@@ -236,7 +237,7 @@ def fingerprint_nodes(city: City, n: int = FINGERPRINT_NODES) -> list[str]:
     return [nodes[i] for i in dict.fromkeys(idx.tolist())]
 
 
-def _panorama_hashes(city: City, nodes: Sequence[str], render_style: str = "flat",
+def _panorama_hashes(city: City, nodes: Sequence[str], render_style: str = "flat", progress: Progress | None = None,
                      ) -> tuple[dict[str, str], dict[str, Any]]:
     from urbanarena.render.scene3d.cache import RenderedPanoramaStore
     from urbanarena.render.scene3d.styles import settings_for_style
@@ -244,7 +245,7 @@ def _panorama_hashes(city: City, nodes: Sequence[str], render_style: str = "flat
     # the style's own population (people and vehicles in realistic panoramas, none in flat ones), as runs draw it
     store = RenderedPanoramaStore(city, settings=settings_for_style(render_style))
     try:
-        hashes = {n: store.pixel_hash(n) for n in nodes}
+        hashes = {n: store.pixel_hash(n) for n in counted(progress, "check panoramas", nodes)}
         return hashes, renderer_identity(store)
     finally:
         release = getattr(store, "release", None)
@@ -441,13 +442,15 @@ def _drawing_order(assets: dict[str, dict[str, Any]], ref: ReferenceRenderer | N
     return sorted(items, key=key)
 
 
-def _draw_assets(assets: dict[str, dict[str, Any]], city: City, ref: ReferenceRenderer | None):
+def _draw_assets(assets: dict[str, dict[str, Any]], city: City, ref: ReferenceRenderer | None,
+                 progress: Progress | None = None, label: str = "suite images"):
     """Yield ``(relative path, spec, RGB uint8 (H, W, 3))`` for every asset of a size's manifest entry, drawn
-    from its spec (maps with one renderer per map extent: the district map, or a split area's)."""
+    from its spec (maps with one renderer per map extent: the district map, or a split area's), reporting
+    each drawn asset to ``progress`` as step ``label``."""
     from urbanarena.tasks.generators.suite import draw_asset
 
     map_renderers: dict[tuple, Any] = {}
-    for rel, spec in _drawing_order(assets, ref):
+    for rel, spec in counted(progress, label, _drawing_order(assets, ref)):
         map_renderer = None
         if spec["kind"] != "reference_view":
             from urbanarena.render.maps import map_renderer_for
@@ -461,7 +464,7 @@ def _draw_assets(assets: dict[str, dict[str, Any]], city: City, ref: ReferenceRe
 
 
 def redraw_images(fs: FrozenSuite, city: City, *, reason: str, log: Callable[[str], None] = lambda s: None,
-                  reference_renderer: ReferenceRenderer | None = None) -> FrozenSuite:
+                  reference_renderer: ReferenceRenderer | None = None, progress: Progress | None = None) -> FrozenSuite:
     """Re-pin a frozen suite's images to this renderer, keeping its task files (ours).
 
     For a suite whose tasks stay valid but whose style's look changed (the renderer drew its photos
@@ -469,7 +472,8 @@ def redraw_images(fs: FrozenSuite, city: City, *, reason: str, log: Callable[[st
     fingerprint panoramas and renderer identity are rendered again, and the manifest's
     ``images_redrawn`` list gains ``{"date", "reason", "assets_changed", "panoramas_changed"}``. Task files and
     their sha256 are untouched, so task ids, answers and reference paths stay the same; scores measured
-    before the redraw were measured on other pixels (the reason says why).
+    before the redraw were measured on other pixels (the reason says why). ``progress``
+    (:mod:`urbanarena.progress`) hears the images of each size and the fingerprint panoramas.
 
     Raises:
         FrozenSuiteError: the city's hash differs from the suite's, or no renderer for its landmark photos.
@@ -488,13 +492,13 @@ def redraw_images(fs: FrozenSuite, city: City, *, reason: str, log: Callable[[st
             raise FrozenSuiteError(f"frozen suite {fs.name}: its landmark photos need the 3D renderer, "
                                    f"unavailable here: {gl_unavailable_reason()}")
         log(f"redrawing the {len(entry['assets'])} images of {entry['suite_name']}")
-        for rel, spec, img in _draw_assets(entry["assets"], city, ref):
+        for rel, spec, img in _draw_assets(entry["assets"], city, ref, progress, f"{entry['suite_name']} images"):
             h = _pixel_hash(_decode_png(_encode_png(img)))
             changed += h != spec["pixel_sha256"]
             spec["pixel_sha256"] = h
     want = manifest.get("panorama_fingerprint") or {}
     log(f"rendering {len(want)} fingerprint panoramas")
-    hashes, ident = _panorama_hashes(city, list(want), fs.render_style)
+    hashes, ident = _panorama_hashes(city, list(want), fs.render_style, progress)
     pano_changed = sum(hashes[n] != want[n] for n in want)
     manifest["panorama_fingerprint"] = hashes
     manifest["renderer"] = ident
@@ -516,7 +520,7 @@ def _encode_png(img: np.ndarray) -> bytes:
 
 def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path | None = None,
                 reference_renderer: ReferenceRenderer | None = None, check_panoramas: bool = True,
-                ) -> tuple[Path, dict[str, Any]]:
+                progress: Progress | None = None) -> tuple[Path, dict[str, Any]]:
     """Write the task file of one size and redraw its images; compare every hash with the manifest.
 
     Args:
@@ -526,6 +530,8 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
             ``<dest_root>/<suite>-<size>/tasks.json`` with its images beside it.
         reference_renderer: landmark photo renderer (default :func:`default_reference_renderer`).
         check_panoramas: also render the fingerprint panoramas and compare them.
+        progress: hears the images drawn (step ``<suite> images``) and the check panoramas
+            (:mod:`urbanarena.progress`); a copy materialized before reports nothing.
     Returns:
         ``(task file path, check)``; ``check``: ``suite``, ``size``, ``task_file`` ("match"),
         ``assets_checked``, ``assets_differ`` (relative paths), ``panoramas_checked``,
@@ -574,7 +580,7 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     differ = []
-    for rel, spec, img in _draw_assets(entry["assets"], city, ref):
+    for rel, spec, img in _draw_assets(entry["assets"], city, ref, progress, f"{entry['suite_name']} images"):
         _write_png(tmp / rel, img)
         # hash what a run reads back (the PNG round trip is lossless)
         if _pixel_hash(_read_png(tmp / rel)) != spec["pixel_sha256"]:
@@ -594,7 +600,7 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         why = gl_unavailable_reason()
         if why is None:
             want = fs.manifest["panorama_fingerprint"]
-            got, ident = _panorama_hashes(city, list(want), fs.render_style)
+            got, ident = _panorama_hashes(city, list(want), fs.render_style, progress)
             check["panoramas_checked"] = len(want)
             check["panoramas_differ"] = [n for n in want if got.get(n) != want[n]]
             check["renderer"] = ident

@@ -37,6 +37,7 @@ from pydantic import ValidationError
 
 from urbanarena.errors import TaskFormatError, UrbanArenaError
 from urbanarena.tasks.families import families
+from urbanarena.progress import Progress
 from urbanarena.tasks.schema import Task, check_unique_task_ids, load_task_file
 from urbanarena.world.city import City
 
@@ -68,11 +69,11 @@ NAMED_FROZEN_SPEC = re.compile(r"^(?P<suite>[A-Za-z0-9_.-]+-v\d+)-(?P<size>mini|
 
 
 def _frozen_task_set(spec: str, size: str, city: City, render_style: str | None = None,
-                     name: str | None = None, accept_redrawn_images: bool | None = None) -> TaskSet:
+                     name: str | None = None, progress=None, accept_redrawn_images: bool | None = None) -> TaskSet:
     from urbanarena.tasks.frozen import frozen_for_city, materialize
     from urbanarena.tasks.frozen_check import enforce_frozen_images
 
-    path, check = materialize(frozen_for_city(city, render_style, name), size, city)
+    path, check = materialize(frozen_for_city(city, render_style, name), size, city, progress=progress)
     check = enforce_frozen_images(check, accept_redrawn_images)
     # frozen v1/v2 name the core city 'helsinki' (its name when they were frozen); materialize matched the hash
     ts = _resolve_file(Path(path), city, renamed_ok=True)
@@ -154,7 +155,8 @@ def _check_tasks(tasks: list[Task], city: City, path: Path | None, renamed_ok: b
 
 
 def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
-                     render_style: str | None = None, accept_redrawn_images: bool | None = None) -> TaskSet:
+                     render_style: str | None = None, progress: Progress | None = None,
+                     accept_redrawn_images: bool | None = None) -> TaskSet:
     """Resolve a TASKS argument against ``city``.
 
     Args:
@@ -167,6 +169,8 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
             :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`): a frozen suite size resolves to
             the city's newest suite frozen for that style (``helsinki``: ``helsinki-arena7-v4``; ``helsinki-core``:
             ``-v2`` realistic, ``-v1`` flat).
+        progress: hears a frozen suite's drawing (:func:`urbanarena.tasks.frozen.materialize`;
+            :mod:`urbanarena.progress`).
         accept_redrawn_images: run a frozen suite whose reference images this machine draws differently
             (recorded in the check); ``None`` reads the environment
             (:data:`~urbanarena.tasks.frozen_check.ACCEPT_ENV`).
@@ -181,15 +185,17 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
     """
     spec = str(spec)
     if spec in FROZEN_SPECS:
-        return _frozen_task_set(spec, spec, city, render_style, accept_redrawn_images=accept_redrawn_images)
+        return _frozen_task_set(spec, spec, city, render_style, progress=progress,
+                                accept_redrawn_images=accept_redrawn_images)
     named = NAMED_FROZEN_SPEC.match(spec)
     if named and not Path(spec).exists():
-        return _frozen_task_set(spec, named.group("size"), city, render_style, named.group("suite"),
+        return _frozen_task_set(spec, named.group("size"), city, render_style, named.group("suite"), progress,
                                 accept_redrawn_images)
     if spec == "default":
         default = (city.meta.extra or {}).get("default_tasks")
         if not default:
-            return _frozen_task_set(spec, "mini", city, render_style, accept_redrawn_images=accept_redrawn_images)
+            return _frozen_task_set(spec, "mini", city, render_style, progress=progress,
+                                    accept_redrawn_images=accept_redrawn_images)
         default = str(default)
         if default == "default":
             raise UrbanArenaError(f"city {city.name!r}: default_tasks must not be 'default'")
@@ -200,7 +206,7 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
                 default = f"{kind}:{Path(city_dir) / rest}"
             elif not (sep and kind in kinds) and not Path(default).is_absolute():
                 default = str(Path(city_dir) / default)
-        ts = resolve_task_set(default, city, city_dir)
+        ts = resolve_task_set(default, city, city_dir, progress=progress)
         return TaskSet(spec, ts.tasks, ts.source_hash, ts.source_files)
 
     kinds = foreign_kinds()

@@ -47,7 +47,7 @@ def create_replay_app(replay: RunReplay, tokens: ParticipantTokens) -> FastAPI:
     add_auth(app, tokens)
     health_route(app)
     static_route(app)
-    render_lock = threading.Lock()
+    render_lock = app.state.render_lock = threading.Lock()  # views are drawn one at a time (CLI's draw-ahead too)
 
     def episode(eid: int) -> EpisodeReplay:
         if eid not in replay.rows:

