@@ -159,7 +159,7 @@ def continuous_episode(city: City, task: Task, seed: int, protocol_id: str) -> I
                             observation="rgb+map", tasks=[task])
     env.reset(seed=seed, options={"task": task})
     client = OracleReplyClient()
-    oracle, vlm = UrbanGroundOracle(), UrbanGroundVLMAgent(client=client)
+    oracle, vlm = UrbanGroundOracle(), UrbanGroundVLMAgent(client=client, inputs="state")  # flat replies, one per step
     dyn = env.env.world
     for agent in (oracle, vlm):
         ctx = AgentContext(city=city, motion=None, seed=seed, protocol_id=protocol_id,  # type: ignore[arg-type]
