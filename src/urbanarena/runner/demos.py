@@ -2,8 +2,8 @@
 
 Each episode runs the privileged oracle of the task's mode through the registered env
 (``Arena-v1`` for ``cityarena`` navigation kinds, ``Continuous-v1`` for ``urbanground``); at every step
-the VLM agent of that mode (``vlm-arena`` / ``vlm-urbanground``) builds the request it would send to a
-model from the same observation -- system prompt, user text, images in order -- and is answered by
+the VLM agent of that mode (``vlm-arena`` / ``vlm-urbanground`` with its state inputs, one flat reply per
+step) builds the request it would send to a model from the same observation -- system prompt, user text, images in order -- and is answered by
 :class:`OracleReplyClient` with the oracle's action written as the protocol's reply JSON. The VLM agent
 parses that reply with its own parser and its parsed action is what the env executes, so every row's
 ``reply`` is a reply the protocol accepts and means exactly the oracle's action (checked: a reply that

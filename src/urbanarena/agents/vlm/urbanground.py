@@ -377,12 +377,7 @@ class UrbanGroundVLMAgent(ReAskAgent):
                            "parse_error_steps": 0, "memory_updates": 0, "invalid_actions": 0, "blocked_moves": 0,
                            "clamped_actions": 0, "map_actions": 0, "actions": {}})
         name = self.inputs_for(context.protocol_id)
-        if name == "reference":
-            from urbanarena.agents.vlm.urbanground_react import ReferenceInputs
-
-            self.inputs = ReferenceInputs(self)
-        else:
-            self.inputs = StateInputs(self)
+        self.inputs = INPUT_STRATEGIES[name](self)
         self.stats["inputs"] = name
         self.inputs.reset(task, context)
 
@@ -528,5 +523,9 @@ class StateInputs:
                                                   empty_answer=a.rules["empty_answer"]),
             lambda bad: a.templates["urbanground_correction"].render(error=bad.detail, allowed=", ".join(ALLOWED[mode])))
 
-__all__ = ["ALLOWED", "INPUTS", "MODEL_ACTIONS", "PARSE_RULES", "REFERENCE_ACTIONS", "REFERENCE_ALLOWED", "StateInputs",
+
+#: inputs name -> strategy class (``reference`` is added by :mod:`.urbanground_react`, which the package imports)
+INPUT_STRATEGIES: dict[str, Any] = {"state": StateInputs}
+
+__all__ = ["ALLOWED", "INPUTS", "INPUT_STRATEGIES", "MODEL_ACTIONS", "PARSE_RULES", "REFERENCE_ACTIONS", "REFERENCE_ALLOWED", "StateInputs",
            "UG_FAILURE_TYPES", "UrbanGroundReply", "UrbanGroundVLMAgent", "parse_urbanground_reply", "state_text"]

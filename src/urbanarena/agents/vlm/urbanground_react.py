@@ -54,7 +54,7 @@ from urbanarena.agents.controls import MAP, VIEW
 from urbanarena.agents.vlm.common import call_index
 from urbanarena.agents.vlm.parsing import answer_text, echo_text, extract_json_object
 from urbanarena.agents.vlm.urbanground import (
-    FIRST_PERSON_MODE, MAP_MODE, REFERENCE_ALLOWED, UrbanGroundReply, parse_urbanground_reply,
+    FIRST_PERSON_MODE, INPUT_STRATEGIES, MAP_MODE, REFERENCE_ALLOWED, UrbanGroundReply, parse_urbanground_reply,
 )
 from urbanarena.env.continuous.actions import ActionKind
 from urbanarena.errors import NoImageryError
@@ -285,6 +285,8 @@ class ReferenceInputs:
         reply.action = {"action": ActionKind.TERMINATE.value, "answer": final.answer}
         reply.answer = final.answer
 
+
+INPUT_STRATEGIES["reference"] = ReferenceInputs
 
 __all__ = ["FinalAnswerReply", "LETTERS", "REACT_FAILURE_TYPES", "ReActReply", "ReferenceInputs", "parse_final_answer",
            "parse_react_reply", "task_description"]
