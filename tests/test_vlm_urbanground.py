@@ -70,7 +70,10 @@ def new_env(city, observer=red_observer) -> ContinuousEnv:
 
 
 def run_agent(city, srv, task, *, max_steps=40, observer=red_observer, **agent_kw):
-    """The agent's episode with the env's own reset options for the task; returns (env, actions, infos, agent)."""
+    """The agent's episode with the env's own reset options for the task; returns (env, actions, infos, agent).
+    These tests check our state inputs (``inputs=state``); the reference inputs, ``urbanground-v1``'s
+    default, are ``test_urbanground_inputs.py``'s."""
+    agent_kw.setdefault("inputs", "state")
     agent = UrbanGroundVLMAgent(f"openai:{srv.base_url}:gpt-4o", retry=FAST_RETRY, timeout_s=5, **agent_kw)
     env = new_env(city, observer)
     obs, info = env.reset(seed=0, options=UrbanGroundFamily().env_options(task, city))
@@ -313,7 +316,9 @@ def test_registry_config_protocol_and_missing_view(city, tmp_path):
     cfg = a.config()
     assert cfg["name"] == "vlm-urbanground" and cfg["max_reasks"] == 3 and cfg["parse_failure"] == "corrective-re-ask"
     assert set(cfg["prompts"]) == set(URBANGROUND_TEMPLATES)
-    assert a.max_requests_per_step(PROTOCOL) == 4 and a.action_style == "continuous" and a.uses_images
+    # reference inputs (the protocol's default): 1 + 3 re-asks + the final-answer request; state inputs: 1 + 3
+    assert a.max_requests_per_step(PROTOCOL) == 5 and a.action_style == "continuous" and a.uses_images
+    assert make_agent("vlm-urbanground", model=spec, max_reasks=3, inputs="state").max_requests_per_step(PROTOCOL) == 4
     with pytest.raises(ProtocolError):
         a.max_requests_per_step("cityarena-v1")
     with pytest.raises(ValueError, match="parse_failure"):
@@ -325,7 +330,7 @@ def test_registry_config_protocol_and_missing_view(city, tmp_path):
     assert b.templates["urbanground_system"].source == str(f) and b.config()["prompt_hash"] != a.config()["prompt_hash"]
     task = make_task(city)
     with FakeOpenAIServer(['{"action": "terminate"}'], api_key=OPENAI_KEY) as srv:
-        agent = UrbanGroundVLMAgent(f"openai:{srv.base_url}:gpt-4o", retry=FAST_RETRY, timeout_s=5)
+        agent = UrbanGroundVLMAgent(f"openai:{srv.base_url}:gpt-4o", retry=FAST_RETRY, timeout_s=5, inputs="state")
         with pytest.raises(ProtocolError):
             agent.reset(task, AgentContext(city=city, motion=None,  # type: ignore[arg-type]
                                            seed=0, protocol_id="cityarena-v1"))
@@ -336,7 +341,8 @@ def test_registry_config_protocol_and_missing_view(city, tmp_path):
             agent.act(obs)
         assert srv.log == []  # nothing sent without the picture
         # blind: the view is withheld (a line instead), so no observer is needed
-        blind = UrbanGroundVLMAgent(f"openai:{srv.base_url}:gpt-4o", retry=FAST_RETRY, timeout_s=5, control="blind")
+        blind = UrbanGroundVLMAgent(f"openai:{srv.base_url}:gpt-4o", retry=FAST_RETRY, timeout_s=5, control="blind",
+                                    inputs="state")
         assert not blind.uses_images
         blind.reset(task, AgentContext(city=city, motion=None, seed=0, protocol_id=PROTOCOL))  # type: ignore[arg-type]
         assert blind.act(obs)["action"] == "terminate"
@@ -365,13 +371,18 @@ def test_urbanarena_run_vlm_urbanground_end_to_end(tmp_path):
     city_dir = save_city(city, tmp_path / "city")
     task_file = save_urbanground_suite(suite, tmp_path / "tasks.json")
 
+    # the default inputs under urbanground-v1 are the reference ones: {observation, reason, action} replies,
+    # the question answered in a separate request after terminate
     def script(body, n):
         text = json.dumps(body["messages"])
+        if "Exploration is over" in text:
+            return json.dumps({"answer": right, "reason": "I saw it"})
         if "Relative to the direction you are facing now" in text:
-            return json.dumps({"thought": "I see it", "action": "terminate", "answer": right})
-        if "This is step 1;" in text:
-            return json.dumps({"thought": "go", "action": "move", "dir": "forward", "seconds": 1.0})
-        return json.dumps({"action": "terminate"})
+            return json.dumps({"observation": "the street", "reason": "enough seen", "action": {"action": "terminate"}})
+        if len(body["messages"]) == 2:  # system + the first turn
+            return json.dumps({"observation": "a street", "reason": "go",
+                               "action": {"action": "move", "dir": "forward", "seconds": 1.0}})
+        return json.dumps({"observation": "here", "reason": "arrived", "action": {"action": "terminate"}})
 
     with FakeOpenAIServer(script, api_key=OPENAI_KEY) as srv:
         res = CliRunner().invoke(app, ["run", "--city", str(city_dir), "--tasks", str(task_file), "--agent",
@@ -379,7 +390,7 @@ def test_urbanarena_run_vlm_urbanground_end_to_end(tmp_path):
                                        "--out", str(tmp_path / "out")], catch_exceptions=False)
         log = list(srv.log)
     assert res.exit_code == 0, res.output
-    assert len(log) == 3  # one answer, one move + one terminate
+    assert len(log) == 4  # terminate + the final answer; one move + one terminate
     for r in log:
         [img] = r.images
         assert (img.width, img.height) == (640, 360) and not close(img.mean_rgb, RED, tol=60.0)
@@ -395,6 +406,7 @@ def test_urbanarena_run_vlm_urbanground_end_to_end(tmp_path):
     assert w["stop_reason"] == "terminate" and w["steps"] == 2
     assert w["actions"][0]["action"] == "move" and w["actions"][0]["seconds"] == 1.0
     assert math.isclose(w["details"]["sim_time_s"], 1.0) and w["agent_stats"]["requests"] == 2
+    assert q["agent_stats"]["requests"] == 2 and q["agent_stats"]["final_answers"] == 1
     # the dry run builds each task's first request offline (no server): one image per request, and the
     # per-step request bound of the agent (1 + max re-asks)
     res = CliRunner().invoke(app, ["run", "--city", str(city_dir), "--tasks", str(task_file), "--agent",

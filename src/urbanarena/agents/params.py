@@ -234,7 +234,10 @@ class UrbanGroundVLMParams(ModelAgentParams):
         "corrective-re-ask", description="what an unparseable reply does: a corrective re-ask, or the same request again")
     max_reasks: int = Field(2, ge=0, le=8, description="corrective re-asks per step")
     recent_actions_window: int = Field(5, ge=0, le=1000, description="recent actions repeated in each prompt")
-    include_references: bool = Field(True, description="send the task's reference images")
+    include_references: bool = Field(True, description="send the task's reference images (state inputs)")
+    inputs: Literal["reference", "state"] | None = Field(
+        None, description="reference: UrbanGround's released agent (screenshot only, text conversation); state: ours "
+                          "(privileged state text: lat/lon, street, on-footway); default: the protocol's agent_inputs")
 
 
 #: the schema of every registered agent (registry name -> model)

@@ -63,6 +63,12 @@ and an answer sent as a JSON number scores 0, :mod:`urbanarena.tasks.reference_a
 forgiving readers of :mod:`urbanarena.tasks.validators`),
 ``image_downscale_step`` (the linear scale per step when an image is over the provider's byte limit:
 0.85, the paper's "15 % steps", A.4; without it the client's default 0.75).
+
+UrbanGround parameters (``urbanground-v1``): ``arrival_radius_m``, ``pna_buffer_m``, ``contact_m``
+(scoring, :mod:`urbanarena.tasks.metrics.urbanground`), ``agent_inputs`` (what ``vlm-urbanground``
+sends unless ``-p inputs=...`` says otherwise: ``reference``, UrbanGround's released agent -- the task
+text once, one screenshot per turn, the text conversation as memory, ``{observation, reason, action}``
+replies, a separate final-answer request for questions --, :mod:`urbanarena.agents.vlm.urbanground_react`).
 """
 
 from __future__ import annotations
@@ -167,7 +173,8 @@ PROTOCOLS: dict[str, Protocol] = {
         "urbanground-v1", "UrbanGround", False,
         "UrbanGround continuous actions in simulated time; arrival within 15 m; a zone or active closure "
         "crossed fails the episode",
-        {"action_set": "urbanground", "arrival_radius_m": 15.0, "pna_buffer_m": 3.0, "contact_m": 0.5},
+        {"action_set": "urbanground", "arrival_radius_m": 15.0, "pna_buffer_m": 3.0, "contact_m": 0.5,
+         "agent_inputs": "reference"},
     ),
 }
 

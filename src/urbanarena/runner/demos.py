@@ -2,8 +2,8 @@
 
 Each episode runs the privileged oracle of the task's mode through the registered env
 (``Arena-v1`` for ``cityarena`` navigation kinds, ``Continuous-v1`` for ``urbanground``); at every step
-the VLM agent of that mode (``vlm-arena`` / ``vlm-urbanground``) builds the request it would send to a
-model from the same observation -- system prompt, user text, images in order -- and is answered by
+the VLM agent of that mode (``vlm-arena`` / ``vlm-urbanground`` with its state inputs, one flat reply per
+step) builds the request it would send to a model from the same observation -- system prompt, user text, images in order -- and is answered by
 :class:`OracleReplyClient` with the oracle's action written as the protocol's reply JSON. The VLM agent
 parses that reply with its own parser and its parsed action is what the env executes, so every row's
 ``reply`` is a reply the protocol accepts and means exactly the oracle's action (checked: a reply that
@@ -159,7 +159,7 @@ def continuous_episode(city: City, task: Task, seed: int, protocol_id: str) -> I
                             observation="rgb+map", tasks=[task])
     env.reset(seed=seed, options={"task": task})
     client = OracleReplyClient()
-    oracle, vlm = UrbanGroundOracle(), UrbanGroundVLMAgent(client=client)
+    oracle, vlm = UrbanGroundOracle(), UrbanGroundVLMAgent(client=client, inputs="state")  # flat replies, one per step
     dyn = env.env.world
     for agent in (oracle, vlm):
         ctx = AgentContext(city=city, motion=None, seed=seed, protocol_id=protocol_id,  # type: ignore[arg-type]

@@ -23,7 +23,15 @@ name                       placeholders                         used for
                            ``recent_actions``, ``step``,
                            ``mode``, ``allowed``
 ``urbanground_correction`` ``error``, ``allowed``               corrective re-ask (UrbanGround agent)
+``urbanground_ref_*``      see below                            ``-p inputs=reference`` (``urbanground-v1``)
 =========================  ===================================  ==========================================
+
+The UrbanGround agent's reference inputs (:mod:`urbanarena.agents.vlm.urbanground_react`):
+``urbanground_ref_question_system`` / ``urbanground_ref_navigation_system`` (no placeholders: the
+system prompt of a question / navigation task), ``urbanground_ref_task`` (``task``: the first turn's
+task block), ``urbanground_ref_turn`` (none: every turn's closing line), ``urbanground_ref_correction``
+(``error``, ``allowed``; the default names neither, as UrbanGround's agent does not) and
+``urbanground_ref_final`` (``letters``, e.g. ``A|B|C|D``: the final-answer request).
 
 Overrides: a folder holding ``<name>.txt`` files (names it lacks keep the
 default) or a mapping ``{name: path}``. Every template's sha256 (of its text
@@ -55,11 +63,19 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
     "urbanground_step": frozenset({"state", "notices", "last_result", "memory", "recent_actions", "step", "mode",
                                    "allowed"}),
     "urbanground_correction": frozenset({"error", "allowed"}),
+    "urbanground_ref_question_system": frozenset(),
+    "urbanground_ref_navigation_system": frozenset(),
+    "urbanground_ref_task": frozenset({"task"}),
+    "urbanground_ref_turn": frozenset(),
+    "urbanground_ref_correction": frozenset({"error", "allowed"}),
+    "urbanground_ref_final": frozenset({"letters"}),
 }
 
 ARENA_TEMPLATES = ("arena_system", "arena_step", "arena_correction")
 CITYSEEKER_TEMPLATES = ("cityseeker_stop", "cityseeker_choice", "cityseeker_correction")
-URBANGROUND_TEMPLATES = ("urbanground_system", "urbanground_step", "urbanground_correction")
+URBANGROUND_TEMPLATES = ("urbanground_system", "urbanground_step", "urbanground_correction",
+                         "urbanground_ref_question_system", "urbanground_ref_navigation_system", "urbanground_ref_task",
+                         "urbanground_ref_turn", "urbanground_ref_correction", "urbanground_ref_final")
 
 
 class PromptTemplateError(UrbanArenaError, ValueError):

@@ -1,8 +1,22 @@
 """VLM agent for the UrbanGround ladder (``vlm-urbanground``): one UrbanGround action per model call.
 
 The agent runs in :class:`~urbanarena.env.continuous.ContinuousEnv` (``urbanground`` tasks, protocol
-``urbanground-v1``; the runner's loop is :mod:`urbanarena.runner.continuous_episode`). Each step it
-sends one request:
+``urbanground-v1``; the runner's loop is :mod:`urbanarena.runner.continuous_episode`).
+
+Inputs (``-p inputs=...``, in ``config()``; default: the protocol's ``agent_inputs``, ``reference``
+under ``urbanground-v1``), a strategy object chosen at ``reset``:
+
+* ``reference`` -- UrbanGround's released agent (:mod:`urbanarena.agents.vlm.urbanground_react`,
+  :class:`~urbanarena.agents.vlm.urbanground_react.ReferenceInputs`): the task text on the first
+  turn only, one screenshot per turn, no simulator state, the text conversation as memory,
+  ``{"observation", "reason", "action": {...}}`` replies, a separate final-answer request for
+  questions;
+* ``state`` -- ours (:class:`StateInputs`, described below): every request carries the state text,
+  which gives the agent PRIVILEGED information UrbanGround's agent never sees -- its position in
+  lat/lon, the nearest street's name, whether it stands on the pedestrian network, the map's centre
+  and the selected point's coordinates and street --, plus a memory field and its recent actions.
+
+With ``state`` inputs each step sends one request:
 
 * system = ``urbanground_system`` with the task text (``observation["text"]["task"]``: the
   instruction, and for questions the options and how to answer);
@@ -103,6 +117,13 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     FIRST_PERSON_MODE: tuple(a for a in MODEL_ACTIONS if ActionKind(a) in FIRST_PERSON_KINDS),
     MAP_MODE: tuple(a for a in MODEL_ACTIONS if ActionKind(a) in MAP_KINDS),
 }
+#: UrbanGround's released agent also offers ``jump`` and ``map_orbit`` (its action space, in prompt order)
+REFERENCE_ACTIONS = ("move", "sprint", "look", "jump", "open_map", "map_select", "map_pan", "map_zoom", "map_orbit",
+                     "close_map", "terminate")
+REFERENCE_ALLOWED: dict[str, tuple[str, ...]] = {
+    FIRST_PERSON_MODE: tuple(a for a in REFERENCE_ACTIONS if ActionKind(a) in FIRST_PERSON_KINDS),
+    MAP_MODE: tuple(a for a in REFERENCE_ACTIONS if ActionKind(a) in MAP_KINDS),
+}
 #: failure types this parser adds to :data:`urbanarena.agents.vlm.parsing.FAILURE_TYPES`
 UG_FAILURE_TYPES = ("wrong_mode", "invalid_field")
 
@@ -112,6 +133,8 @@ PARSE_RULES: dict[str, dict[str, Any]] = {
     "corrective-re-ask": {"empty_answer": "error", "memory_from": "accepted"},
 }
 DEFAULT_PARSE_FAILURE = "corrective-re-ask"
+#: what a request shows (``-p inputs=...``): UrbanGround's released agent, or ours with the state text
+INPUTS = ("reference", "state")
 DEFAULT_MAX_REASKS = 2
 #: generation preset (UrbanGround publishes none: provider defaults, 2,048 output tokens, as the graph protocols)
 UG_GENERATION = {"max_output_tokens": 2048}
@@ -134,7 +157,8 @@ class UrbanGroundReply(MemoryReply):
 
 
 def parse_urbanground_reply(text: str | None, flags: Iterable[str] = (), *, mode: str = FIRST_PERSON_MODE,
-                            needs_answer: bool = False, empty_answer: str = "error") -> UrbanGroundReply:
+                            needs_answer: bool = False, empty_answer: str = "error",
+                            allowed: Mapping[str, tuple[str, ...]] | None = None) -> UrbanGroundReply:
     """Parse a reply into one UrbanGround action (module docstring).
 
     Rules:
@@ -159,11 +183,15 @@ def parse_urbanground_reply(text: str | None, flags: Iterable[str] = (), *, mode
         mode: ``"first_person"`` or ``"map"`` (the observation's mode).
         needs_answer: the task is a question (its ``terminate`` must carry an answer).
         empty_answer: ``"error"`` or ``"accept"``.
+        allowed: the actions the model may name per mode (default :data:`ALLOWED`; the reference inputs
+            use :data:`REFERENCE_ALLOWED`, which adds ``jump`` and ``map_orbit``).
     Raises:
         ValueError: unknown ``mode`` or ``empty_answer``.
     """
-    if mode not in ALLOWED:
-        raise ValueError(f"mode must be one of {', '.join(ALLOWED)}, got {mode!r}")
+    per_mode = ALLOWED if allowed is None else allowed
+    if mode not in per_mode:
+        raise ValueError(f"mode must be one of {', '.join(per_mode)}, got {mode!r}")
+    known = {a for names in per_mode.values() for a in names}
     if empty_answer not in ("error", "accept"):
         raise ValueError(f"empty_answer must be 'error' or 'accept', got {empty_answer!r}")
     ex = extract_json_object(text, flags)
@@ -171,7 +199,7 @@ def parse_urbanground_reply(text: str | None, flags: Iterable[str] = (), *, mode
     if ex.obj is None:
         return out
     obj, repairs, notes = dict(ex.obj), out.repairs, out.notes
-    allowed = ALLOWED[mode]
+    allowed = per_mode[mode]
     fields = obj
     raw = obj.get("action")
     if isinstance(raw, Mapping):  # {"action": {"action": "move", "dir": ...}}
@@ -186,7 +214,7 @@ def parse_urbanground_reply(text: str | None, flags: Iterable[str] = (), *, mode
         out.failure, out.detail = "missing_action", f'the JSON object has no "action" (one of {", ".join(allowed)})'
         return out
     name = raw.strip().lower() if isinstance(raw, str) else None
-    if name not in MODEL_ACTIONS:
+    if name not in known:
         out.failure = "unknown_action"
         out.detail = f"unknown action {raw!r}; use one of {', '.join(allowed)}"
         return out
@@ -278,24 +306,29 @@ class UrbanGroundVLMAgent(ReAskAgent):
 
     def __init__(self, model: str | None = None, *, parse_failure: str = DEFAULT_PARSE_FAILURE,
                  max_reasks: int = DEFAULT_MAX_REASKS, recent_actions_window: int = 5,
-                 include_references: bool = True, **kwargs: Any):
+                 include_references: bool = True, inputs: str | None = None, **kwargs: Any):
         if parse_failure not in PARSE_RULES:
             raise ValueError(f"parse_failure must be one of {', '.join(PARSE_RULES)}, got {parse_failure!r}")
         if isinstance(max_reasks, bool) or not 0 <= int(max_reasks) <= 8:
             raise ValueError(f"max_reasks must be 0..8, got {max_reasks!r}")
         if int(recent_actions_window) < 0:
             raise ValueError(f"recent_actions_window must be >= 0, got {recent_actions_window!r}")
+        if inputs is not None and inputs not in INPUTS:
+            raise ValueError(f"inputs must be one of {', '.join(INPUTS)}, got {inputs!r}")
         super().__init__(model, **kwargs)
         self.parse_failure = parse_failure
         self.max_reasks = int(max_reasks)
         self.window = int(recent_actions_window)
         self.include_references = bool(include_references)
+        self.inputs_param = inputs
         self.rules = PARSE_RULES[parse_failure]
         self.protocol_id: str | None = None
+        self.inputs: Any = None
 
     def options(self) -> dict[str, Any]:
         return {"parse_failure": self.parse_failure, "max_reasks": self.max_reasks,
-                "recent_actions_window": self.window, "include_references": self.include_references}
+                "recent_actions_window": self.window, "include_references": self.include_references,
+                "inputs": self.inputs_param or "protocol"}
 
     @staticmethod
     def _check_protocol(protocol_id: str) -> None:
@@ -303,14 +336,20 @@ class UrbanGroundVLMAgent(ReAskAgent):
             raise ProtocolError(f"agent 'vlm-urbanground' runs the UrbanGround protocol (urbanground-v1), "
                                 f"not {protocol_id!r}")
 
+    def inputs_for(self, protocol_id: str) -> str:
+        """The inputs this agent uses under ``protocol_id``: ``-p inputs=...``, else the protocol's
+        ``agent_inputs`` (``urbanground-v1``: ``reference``), else ``state``."""
+        return self.inputs_param or str(get_protocol(protocol_id).params.get("agent_inputs", "state"))
+
     def max_requests_per_step(self, protocol_id: str) -> int:
-        """Upper bound of model requests per env step (1 + ``max_reasks``), for ``--dry-run``.
+        """Upper bound of model requests per env step, for ``--dry-run``: 1 + ``max_reasks`` (state inputs),
+        one more for the final-answer request of a question (reference inputs).
 
         Raises:
             ProtocolError: not an UrbanGround protocol.
         """
         self._check_protocol(protocol_id)
-        return 1 + self.max_reasks
+        return 1 + self.max_reasks + (1 if self.inputs_for(protocol_id) == "reference" else 0)
 
     def protocol_generation(self, protocol_id: str) -> dict[str, Any]:
         return dict(UG_GENERATION)
@@ -337,6 +376,10 @@ class UrbanGroundVLMAgent(ReAskAgent):
         self.stats.update({"parse_failure_rule": self.parse_failure, "max_reasks": self.max_reasks,
                            "parse_error_steps": 0, "memory_updates": 0, "invalid_actions": 0, "blocked_moves": 0,
                            "clamped_actions": 0, "map_actions": 0, "actions": {}})
+        name = self.inputs_for(context.protocol_id)
+        self.inputs = INPUT_STRATEGIES[name](self)
+        self.stats["inputs"] = name
+        self.inputs.reset(task, context)
 
     def record_outcome(self, info: Mapping[str, Any]) -> None:
         """Take the env's verdict on the last action (called by the episode loop after ``env.step``):
@@ -426,17 +469,12 @@ class UrbanGroundVLMAgent(ReAskAgent):
         mode = str(obs.get("mode") or FIRST_PERSON_MODE)
         if mode not in ALLOWED:
             raise ValueError(f"observation mode {mode!r}: expected first_person or map")
-        step, system = self._begin_step(obs, "urbanground_system")
+        step, system = self._begin_step(obs, self.inputs.system_template)
         self._pending = None
         failures: list[str] = []
         rec: dict[str, Any] = {"step": step, "mode": mode, "requests": 0, "failures": failures, "repairs": [],
                                "notes": []}
-        parsed = self._ask(
-            step, system, rec, lambda: self.user_message(obs, step),
-            lambda reply: parse_urbanground_reply(reply.text, reply.flags, mode=mode, needs_answer=self.needs_answer,
-                                                  empty_answer=self.rules["empty_answer"]),
-            lambda bad: self.templates["urbanground_correction"].render(error=bad.detail,
-                                                                        allowed=", ".join(ALLOWED[mode])))
+        parsed = self.inputs.decide(obs, step, system, mode, rec)
         if parsed is not None:
             action = dict(parsed.action)  # type: ignore[arg-type]
             entry = {"step": step, "thought": parsed.thought, "action": dict(action)}
@@ -448,11 +486,46 @@ class UrbanGroundVLMAgent(ReAskAgent):
             rec.update(action=dict(action), thought=parsed.thought[:THOUGHT_TRACE_CHARS],
                        memory=self.memory[:MEMORY_TRACE_CHARS])
             self.stats["trace"].append(rec)
-            action["memory"] = self.memory
+            if self.inputs.sends_memory:
+                action["memory"] = self.memory
             return action
         rec.update(action={"action": ActionKind.PARSE_ERROR.value}, thought="", memory=self.memory[:MEMORY_TRACE_CHARS])
         self.stats["trace"].append(rec)
-        return {"action": ActionKind.PARSE_ERROR.value, "error": "; ".join(failures), "memory": self.memory}
+        out = {"action": ActionKind.PARSE_ERROR.value, "error": "; ".join(failures)}
+        if self.inputs.sends_memory:
+            out["memory"] = self.memory
+        return out
 
-__all__ = ["ALLOWED", "MODEL_ACTIONS", "PARSE_RULES", "UG_FAILURE_TYPES", "UrbanGroundReply", "UrbanGroundVLMAgent",
-           "parse_urbanground_reply", "state_text"]
+
+class StateInputs:
+    """Our inputs (``-p inputs=state``): one user turn per step with the state text (privileged: the
+    position in lat/lon, the nearest street, whether on the pedestrian network, the map's centre), the
+    notices, the last result, the agent's memory field and its recent actions, then the mode's picture
+    and the reference images; no conversation is kept between steps (module docstring)."""
+
+    name = "state"
+    system_template = "urbanground_system"
+    sends_memory = True
+
+    def __init__(self, agent: UrbanGroundVLMAgent):
+        self.agent = agent
+
+    def reset(self, task: Task, context: AgentContext) -> None:
+        pass
+
+    def decide(self, obs: Mapping[str, Any], step: int, system: str, mode: str,
+               rec: dict[str, Any]) -> UrbanGroundReply | None:
+        """The step's accepted reply, or ``None`` when the re-asks are spent."""
+        a = self.agent
+        return a._ask(  # type: ignore[return-value]
+            step, system, rec, lambda: a.user_message(obs, step),
+            lambda reply: parse_urbanground_reply(reply.text, reply.flags, mode=mode, needs_answer=a.needs_answer,
+                                                  empty_answer=a.rules["empty_answer"]),
+            lambda bad: a.templates["urbanground_correction"].render(error=bad.detail, allowed=", ".join(ALLOWED[mode])))
+
+
+#: inputs name -> strategy class (``reference`` is added by :mod:`.urbanground_react`, which the package imports)
+INPUT_STRATEGIES: dict[str, Any] = {"state": StateInputs}
+
+__all__ = ["ALLOWED", "INPUTS", "INPUT_STRATEGIES", "MODEL_ACTIONS", "PARSE_RULES", "REFERENCE_ACTIONS", "REFERENCE_ALLOWED", "StateInputs",
+           "UG_FAILURE_TYPES", "UrbanGroundReply", "UrbanGroundVLMAgent", "parse_urbanground_reply", "state_text"]
