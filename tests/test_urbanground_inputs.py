@@ -59,13 +59,13 @@ def agent_for(srv, **kw) -> UrbanGroundVLMAgent:
     return UrbanGroundVLMAgent(f"openai:{srv.base_url}:gpt-4o", retry=FAST_RETRY, timeout_s=5, **kw)
 
 
-def episode(city, srv, task, *, max_steps=None, steps=40, **kw):
+def episode(city, srv, task, *, steps=40, keep_open=False, **kw):
     """Run the agent in a ContinuousEnv; returns (env, actions, observations, agent)."""
     agent = agent_for(srv, **kw)
     env = new_env(city)
     obs, _ = env.reset(seed=0, options=UrbanGroundFamily().env_options(task, city))
     agent.reset(task, AgentContext(city=city, motion=None, seed=0, protocol_id=PROTOCOL,  # type: ignore[arg-type]
-                                   task_id=task.task_id, max_steps=max_steps))
+                                   task_id=task.task_id))
     actions, observations, done = [], [obs], False
     while not done and len(actions) < steps:
         a = agent.act(obs)
@@ -73,7 +73,8 @@ def episode(city, srv, task, *, max_steps=None, steps=40, **kw):
         obs, _, done, _, info = env.step(a)
         agent.record_outcome(info)
         observations.append(obs)
-    agent.close()
+    if not keep_open:
+        agent.close()
     return env, actions, observations, agent
 
 
@@ -200,18 +201,73 @@ def test_unusable_final_answer_leaves_the_question_unanswered(city):
     assert m["answer_correct"] == 0.0
 
 
-def test_turn_limit_asks_the_final_answer_on_the_last_allowed_step(city):
+def test_turn_limit_asks_the_final_answer_after_the_last_step(city):
+    """The exploration runs out (here after 2 steps): every step's action is executed, then ``final_answer``
+    sends the final-answer request with the final screen and the whole conversation."""
     task = make_task(city, options=OPTIONS, answer="D", instruction="Where is the bench?")
     replies = [react({"action": "look", "yaw": -90}, "a road", "look left"),
+               react({"action": "look", "yaw": -90}, "a wall", "look left again"),
                json.dumps({"answer": "Option D", "reason": "it was on the left"})]
     with FakeOpenAIServer(replies, api_key=OPENAI_KEY) as srv:
-        env, actions, _, agent = episode(city, srv, task, max_steps=2)
+        env, actions, observations, agent = episode(city, srv, task, steps=2, keep_open=True)
+        answer = agent.final_answer(observations[-1])
+        agent.close()
         log = list(srv.log)
-    assert actions == [{"action": "look", "yaw": -90.0}, {"action": "terminate", "answer": "D"}]
-    assert len(log) == 2 and env.pose().yaw_deg == 270.0
-    assert [r for r, _ in turns(log[1])] == ["user", "assistant", "user"]
-    assert turns(log[1])[-1][1].startswith("Exploration is over.")
-    assert agent.stats["trace"][1]["notes"] == ["turn_limit_answer"]
+    assert actions == [{"action": "look", "yaw": -90.0}, {"action": "look", "yaw": -90.0}]
+    assert answer == "D" and len(log) == 3 and env.pose().yaw_deg == 180.0  # both looks executed
+    assert [r for r, _ in turns(log[2])] == ["user", "assistant", "user", "assistant", "user"]
+    assert turns(log[2])[-1][1].startswith("Exploration is over.")
+    assert agent.stats["trace"][-1]["notes"] == ["limit_final_answer"] and agent.stats["final_answers"] == 1
+    # a navigation task has nothing to answer; state inputs only answer with terminate
+    nav = make_task(city)
+    with FakeOpenAIServer([react({"action": "look", "yaw": 10})], api_key=OPENAI_KEY) as srv:
+        _, _, obs, a2 = episode(city, srv, nav, steps=1, keep_open=True)
+        assert a2.final_answer(obs[-1]) is None and len(srv.log) == 1
+    with FakeOpenAIServer([json.dumps({"action": "look", "yaw": 10})], api_key=OPENAI_KEY) as srv:
+        _, _, obs, a3 = episode(city, srv, task, steps=1, inputs="state", keep_open=True)
+        assert a3.final_answer(obs[-1]) is None and len(srv.log) == 1
+
+
+def test_the_runner_asks_the_final_answer_when_the_step_limit_ends_a_question(tmp_path):
+    """``urbanarena run --max-steps 2`` on an L1 question whose model never terminates: the runner stops at
+    the limit (``max_steps``), asks the agent once more, and scores the answer it gives."""
+    from contextlib import closing
+
+    from typer.testing import CliRunner
+
+    from generate_util import fixture_city
+    from urbanarena.cli.main import app
+    from urbanarena.render.scene3d.context import gl_unavailable_reason
+    from urbanarena.runner.store import Store
+    from urbanarena.tasks.generators.urbanground import generate_urbanground_suite, save_urbanground_suite
+    from urbanarena.world.city_io import save_city
+
+    if gl_unavailable_reason():
+        pytest.skip(f"GL renderer unavailable: {gl_unavailable_reason()}")
+    city = fixture_city()
+    suite = generate_urbanground_suite(city, per_family=1, seed=0, subfamilies=["l1_orientation"])
+    [task] = suite.task_file.tasks
+    right = str(task.answer)
+
+    def script(body, n):
+        if "Exploration is over" in json.dumps(body["messages"]):
+            return json.dumps({"answer": right, "reason": "I looked around"})
+        return react({"action": "look", "yaw": 45})
+
+    city_dir = save_city(city, tmp_path / "city")
+    task_file = save_urbanground_suite(suite, tmp_path / "tasks.json")
+    with FakeOpenAIServer(script, api_key=OPENAI_KEY) as srv:
+        res = CliRunner().invoke(app, ["run", "--city", str(city_dir), "--tasks", str(task_file), "--agent",
+                                       "vlm-urbanground", "--model", f"openai:{srv.base_url}:gpt-4o", "--max-steps",
+                                       "2", "--out", str(tmp_path / "out")], catch_exceptions=False)
+        log = list(srv.log)
+    assert res.exit_code == 0, res.output
+    assert len(log) == 3  # two looks, then the final answer
+    [db] = list((tmp_path / "out").rglob("episodes.sqlite"))
+    with closing(Store(db, readonly=True)) as store:
+        [row] = store.rows()
+    assert row["stop_reason"] == "max_steps" and row["steps"] == 2 and row["details"]["answer"] == right
+    assert row["metrics"]["answer_correct"] == 1.0 and row["agent_stats"]["final_answers"] == 1
 
 
 def test_a_notice_is_shown_once_on_its_turn_and_then_kept_by_the_conversation(city):

@@ -31,8 +31,6 @@ class AgentContext:
         render_settings: the run's :class:`~urbanarena.render.scene3d.renderer.RenderSettings` for agents that
             render their own views of a rendered (OSM) city (the VLM CitySeeker agent); ``None``: the renderer's
             default (the ``flat`` style). Set by the runner from ``--render-style``.
-        max_steps: the episode's step limit when the runner tells it (``None``: not told); the UrbanGround
-            agent's reference inputs ask a question's final answer on the last allowed step.
     """
 
     city: City
@@ -41,7 +39,6 @@ class AgentContext:
     protocol_id: str
     task_id: str = ""
     render_settings: Any = None
-    max_steps: int | None = None
     rng: np.random.Generator = field(init=False)
 
     def __post_init__(self):

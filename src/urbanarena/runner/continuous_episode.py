@@ -195,6 +195,15 @@ class ContinuousEpisodeRunner:
                 recorder.record_outcome(info)  # type: ignore[union-attr]
                 stop_reason = ends.after_step(env, info)
                 answer = ends.answer(stop_reason, action)
+            if stop_reason in ends.asks_final_answer and answer is None and (task.extra or {}).get("options"):
+                # the exploration of a question ended without terminate: the agent may still answer from
+                # what it saw (UrbanGround's released agent is asked after its last turn); nothing is executed
+                got, error, dt = call_agent(lambda: recorder.final_answer(obs), task.task_id, seed)  # type: ignore[union-attr]
+                agent_s += dt
+                if error is not None:
+                    stop_reason = ERROR_STOP
+                else:
+                    answer = got
         finally:
             if recorder is not None:
                 close_agent(recorder)

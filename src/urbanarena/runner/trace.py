@@ -187,6 +187,11 @@ class EpisodeRecorder(Agent):
                 self.trace.step(self._steps, observation, _action_repr(action), None, self._agent_record())
         return action
 
+    def final_answer(self, observation: dict[str, Any]) -> Any:
+        """Forward the runner's final-answer question to the inner agent (``None`` when it has none)."""
+        ask = getattr(self.inner, "final_answer", None)
+        return ask(observation) if callable(ask) else None
+
     def record_outcome(self, info: Mapping[str, Any]) -> None:
         """Called by the arena loop after each step: remember the pose, write the trace line, forward."""
         pose = info.get("pose")

@@ -454,6 +454,18 @@ class UrbanGroundVLMAgent(ReAskAgent):
                 parts += c.parts(self.reference_role, r, self.reference_features)
         return Message("user", parts)
 
+    def final_answer(self, observation: dict[str, Any]) -> str | None:
+        """A question's answer after an exploration that ended without ``terminate`` (turn limit, exploration
+        window), asked with the final observation; ``None`` when the inputs ask none (``state``: the answer
+        only comes with ``terminate``), for a navigation task, or for an unusable reply (counted).
+        Raises what the client raises."""
+        ask = getattr(self.inputs, "final_answer", None)
+        if ask is None:
+            return None
+        step = int(observation.get("step", self.stats["steps"])) + 1
+        task_text = str((observation.get("text") or {}).get("task") or self.task_text)
+        return ask(observation, step, self.templates[self.inputs.system_template].render(task=task_text))
+
     # ------------------------------------------------------------ act
     def act(self, observation: dict[str, Any]) -> dict[str, Any]:  # type: ignore[override]
         """One step: request(s) until a usable reply or the re-asks are spent; returns UrbanGround's

@@ -32,10 +32,10 @@ Question tasks: ``terminate`` ends the exploration and, in the same ``act``, a s
 ``{"answer": "<letter>", "reason": "..."}`` (:func:`parse_final_answer`: ``A``-``D`` or ``Option A``, the
 task's letters only, a non-blank reason); the returned ``terminate`` carries that letter, or no answer
 when the reply is unusable (counted; the released agent asks once, without re-asks). An ``answer`` inside
-the exploration's ``terminate`` is ignored. Turn limit: when the context tells the episode's step limit
-(``context.max_steps``), the last allowed step sends only the final-answer request and returns
-``terminate`` with its answer (the released agent runs every turn, then asks; ours gives up the last
-action for the answer, since no observation follows the last step).
+the exploration's ``terminate`` is ignored. Turn limit or exploration window: the exploration ends without
+``terminate``; the runner then calls the agent's ``final_answer`` with the final observation, which sends
+the same final-answer request (:meth:`ReferenceInputs.final_answer`), as the released agent asks after its
+last turn; every step's action is executed.
 
 Counters added to ``stats``: ``final_answer_requests``, ``final_answers`` (accepted); per-step trace:
 ``observation`` and, on a final answer, ``final_answer`` (answer or failure).
@@ -182,8 +182,6 @@ class ReferenceInputs:
         self.history: list[Message] = []
         self.introduced = False
         self.notices_seen = 0
-        limit = getattr(context, "max_steps", None)
-        self.max_steps = int(limit) if limit else None
         self.agent.stats.update({"final_answer_requests": 0, "final_answers": 0})
 
     # ------------------------------------------------------------ requests
@@ -221,12 +219,6 @@ class ReferenceInputs:
                rec: dict[str, Any]) -> ReActReply | None:
         """The step's accepted reply (a question's ``terminate`` carrying the final answer), or ``None``
         when the re-asks are spent. Raises what the client raises and :class:`NoImageryError`."""
-        if self.letters and self.max_steps is not None and step >= self.max_steps:
-            last = ReActReply({"action": ActionKind.TERMINATE.value}, kind=ActionKind.TERMINATE, json_object=True)
-            rec["notes"].append("turn_limit_answer")
-            self.agent._note([], ["turn_limit_answer"])
-            self._finish(last, obs, step, system, mode, rec)
-            return last
         a = self.agent
         text, seen = self.turn_text(obs)
         messages = [*self.history, Message("user", [Text(text), *self.screen(obs, mode)])]
@@ -261,6 +253,20 @@ class ReferenceInputs:
                     messages = messages + [Message("assistant", said), Message("user", fix)]
         a.stats["parse_error_steps"] += 1
         return None
+
+    def final_answer(self, obs: Mapping[str, Any], step: int, system: str) -> str | None:
+        """The final answer of a question whose exploration ended without ``terminate`` (the turn limit or the
+        exploration window: the runner asks, as UrbanGround's released agent does after its last turn); the
+        letter, or ``None`` for a navigation task or an unusable reply (counted)."""
+        if not self.letters:
+            return None
+        mode = str(obs.get("mode") or FIRST_PERSON_MODE)
+        rec: dict[str, Any] = {"step": step, "mode": mode, "requests": 0, "failures": [], "repairs": [],
+                               "notes": ["limit_final_answer"], "action": {"action": "final_answer"}}
+        reply = ReActReply({"action": ActionKind.TERMINATE.value}, kind=ActionKind.TERMINATE, json_object=True)
+        self._finish(reply, obs, step, system, mode, rec)
+        self.agent.stats["trace"].append(rec)
+        return reply.answer
 
     def _finish(self, reply: ReActReply, obs: Mapping[str, Any], step: int, system: str, mode: str,
                 rec: dict[str, Any]) -> None:

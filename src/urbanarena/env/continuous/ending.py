@@ -11,7 +11,9 @@ A continuous episode ends, checked after every step in this order:
 
 Before the first step only 3 and 4 can hold (a 0-step limit or a 0 s window: the runner takes no action).
 The answer of a question is the ``answer`` field of the ending action when the environment ended the
-episode (1 or 2); an episode ended by the window or the step limit has none. ``max_steps`` is the one
+episode (1 or 2); an episode ended by the window or the step limit has none, unless the agent gives
+one when the runner asks it afterwards (``agent.final_answer(observation)``, :data:`LIMIT_STOPS`: agents
+with UrbanGround's reference inputs do; the Gym env has no agent to ask). ``max_steps`` is the one
 ending Gymnasium calls truncation; the others are terminations (the window is the task's own rule and the
 simulated time is part of the observation). The runner adds ``"error"`` (the agent raised), which the
 Gym env has no counterpart of.
@@ -28,6 +30,9 @@ TIME_WINDOW_STOP = "time_window"
 MAX_STEPS_STOP = "max_steps"
 #: endings the environment itself reports (``info["stop_reason"]``)
 ENV_STOPS = frozenset({TERMINATE_STOP, CLOSURE_VIOLATION_STOP})
+#: endings after which the runner asks a question's agent for its final answer (the exploration ran out;
+#: UrbanGround's released agent is asked after its last turn), when the agent can answer then
+LIMIT_STOPS = frozenset({TIME_WINDOW_STOP, MAX_STEPS_STOP})
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,8 @@ class EpisodeEnd:
 
     max_steps: int
     time_window_s: float | None = None
+    #: endings after which the runner may ask for a final answer (:data:`LIMIT_STOPS`)
+    asks_final_answer = LIMIT_STOPS
 
     def __post_init__(self):
         if int(self.max_steps) != self.max_steps or self.max_steps < 0:
@@ -81,5 +88,5 @@ class EpisodeEnd:
         return given.get("answer") if isinstance(given, Mapping) else None
 
 
-__all__ = ["CLOSURE_VIOLATION_STOP", "ENV_STOPS", "EpisodeEnd", "MAX_STEPS_STOP", "TERMINATE_STOP",
+__all__ = ["CLOSURE_VIOLATION_STOP", "ENV_STOPS", "EpisodeEnd", "LIMIT_STOPS", "MAX_STEPS_STOP", "TERMINATE_STOP",
            "TIME_WINDOW_STOP"]
