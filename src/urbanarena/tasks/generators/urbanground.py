@@ -71,6 +71,7 @@ Suite name (ours): ``<city>-urbanground-v1``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -79,19 +80,21 @@ from typing import Any, Callable, Sequence
 
 import networkx as nx
 import numpy as np
+import shapely
 from shapely.geometry import LineString, Point, Polygon
 
 from urbanarena.env.continuous.collision import WalkableSpace
 from urbanarena.env.continuous.env import ContinuousConfig
 from urbanarena.env.continuous.walk_network import WalkNetwork
 from urbanarena.errors import UrbanArenaError
-from urbanarena.tasks.families.urbanground import LETTERS, PROTOCOL_ID, SUBFAMILIES
+from urbanarena.tasks.families.urbanground import LETTERS, PAPER_CONDITIONS, PROTOCOL_ID, SUBFAMILIES
 from urbanarena.tasks.generators.cityseeker_needs import NeedMapping, load_needs
+from urbanarena.tasks.generators.urbanground_conditions import ALL_CONDITIONS, expand_conditions
 from urbanarena.tasks.schema import CityRef, Goal, Position, Start, Task, TaskFile
 from urbanarena.world.city import City
 from urbanarena.world.geo import wrap_deg
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: l4_multi_stop tours fit the 100-step limit; l5_pedestrians crossers drawn near the route
 SUITE_VERSION = 1
 #: sub-families in stream order (L5 added when the dynamic city is available)
 SUBFAMILY_ORDER: tuple[str, ...] = tuple(SUBFAMILIES)
@@ -103,6 +106,12 @@ CLOSURE_NOTICE_S = 30.0
 CLOSURE_HALF_LENGTH_M = 15.0
 CLOSURE_MIN_ALONG_M = 60.0
 PEDESTRIANS_PER_TASK = 8
+#: L4 multi-stop: stops within this network distance of the start, and the shortest tour over start + stops (best
+#: order, network metres) at most this long: a walker covers 2.8 m per step (a 2 s move, the longest) and spends
+#: steps on turning, so the ug-oracle's longest tour within the family's 100 steps is about 300 m (measured on
+#: the whole Helsinki city; generator version 1 drew tours of 270-920 m and the oracle ran out of steps on 97 %)
+MULTI_STOP_RADIUS_M = 120.0
+MULTI_STOP_TOUR_MAX_M = 250.0
 ORIENTATION_WORDS = ("ahead", "to the right", "behind", "to the left")
 WALK_MPS = ContinuousConfig().walk_speed_mps
 MAX_ATTEMPTS = 400
@@ -127,6 +136,8 @@ class _Ctx:
     nodes: list[str]  # free pose nodes, sorted
     pois: list[Any]  # named POIs with usable facade/front points, sorted by id
     name_count: dict[str, int] = field(default_factory=dict)
+    fronts: dict[str, tuple[float, float]] = field(default_factory=dict)  # POI id -> free front point (cache)
+    node_xy: Any = None  # (N, 2) array of ``nodes``' positions (cache)
 
     def xy(self, n: str) -> tuple[float, float]:
         x, y = self.city.xy(n)
@@ -172,8 +183,10 @@ def _facade(p) -> tuple[float, float]:
 
 
 def _front(ctx: _Ctx, p) -> tuple[float, float]:
-    f = ctx.space.nearest_free(*p.front_xy, max_m=2.0)
-    return (float(f[0]), float(f[1]))
+    if p.id not in ctx.fronts:
+        f = ctx.space.nearest_free(*p.front_xy, max_m=2.0)
+        ctx.fronts[p.id] = (float(f[0]), float(f[1]))
+    return ctx.fronts[p.id]
 
 
 def _kind_label(p) -> str:
@@ -517,10 +530,22 @@ def _multi(ctx: _Ctx, rng) -> Task | None:
     from urbanarena.tasks.metrics.urbanground import mst_lower_bound_m
 
     start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-    stops = _stops(ctx, rng, start, 3, 30.0, 250.0, 250.0)
-    if stops is None:
+    # every unique-name POI in reach (network distances from one start share one Dijkstra), then three of them
+    cand = [p for p in _unique_pois(ctx) if math.dist(_front(ctx, p), start) >= 30.0
+            and ctx.nd(start, _front(ctx, p)) <= MULTI_STOP_RADIUS_M]
+    stops: list[Any] = []
+    for i in [int(k) for k in rng.permutation(len(cand))]:
+        f = _front(ctx, cand[i])
+        if all(math.dist(f, _front(ctx, q)) >= 30.0 for q in stops):
+            stops.append(cand[i])
+        if len(stops) == 3:
+            break
+    if len(stops) < 3:
         return None
     pts = [_front(ctx, p) for p in stops]
+    tour = min(sum(ctx.nd(a, b) for a, b in zip([start, *order], order)) for order in itertools.permutations(pts))
+    if tour > MULTI_STOP_TOUR_MAX_M:
+        return None
     mst = mst_lower_bound_m(start, pts, ctx.net)
     markers = []
     for p, xy in zip(stops, pts):
@@ -529,7 +554,8 @@ def _multi(ctx: _Ctx, rng) -> Task | None:
     names = ", ".join(p.name for p in stops)
     return _task(ctx, "l4_multi_stop", start, float(rng.uniform(0, 360)),
                  f"Visit all of these places, in any order, with as short a walk as you can, then stop: {names}.",
-                 goals=[(xy, p.name) for p, xy in zip(stops, pts)], mst_m=round(mst, 2), map_markers=markers)
+                 goals=[(xy, p.name) for p, xy in zip(stops, pts)], mst_m=round(mst, 2), tour_m=round(tour, 2),
+                 map_markers=markers)
 
 
 def _closure(ctx: _Ctx, rng) -> Task | None:
@@ -567,12 +593,23 @@ def _pedestrians(ctx: _Ctx, rng) -> Task | None:
     walk = ctx.net.shortest_walk(start, goal)
     route = LineString(walk)
     routes = [[[round(x, 3), round(y, 3)] for x, y in reversed(walk)]]  # head-on along the agent's own route
-    for j in [int(k) for k in rng.permutation(len(ctx.nodes))][:200]:
-        a = ctx.xy(ctx.nodes[j])
-        if not 10.0 <= route.distance(Point(a)) <= 60.0:
+    # crossing walkers run between two pose nodes 10-60 m from the route (both ends drawn near it: drawn over
+    # the whole city, as in generator version 1, almost no pair qualified on a city larger than the core)
+    if ctx.node_xy is None:
+        ctx.node_xy = np.array([ctx.xy(n) for n in ctx.nodes], dtype=float)
+    xy = ctx.node_xy
+    off = shapely.distance(route, shapely.points(xy))
+    near = [i for i in range(len(ctx.nodes)) if 10.0 <= off[i] <= 60.0]
+    if len(near) < 2:
+        return None
+    for j in [int(k) for k in rng.permutation(len(near))][:200]:
+        a = (float(xy[near[j], 0]), float(xy[near[j], 1]))
+        bi = near[int(rng.integers(len(near)))]
+        b = (float(xy[bi, 0]), float(xy[bi, 1]))
+        try:
+            w = ctx.net.shortest_walk(a, b)
+        except ValueError:  # on parts of the network that do not connect
             continue
-        b = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-        w = ctx.net.shortest_walk(a, b)
         if len(w) >= 2 and 30.0 <= LineString(w).length <= 200.0 and LineString(w).intersects(route):
             routes.append([[round(x, 3), round(y, 3)] for x, y in w])
         if len(routes) >= PEDESTRIANS_PER_TASK:
@@ -634,12 +671,15 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
         condition: render condition (weather / time of day, e.g. ``night``, ``fog``, ``rain+dusk``) set as
             ``extra.dynamics.condition`` of every task: what agents that look at images are shown. Drawn
             after the rest, so the tasks are otherwise those of the clear-day suite of the same seed.
+            ``"all"``: every task once per condition of :data:`PAPER_CONDITIONS`, ids ``<id>@<condition>``,
+            ``extra.base_task_id`` = ``<id>`` (:mod:`urbanarena.tasks.generators.urbanground_conditions`);
+            the report's ``produced`` counts base tasks, ``base_tasks`` and ``conditions`` say how many and which.
     Raises:
         UrbanArenaError: no annotations, ``per_family < 1``, an unknown sub-family, an unknown condition.
     """
     if per_family < 1:
         raise UrbanArenaError("--per-family must be at least 1")
-    if condition is not None:
+    if condition is not None and condition != ALL_CONDITIONS:
         from urbanarena.render.scene3d.conditions import parse_condition
 
         try:
@@ -678,7 +718,10 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
             rep["shortfall"] = f"{per_family - len(got)} short after {attempts} attempts (too few candidates here)"
         report["families"][sub] = rep
         tasks.extend(got)
-    if condition is not None:
+    if condition == ALL_CONDITIONS:
+        report.update(condition=ALL_CONDITIONS, conditions=list(PAPER_CONDITIONS), base_tasks=len(tasks))
+        tasks = expand_conditions(tasks, PAPER_CONDITIONS)
+    elif condition is not None:
         report["condition"] = condition
         for t in tasks:
             t.extra["dynamics"] = {**(t.extra.get("dynamics") or {}), "condition": condition}
