@@ -189,3 +189,13 @@ def test_pedestrian_walkers_cross_the_route_near_it(core):
             assert 30.0 <= line.length <= 200.0 and line.distance(route) < 0.01
             # both ends (pose nodes snapped onto the network: within a metre) 10-60 m from the agent's route
             assert 9.0 <= route.distance(Point(w[0])) <= 61.0 and 9.0 <= route.distance(Point(w[-1])) <= 61.0
+
+
+def test_a_shortfall_says_why(city):
+    # the fixture has too few unique-name places near any start for three stops
+    fr = ug.generate_urbanground_suite(city, per_family=2, seed=0, subfamilies=["l4_multi_stop"]).report["families"]
+    fr = fr["l4_multi_stop"]
+    assert fr["produced"] == 0 and fr["attempts"] == 400
+    assert fr["rejected"] == {"fewer than 3 unique-name places >= 30 m apart within 120 m": 400}
+    assert fr["shortfall"].endswith("(too few candidates here: 400 x fewer than 3 unique-name places >= 30 m apart "
+                                    "within 120 m)")

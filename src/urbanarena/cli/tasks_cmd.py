@@ -262,7 +262,7 @@ def generate(
                                            "arena: also population_count, counting people and vehicles, only "
                                            "when named)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit tasks must be solvable in "
-                                            "(arena 50, cityseeker 35, urbanground 600)."),
+                                            "(arena 50, cityseeker 35, urbanground 100: the family's limit, UrbanGround's)."),
     condition: Optional[str] = typer.Option(None, "--condition", help="urbanground: weather / time of day every "
                                             "task is rendered in: clear, cloudy, rain, fog, dusk, night or "
                                             "WEATHER+TIME (e.g. rain+dusk); default clear day. 'all': every task "

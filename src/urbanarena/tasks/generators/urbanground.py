@@ -48,8 +48,11 @@ Sub-families and their ground truth (distances are network metres unless said ot
     ``k`` = ``ceil(1.5 x (legs up to k) / 1.4 m/s + 30 s x k)`` simulated seconds (walking speed of
     the environment, 50 % slack, 30 s per stop).
 ``l4_multi_stop``
-    Three POIs with unique names within 250 m of the start, pairwise >= 30 m apart, any order;
-    ``extra.mst_m`` is the network MST over start + stops (the route-efficiency bound).
+    Three POIs with unique names within 120 m of the start (network; >= 30 m in a straight line), pairwise
+    >= 30 m apart, any order, whose shortest tour (best order, network) is at most 250 m (``extra.tour_m``;
+    walkable in the 100-step limit); ``extra.mst_m`` is the network MST over start + stops (the
+    route-efficiency bound). (Generator version 1: within 250 m, no tour bound; the oracle ran out of steps
+    on nearly every tour over 300 m.)
 ``l5_road_closure``
     As short range (120-400 m) plus one closure (``extra.dynamics``, :mod:`urbanarena.env.continuous.dynamics`):
     a 30 m line across the shortest route at 40-70 % of its length (at least 60 m along it), >= 25 m
@@ -59,13 +62,17 @@ Sub-families and their ground truth (distances are network metres unless said ot
 ``l5_pedestrians``
     As short range (60-200 m) plus pedestrians on given routes at 1.2 m/s: one walks the agent's
     shortest route head-on (goal to start), up to seven more walk network routes of 30-200 m
-    that cross it. Touching one counts a collision (PCR).
+    that cross it, between two pose nodes 10-60 m from it (version 1 drew the far end anywhere in the
+    city: on the whole Helsinki city 399 of 400 draws found fewer than two). Touching one counts a
+    collision (PCR).
 
 Determinism: sub-family ``k`` (index in :data:`SUBFAMILY_ORDER`) draws from
 ``numpy.random.default_rng([seed, k])``; the same city, seed and arguments give a
 byte-identical task file. A task the verifier (``verify(task) -> {"solved": bool, ...}``, the
 ``ug-oracle`` through the runner's continuous loop in the CLI) cannot solve is dropped and
-counted in the report. A sub-family with too few candidates is reported with the shortfall.
+counted in the report. A sub-family with too few candidates is reported with the shortfall and
+``rejected`` (why draws gave no task, with counts: the builders of L4 multi-stop and L5 pedestrians say
+why, the others count as "no candidate"; "a task drawn before" for a repeat).
 Suite name (ours): ``<city>-urbanground-v1``.
 """
 
@@ -112,6 +119,7 @@ PEDESTRIANS_PER_TASK = 8
 #: the whole Helsinki city; generator version 1 drew tours of 270-920 m and the oracle ran out of steps on 97 %)
 MULTI_STOP_RADIUS_M = 120.0
 MULTI_STOP_TOUR_MAX_M = 250.0
+MULTI_STOP_TRIES = 10  # draws of three stops per start
 ORIENTATION_WORDS = ("ahead", "to the right", "behind", "to the left")
 WALK_MPS = ContinuousConfig().walk_speed_mps
 MAX_ATTEMPTS = 400
@@ -138,6 +146,10 @@ class _Ctx:
     name_count: dict[str, int] = field(default_factory=dict)
     fronts: dict[str, tuple[float, float]] = field(default_factory=dict)  # POI id -> free front point (cache)
     node_xy: Any = None  # (N, 2) array of ``nodes``' positions (cache)
+    why: str | None = None  # why the last builder call gave no task (set by builders that say; reported)
+
+    def reject(self, reason: str) -> None:
+        self.why = reason
 
     def xy(self, n: str) -> tuple[float, float]:
         x, y = self.city.xy(n)
@@ -533,18 +545,23 @@ def _multi(ctx: _Ctx, rng) -> Task | None:
     # every unique-name POI in reach (network distances from one start share one Dijkstra), then three of them
     cand = [p for p in _unique_pois(ctx) if math.dist(_front(ctx, p), start) >= 30.0
             and ctx.nd(start, _front(ctx, p)) <= MULTI_STOP_RADIUS_M]
-    stops: list[Any] = []
-    for i in [int(k) for k in rng.permutation(len(cand))]:
-        f = _front(ctx, cand[i])
-        if all(math.dist(f, _front(ctx, q)) >= 30.0 for q in stops):
-            stops.append(cand[i])
-        if len(stops) == 3:
+    for _ in range(MULTI_STOP_TRIES):
+        stops: list[Any] = []
+        for i in [int(k) for k in rng.permutation(len(cand))]:
+            f = _front(ctx, cand[i])
+            if all(math.dist(f, _front(ctx, q)) >= 30.0 for q in stops):
+                stops.append(cand[i])
+            if len(stops) == 3:
+                break
+        if len(stops) < 3:
+            ctx.reject(f"fewer than 3 unique-name places >= 30 m apart within {MULTI_STOP_RADIUS_M:.0f} m")
+            return None
+        pts = [_front(ctx, p) for p in stops]
+        tour = min(sum(ctx.nd(a, b) for a, b in zip([start, *o], o)) for o in itertools.permutations(pts))
+        if tour <= MULTI_STOP_TOUR_MAX_M:
             break
-    if len(stops) < 3:
-        return None
-    pts = [_front(ctx, p) for p in stops]
-    tour = min(sum(ctx.nd(a, b) for a, b in zip([start, *order], order)) for order in itertools.permutations(pts))
-    if tour > MULTI_STOP_TOUR_MAX_M:
+    else:
+        ctx.reject(f"no 3 stops with a tour within {MULTI_STOP_TOUR_MAX_M:.0f} m in {MULTI_STOP_TRIES} draws")
         return None
     mst = mst_lower_bound_m(start, pts, ctx.net)
     markers = []
@@ -588,6 +605,7 @@ def _closure(ctx: _Ctx, rng) -> Task | None:
 def _pedestrians(ctx: _Ctx, rng) -> Task | None:
     found = _start_and_poi(ctx, rng, 60.0, 200.0)
     if found is None:
+        ctx.reject("no unique-name place 60-200 m away among 40 drawn")
         return None
     start, p, goal, d = found
     walk = ctx.net.shortest_walk(start, goal)
@@ -601,6 +619,7 @@ def _pedestrians(ctx: _Ctx, rng) -> Task | None:
     off = shapely.distance(route, shapely.points(xy))
     near = [i for i in range(len(ctx.nodes)) if 10.0 <= off[i] <= 60.0]
     if len(near) < 2:
+        ctx.reject("fewer than 2 crossing walkers")
         return None
     for j in [int(k) for k in rng.permutation(len(near))][:200]:
         a = (float(xy[near[j], 0]), float(xy[near[j], 1]))
@@ -615,6 +634,7 @@ def _pedestrians(ctx: _Ctx, rng) -> Task | None:
         if len(routes) >= PEDESTRIANS_PER_TASK:
             break
     if len(routes) < 3:
+        ctx.reject("fewer than 2 crossing walkers")
         return None
     spec = {"pedestrians": {"routes": routes, "count": len(routes), "speed_mps": 1.2}}
     return _task(ctx, "l5_pedestrians", start, float(rng.uniform(0, 360)),
@@ -701,10 +721,14 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
         got: list[Task] = []
         seen: set[str] = set()
         attempts = failures = 0
+        rejected: dict[str, int] = {}
         while len(got) < per_family and attempts < MAX_ATTEMPTS:
             attempts += 1
+            ctx.why = None
             t = BUILDERS[sub](ctx, rng)
             if t is None or _key(t) in seen:
+                why = "a task drawn before" if t is not None else ctx.why or "no candidate"
+                rejected[why] = rejected.get(why, 0) + 1
                 continue
             seen.add(_key(t))
             t.task_id = f"{city.name}/ug/{sub}/{len(got):03d}"
@@ -715,7 +739,11 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
         rep = {"requested": per_family, "produced": len(got), "attempts": attempts, "verification_failures": failures,
                "level": SUBFAMILIES[sub][0]}
         if len(got) < per_family:
-            rep["shortfall"] = f"{per_family - len(got)} short after {attempts} attempts (too few candidates here)"
+            why = "; ".join(f"{n} x {w}" for w, n in sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0])))
+            rep["shortfall"] = (f"{per_family - len(got)} short after {attempts} attempts (too few candidates here"
+                                + (f": {why}" if why else "") + ")")
+        if rejected:
+            rep["rejected"] = dict(sorted(rejected.items()))
         report["families"][sub] = rep
         tasks.extend(got)
     if condition == ALL_CONDITIONS:
