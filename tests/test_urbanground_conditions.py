@@ -21,7 +21,7 @@ from test_report_html import invoke  # noqa: E402
 from urbanarena.tasks.families.urbanground import PAPER_CONDITIONS, latlon_to_xy  # noqa: E402
 from urbanarena.tasks.generators import urbanground as ug  # noqa: E402
 from urbanarena.tasks.generators.urbanground_conditions import expand_conditions  # noqa: E402
-from urbanarena.tasks.schema import TaskFile, load_task_file  # noqa: E402
+from urbanarena.tasks.schema import load_task_file  # noqa: E402
 from urbanarena.world.city_io import save_city  # noqa: E402
 
 FIVE = ("clear", "dusk", "night", "cloudy", "rain")
