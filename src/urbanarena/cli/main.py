@@ -353,15 +353,24 @@ SHORT_LABELS = {
 }
 
 
-def _group_table(title: str, groups: dict[str, Any], protocol: str, keys: list[str]) -> Table:
-    t = Table(title=f"{title} — protocol {protocol}")
+def _group_cell(g: dict[str, Any], k: str, ci: bool) -> str:
+    v = g["metrics"].get(k)
+    if v is None:
+        return "–"
+    lo_hi = (g.get("ci95") or {}).get(k) if ci else None
+    return f"{v:.1f} [{lo_hi[0]:.1f}, {lo_hi[1]:.1f}]" if lo_hi else f"{v:.1f}"
+
+
+def _group_table(title: str, groups: dict[str, Any], protocol: str, keys: list[str], ci: bool = False) -> Table:
+    """One row per group: episodes and the means of ``keys``; ``ci``: each mean followed by its 95 % CI
+    (the summary's cluster bootstrap, ``[low, high]``)."""
+    t = Table(title=f"{title} — protocol {protocol}" + (" (mean [95% CI])" if ci else ""))
     t.add_column("group", no_wrap=True)
     t.add_column("n", justify="right")
     for k in keys:
         t.add_column(SHORT_LABELS.get(k, k), justify="right")
     for name, g in groups.items():
-        vals = [g["metrics"].get(k) for k in keys]
-        t.add_row(name, str(g["episodes"]), *("–" if v is None else f"{v:.1f}" for v in vals))
+        t.add_row(name, str(g["episodes"]), *(_group_cell(g, k, ci) for k in keys))
     return t
 
 
@@ -415,7 +424,7 @@ def summary(
     if s.get("by_level"):
         out_console.print(_group_table("by level", s["by_level"], s["protocol"], keys))
     if s.get("by_condition"):
-        out_console.print(_group_table("by condition", s["by_condition"], s["protocol"], keys))
+        out_console.print(_group_table("by condition", s["by_condition"], s["protocol"], keys, ci=True))
     note = _privileged_note(run_dir, s)
     if note:
         out_console.print(note, markup=False, soft_wrap=True)

@@ -3,7 +3,8 @@
 ``--suite urbanground --per-family N [--families l2_short_range,...] [--mapping FILE]`` generates the
 UrbanGround ladder (13 sub-families, L1-L5; :mod:`urbanarena.tasks.generators.urbanground`,
 docs/continuous.md): every task is run by ``ug-oracle`` through the runner's continuous loop and
-dropped when it fails; writes FILE and ``<FILE stem>.report.json``.
+dropped when it fails; writes FILE and ``<FILE stem>.report.json``. ``--condition all`` writes every task
+once per condition (clear, dusk, night, cloudy, rain; :mod:`urbanarena.tasks.generators.urbanground_conditions`).
 
 ``--suite cityseeker --per-category N [--mapping FILE]`` generates the
 CitySeeker-style implicit-need suite ``<city>-needs7-v1``
@@ -108,7 +109,13 @@ def _generate_urbanground(city: str, per_family: int, seed: int, out: Path, name
         path = save_urbanground_suite(result, out)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
-    typer.echo(f"{path}: suite {result.name}, {len(result.task_file.tasks)} tasks on {c.name} (seed {seed}; every "
+    n = len(result.task_file.tasks)
+    if result.report.get("conditions"):  # --condition all
+        conds = result.report["conditions"]
+        count = f"{n} tasks ({result.report['base_tasks']} base tasks x {len(conds)} conditions: {', '.join(conds)})"
+    else:
+        count = f"{n} tasks"
+    typer.echo(f"{path}: suite {result.name}, {count} on {c.name} (seed {seed}; every "
                "task solved by ug-oracle under urbanground-v1)")
     for sub, fr in result.report["families"].items():
         line = f"  {sub:<24} {fr['level']} {fr['produced']}/{fr['requested']}"
@@ -255,10 +262,12 @@ def generate(
                                            "arena: also population_count, counting people and vehicles, only "
                                            "when named)."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step limit tasks must be solvable in "
-                                            "(arena 50, cityseeker 35, urbanground 600)."),
+                                            "(arena 50, cityseeker 35, urbanground 100: the family's limit, UrbanGround's)."),
     condition: Optional[str] = typer.Option(None, "--condition", help="urbanground: weather / time of day every "
                                             "task is rendered in: clear, cloudy, rain, fog, dusk, night or "
-                                            "WEATHER+TIME (e.g. rain+dusk); default clear day."),
+                                            "WEATHER+TIME (e.g. rain+dusk); default clear day. 'all': every task "
+                                            "once under each of clear, dusk, night, cloudy and rain (ids "
+                                            "<id>@<condition>, extra.base_task_id = <id>)."),
     render_style: str = render_style_option(),
 ) -> None:
     """Generate a task suite on CITY and write it to FILE."""

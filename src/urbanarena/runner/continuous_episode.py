@@ -234,6 +234,8 @@ class ContinuousEpisodeRunner:
             "env_counters": dict(env.counters),
             "clamped_steps": clamped_steps,
         }
+        if isinstance((task.extra or {}).get("base_task_id"), str):  # a condition copy (tasks generate --condition all)
+            details["base_task_id"] = task.extra["base_task_id"]
         if closures:  # active_from_s None: the notice never came (the closure was never active)
             details["closures"] = [{"coords": [list(p) for p in c.coords], "zone": c.zone,
                                     "active_from_s": c.active_from_s if math.isfinite(c.active_from_s) else None}

@@ -310,7 +310,8 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
     ``pna``, ``spr``, ``pcr`` ... in percent), ``by_family`` (per sub-family = task category) and
     ``by_level`` (L1 .. L5) and ``by_condition`` (weather / time of day: clear, dusk, night, cloudy, rain ...,
     as the paper's Table 1 reports; episodes recorded before the condition was stored count as clear), each
-    with cluster-bootstrap CIs over tasks."""
+    with cluster-bootstrap CIs over tasks. The clusters are base tasks: the condition copies of one task
+    (``details.base_task_id``, ``tasks generate --condition all``) are resampled together."""
     from urbanarena.tasks.families.urbanground import EPISODE_KEYS, PERCENT_KEYS as UG_PERCENT
 
     flat = []
@@ -319,9 +320,9 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
         d = _json(r.get("details")) or {}
         flat.append({**{k: m.get(k) for k in EPISODE_KEYS}, "task_id": r["task_id"], "seed": r["seed"],
                      "category": r.get("category"), "difficulty": r.get("difficulty"), "level": d.get("level"),
-                     "condition": d.get("condition") or "clear"})
-    s = summarize(flat, EPISODE_KEYS, UG_PERCENT, cluster_key="task_id", n_resamples=n_resamples, seed=seed)
-    kw = dict(cluster_key="task_id", n_resamples=n_resamples, seed=seed)
+                     "condition": d.get("condition") or "clear", "base_task_id": d.get("base_task_id") or r["task_id"]})
+    s = summarize(flat, EPISODE_KEYS, UG_PERCENT, cluster_key="base_task_id", n_resamples=n_resamples, seed=seed)
+    kw = dict(cluster_key="base_task_id", n_resamples=n_resamples, seed=seed)
     fams = summarize_groups(flat, "category", EPISODE_KEYS, UG_PERCENT, **kw)
     levels = summarize_groups(flat, "level", EPISODE_KEYS, UG_PERCENT, **kw)
     conditions = summarize_groups(flat, "condition", EPISODE_KEYS, UG_PERCENT, **kw)  # the paper's Table 1 split
@@ -332,6 +333,7 @@ def _summarize_continuous(run_dir: Path, chosen: dict[str, Any], rows: list[dict
         "by_category": s["by_category"],
         "by_difficulty": s["by_difficulty"], "config_hash": chosen["config_hash"], "config": chosen.get("config"),
         "agent": chosen["agent"], "family": chosen["family"], "tasks": len({r["task_id"] for r in rows}),
+        "base_tasks": len({r["base_task_id"] for r in flat}),
         "seeds": sorted({r["seed"] for r in rows}), "errors": chosen["errors"], "error_reasons": error_reasons(rows),
         "stop_reasons": dict(sorted(stops.items())),
         "planned": planned, "complete": None if planned is None else s["episodes"] >= planned,

@@ -48,8 +48,11 @@ Sub-families and their ground truth (distances are network metres unless said ot
     ``k`` = ``ceil(1.5 x (legs up to k) / 1.4 m/s + 30 s x k)`` simulated seconds (walking speed of
     the environment, 50 % slack, 30 s per stop).
 ``l4_multi_stop``
-    Three POIs with unique names within 250 m of the start, pairwise >= 30 m apart, any order;
-    ``extra.mst_m`` is the network MST over start + stops (the route-efficiency bound).
+    Three POIs with unique names within 120 m of the start (network; >= 30 m in a straight line), pairwise
+    >= 30 m apart, any order, whose shortest tour (best order, network) is at most 250 m (``extra.tour_m``;
+    walkable in the 100-step limit); ``extra.mst_m`` is the network MST over start + stops (the
+    route-efficiency bound). (Generator version 1: within 250 m, no tour bound; the oracle ran out of steps
+    on nearly every tour over 300 m.)
 ``l5_road_closure``
     As short range (120-400 m) plus one closure (``extra.dynamics``, :mod:`urbanarena.env.continuous.dynamics`):
     a 30 m line across the shortest route at 40-70 % of its length (at least 60 m along it), >= 25 m
@@ -59,18 +62,23 @@ Sub-families and their ground truth (distances are network metres unless said ot
 ``l5_pedestrians``
     As short range (60-200 m) plus pedestrians on given routes at 1.2 m/s: one walks the agent's
     shortest route head-on (goal to start), up to seven more walk network routes of 30-200 m
-    that cross it. Touching one counts a collision (PCR).
+    that cross it, between two pose nodes 10-60 m from it (version 1 drew the far end anywhere in the
+    city: on the whole Helsinki city 399 of 400 draws found fewer than two). Touching one counts a
+    collision (PCR).
 
 Determinism: sub-family ``k`` (index in :data:`SUBFAMILY_ORDER`) draws from
 ``numpy.random.default_rng([seed, k])``; the same city, seed and arguments give a
 byte-identical task file. A task the verifier (``verify(task) -> {"solved": bool, ...}``, the
 ``ug-oracle`` through the runner's continuous loop in the CLI) cannot solve is dropped and
-counted in the report. A sub-family with too few candidates is reported with the shortfall.
+counted in the report. A sub-family with too few candidates is reported with the shortfall and
+``rejected`` (why draws gave no task, with counts: the builders of L4 multi-stop and L5 pedestrians say
+why, the others count as "no candidate"; "a task drawn before" for a repeat).
 Suite name (ours): ``<city>-urbanground-v1``.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from dataclasses import dataclass, field
@@ -79,19 +87,21 @@ from typing import Any, Callable, Sequence
 
 import networkx as nx
 import numpy as np
+import shapely
 from shapely.geometry import LineString, Point, Polygon
 
 from urbanarena.env.continuous.collision import WalkableSpace
 from urbanarena.env.continuous.env import ContinuousConfig
 from urbanarena.env.continuous.walk_network import WalkNetwork
 from urbanarena.errors import UrbanArenaError
-from urbanarena.tasks.families.urbanground import LETTERS, PROTOCOL_ID, SUBFAMILIES
+from urbanarena.tasks.families.urbanground import LETTERS, PAPER_CONDITIONS, PROTOCOL_ID, SUBFAMILIES
 from urbanarena.tasks.generators.cityseeker_needs import NeedMapping, load_needs
+from urbanarena.tasks.generators.urbanground_conditions import ALL_CONDITIONS, expand_conditions
 from urbanarena.tasks.schema import CityRef, Goal, Position, Start, Task, TaskFile
 from urbanarena.world.city import City
 from urbanarena.world.geo import wrap_deg
 
-GENERATOR_VERSION = 1
+GENERATOR_VERSION = 2  # 2: l4_multi_stop tours fit the 100-step limit; l5_pedestrians crossers drawn near the route
 SUITE_VERSION = 1
 #: sub-families in stream order (L5 added when the dynamic city is available)
 SUBFAMILY_ORDER: tuple[str, ...] = tuple(SUBFAMILIES)
@@ -103,6 +113,13 @@ CLOSURE_NOTICE_S = 30.0
 CLOSURE_HALF_LENGTH_M = 15.0
 CLOSURE_MIN_ALONG_M = 60.0
 PEDESTRIANS_PER_TASK = 8
+#: L4 multi-stop: stops within this network distance of the start, and the shortest tour over start + stops (best
+#: order, network metres) at most this long: a walker covers 2.8 m per step (a 2 s move, the longest) and spends
+#: steps on turning, so the ug-oracle's longest tour within the family's 100 steps is about 300 m (measured on
+#: the whole Helsinki city; generator version 1 drew tours of 270-920 m and the oracle ran out of steps on 97 %)
+MULTI_STOP_RADIUS_M = 120.0
+MULTI_STOP_TOUR_MAX_M = 250.0
+MULTI_STOP_TRIES = 10  # draws of three stops per start
 ORIENTATION_WORDS = ("ahead", "to the right", "behind", "to the left")
 WALK_MPS = ContinuousConfig().walk_speed_mps
 MAX_ATTEMPTS = 400
@@ -127,6 +144,12 @@ class _Ctx:
     nodes: list[str]  # free pose nodes, sorted
     pois: list[Any]  # named POIs with usable facade/front points, sorted by id
     name_count: dict[str, int] = field(default_factory=dict)
+    fronts: dict[str, tuple[float, float]] = field(default_factory=dict)  # POI id -> free front point (cache)
+    node_xy: Any = None  # (N, 2) array of ``nodes``' positions (cache)
+    why: str | None = None  # why the last builder call gave no task (set by builders that say; reported)
+
+    def reject(self, reason: str) -> None:
+        self.why = reason
 
     def xy(self, n: str) -> tuple[float, float]:
         x, y = self.city.xy(n)
@@ -172,8 +195,10 @@ def _facade(p) -> tuple[float, float]:
 
 
 def _front(ctx: _Ctx, p) -> tuple[float, float]:
-    f = ctx.space.nearest_free(*p.front_xy, max_m=2.0)
-    return (float(f[0]), float(f[1]))
+    if p.id not in ctx.fronts:
+        f = ctx.space.nearest_free(*p.front_xy, max_m=2.0)
+        ctx.fronts[p.id] = (float(f[0]), float(f[1]))
+    return ctx.fronts[p.id]
 
 
 def _kind_label(p) -> str:
@@ -517,10 +542,27 @@ def _multi(ctx: _Ctx, rng) -> Task | None:
     from urbanarena.tasks.metrics.urbanground import mst_lower_bound_m
 
     start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-    stops = _stops(ctx, rng, start, 3, 30.0, 250.0, 250.0)
-    if stops is None:
+    # every unique-name POI in reach (network distances from one start share one Dijkstra), then three of them
+    cand = [p for p in _unique_pois(ctx) if math.dist(_front(ctx, p), start) >= 30.0
+            and ctx.nd(start, _front(ctx, p)) <= MULTI_STOP_RADIUS_M]
+    for _ in range(MULTI_STOP_TRIES):
+        stops: list[Any] = []
+        for i in [int(k) for k in rng.permutation(len(cand))]:
+            f = _front(ctx, cand[i])
+            if all(math.dist(f, _front(ctx, q)) >= 30.0 for q in stops):
+                stops.append(cand[i])
+            if len(stops) == 3:
+                break
+        if len(stops) < 3:
+            ctx.reject(f"fewer than 3 unique-name places >= 30 m apart within {MULTI_STOP_RADIUS_M:.0f} m")
+            return None
+        pts = [_front(ctx, p) for p in stops]
+        tour = min(sum(ctx.nd(a, b) for a, b in zip([start, *o], o)) for o in itertools.permutations(pts))
+        if tour <= MULTI_STOP_TOUR_MAX_M:
+            break
+    else:
+        ctx.reject(f"no 3 stops with a tour within {MULTI_STOP_TOUR_MAX_M:.0f} m in {MULTI_STOP_TRIES} draws")
         return None
-    pts = [_front(ctx, p) for p in stops]
     mst = mst_lower_bound_m(start, pts, ctx.net)
     markers = []
     for p, xy in zip(stops, pts):
@@ -529,7 +571,8 @@ def _multi(ctx: _Ctx, rng) -> Task | None:
     names = ", ".join(p.name for p in stops)
     return _task(ctx, "l4_multi_stop", start, float(rng.uniform(0, 360)),
                  f"Visit all of these places, in any order, with as short a walk as you can, then stop: {names}.",
-                 goals=[(xy, p.name) for p, xy in zip(stops, pts)], mst_m=round(mst, 2), map_markers=markers)
+                 goals=[(xy, p.name) for p, xy in zip(stops, pts)], mst_m=round(mst, 2), tour_m=round(tour, 2),
+                 map_markers=markers)
 
 
 def _closure(ctx: _Ctx, rng) -> Task | None:
@@ -562,22 +605,36 @@ def _closure(ctx: _Ctx, rng) -> Task | None:
 def _pedestrians(ctx: _Ctx, rng) -> Task | None:
     found = _start_and_poi(ctx, rng, 60.0, 200.0)
     if found is None:
+        ctx.reject("no unique-name place 60-200 m away among 40 drawn")
         return None
     start, p, goal, d = found
     walk = ctx.net.shortest_walk(start, goal)
     route = LineString(walk)
     routes = [[[round(x, 3), round(y, 3)] for x, y in reversed(walk)]]  # head-on along the agent's own route
-    for j in [int(k) for k in rng.permutation(len(ctx.nodes))][:200]:
-        a = ctx.xy(ctx.nodes[j])
-        if not 10.0 <= route.distance(Point(a)) <= 60.0:
+    # crossing walkers run between two pose nodes 10-60 m from the route (both ends drawn near it: drawn over
+    # the whole city, as in generator version 1, almost no pair qualified on a city larger than the core)
+    if ctx.node_xy is None:
+        ctx.node_xy = np.array([ctx.xy(n) for n in ctx.nodes], dtype=float)
+    xy = ctx.node_xy
+    off = shapely.distance(route, shapely.points(xy))
+    near = [i for i in range(len(ctx.nodes)) if 10.0 <= off[i] <= 60.0]
+    if len(near) < 2:
+        ctx.reject("fewer than 2 crossing walkers")
+        return None
+    for j in [int(k) for k in rng.permutation(len(near))][:200]:
+        a = (float(xy[near[j], 0]), float(xy[near[j], 1]))
+        bi = near[int(rng.integers(len(near)))]
+        b = (float(xy[bi, 0]), float(xy[bi, 1]))
+        try:
+            w = ctx.net.shortest_walk(a, b)
+        except ValueError:  # on parts of the network that do not connect
             continue
-        b = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-        w = ctx.net.shortest_walk(a, b)
         if len(w) >= 2 and 30.0 <= LineString(w).length <= 200.0 and LineString(w).intersects(route):
             routes.append([[round(x, 3), round(y, 3)] for x, y in w])
         if len(routes) >= PEDESTRIANS_PER_TASK:
             break
     if len(routes) < 3:
+        ctx.reject("fewer than 2 crossing walkers")
         return None
     spec = {"pedestrians": {"routes": routes, "count": len(routes), "speed_mps": 1.2}}
     return _task(ctx, "l5_pedestrians", start, float(rng.uniform(0, 360)),
@@ -634,12 +691,15 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
         condition: render condition (weather / time of day, e.g. ``night``, ``fog``, ``rain+dusk``) set as
             ``extra.dynamics.condition`` of every task: what agents that look at images are shown. Drawn
             after the rest, so the tasks are otherwise those of the clear-day suite of the same seed.
+            ``"all"``: every task once per condition of :data:`PAPER_CONDITIONS`, ids ``<id>@<condition>``,
+            ``extra.base_task_id`` = ``<id>`` (:mod:`urbanarena.tasks.generators.urbanground_conditions`);
+            the report's ``produced`` counts base tasks, ``base_tasks`` and ``conditions`` say how many and which.
     Raises:
         UrbanArenaError: no annotations, ``per_family < 1``, an unknown sub-family, an unknown condition.
     """
     if per_family < 1:
         raise UrbanArenaError("--per-family must be at least 1")
-    if condition is not None:
+    if condition is not None and condition != ALL_CONDITIONS:
         from urbanarena.render.scene3d.conditions import parse_condition
 
         try:
@@ -661,10 +721,14 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
         got: list[Task] = []
         seen: set[str] = set()
         attempts = failures = 0
+        rejected: dict[str, int] = {}
         while len(got) < per_family and attempts < MAX_ATTEMPTS:
             attempts += 1
+            ctx.why = None
             t = BUILDERS[sub](ctx, rng)
             if t is None or _key(t) in seen:
+                why = "a task drawn before" if t is not None else ctx.why or "no candidate"
+                rejected[why] = rejected.get(why, 0) + 1
                 continue
             seen.add(_key(t))
             t.task_id = f"{city.name}/ug/{sub}/{len(got):03d}"
@@ -675,10 +739,17 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
         rep = {"requested": per_family, "produced": len(got), "attempts": attempts, "verification_failures": failures,
                "level": SUBFAMILIES[sub][0]}
         if len(got) < per_family:
-            rep["shortfall"] = f"{per_family - len(got)} short after {attempts} attempts (too few candidates here)"
+            why = "; ".join(f"{n} x {w}" for w, n in sorted(rejected.items(), key=lambda kv: (-kv[1], kv[0])))
+            rep["shortfall"] = (f"{per_family - len(got)} short after {attempts} attempts (too few candidates here"
+                                + (f": {why}" if why else "") + ")")
+        if rejected:
+            rep["rejected"] = dict(sorted(rejected.items()))
         report["families"][sub] = rep
         tasks.extend(got)
-    if condition is not None:
+    if condition == ALL_CONDITIONS:
+        report.update(condition=ALL_CONDITIONS, conditions=list(PAPER_CONDITIONS), base_tasks=len(tasks))
+        tasks = expand_conditions(tasks, PAPER_CONDITIONS)
+    elif condition is not None:
         report["condition"] = condition
         for t in tasks:
             t.extra["dynamics"] = {**(t.extra.get("dynamics") or {}), "condition": condition}
