@@ -164,7 +164,9 @@ def test_multi_stop_tours_fit_the_step_limit(core):
     fr = res.report["families"]["l4_multi_stop"]
     assert fr["produced"] == 3 and fr["verification_failures"] == 0, fr
     assert res.report["generator_version"] == 2
-    net = ug.WalkNetwork.from_city(core)
+    from urbanarena.env.continuous.walk_network import WalkNetwork
+
+    net = WalkNetwork.from_city(core)
     for t in res.task_file.tasks:
         s = _xy(core, t.start.position)
         gs = [_xy(core, g.position) for g in t.goals]
@@ -179,7 +181,9 @@ def test_pedestrian_walkers_cross_the_route_near_it(core):
     res = ug.generate_urbanground_suite(core, per_family=5, seed=0, subfamilies=["l5_pedestrians"])
     fr = res.report["families"]["l5_pedestrians"]
     assert fr["produced"] == 5 and "shortfall" not in fr
-    net = ug.WalkNetwork.from_city(core)
+    from urbanarena.env.continuous.walk_network import WalkNetwork
+
+    net = WalkNetwork.from_city(core)
     for t in res.task_file.tasks:
         route = LineString(net.shortest_walk(_xy(core, t.start.position), _xy(core, t.goals[0].position)))
         routes = t.extra["dynamics"]["pedestrians"]["routes"]

@@ -21,7 +21,7 @@ from urbanarena.agents.urbanground_oracle import UrbanGroundOracle
 from urbanarena.runner.continuous_episode import ContinuousEpisodeRunner
 from urbanarena.tasks.families.urbanground import SUBFAMILIES, latlon_to_xy
 from urbanarena.tasks.generators.urbanground import (
-    _context, describe_route, generate_urbanground_suite, need_places,
+    build_context, describe_route, generate_urbanground_suite, need_places,
 )
 
 NEEDS_FIXTURE = str(DATA / "osm_needs_fixture.osm")
@@ -92,7 +92,7 @@ def test_orientation_answer_matches_the_stored_pose(core, suite):
 
 def test_route_description_on_the_needs_fixture():
     city = fixture_city(NEEDS_FIXTURE)
-    ctx = _context(city, None)
+    ctx = build_context(city, None)
     # M0 (0, 0) east along Mainstreet to M100, then north along Northstreet to N100 (100, 100)
     pts = [from_fix(city, 0, 0), from_fix(city, 50, 0), from_fix(city, 100, 0), from_fix(city, 100, 60),
            from_fix(city, 100, 100)]

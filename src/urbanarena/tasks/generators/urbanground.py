@@ -81,7 +81,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -90,18 +90,19 @@ import numpy as np
 import shapely
 from shapely.geometry import LineString, Point, Polygon
 
-from urbanarena.env.continuous.collision import WalkableSpace
 from urbanarena.env.continuous.env import ContinuousConfig
-from urbanarena.env.continuous.walk_network import WalkNetwork
 from urbanarena.errors import UrbanArenaError
 from urbanarena.tasks.families.urbanground import LETTERS, PAPER_CONDITIONS, PROTOCOL_ID, SUBFAMILIES
-from urbanarena.tasks.generators.cityseeker_needs import NeedMapping, load_needs
+from urbanarena.tasks.generators.cityseeker_needs import NeedMapping
 from urbanarena.tasks.generators.urbanground_conditions import ALL_CONDITIONS, expand_conditions
-from urbanarena.tasks.schema import CityRef, Goal, Position, Start, Task, TaskFile
+from urbanarena.tasks.generators.urbanground_context import (  # noqa: F401  (GENERATOR_VERSION re-exported)
+    GENERATOR_VERSION, GenContext, bearing_deg, build_context, distinct_names, facade_point, front_point, kind_label,
+    make_task, shuffled_choice,
+)
+from urbanarena.tasks.schema import CityRef, Task, TaskFile
 from urbanarena.world.city import City
 from urbanarena.world.geo import wrap_deg
 
-GENERATOR_VERSION = 2  # 2: l4_multi_stop tours fit the 100-step limit; l5_pedestrians crossers drawn near the route
 SUITE_VERSION = 1
 #: sub-families in stream order (L5 added when the dynamic city is available)
 SUBFAMILY_ORDER: tuple[str, ...] = tuple(SUBFAMILIES)
@@ -131,171 +132,59 @@ def suite_name(city_name: str) -> str:
     return f"{city_name}-urbanground-v{SUITE_VERSION}"
 
 
-def bearing_deg(p, q) -> float:
-    return math.degrees(math.atan2(q[0] - p[0], q[1] - p[1])) % 360.0
-
-
-@dataclass
-class _Ctx:
-    city: City
-    space: WalkableSpace
-    net: WalkNetwork
-    needs: NeedMapping
-    nodes: list[str]  # free pose nodes, sorted
-    pois: list[Any]  # named POIs with usable facade/front points, sorted by id
-    name_count: dict[str, int] = field(default_factory=dict)
-    fronts: dict[str, tuple[float, float]] = field(default_factory=dict)  # POI id -> free front point (cache)
-    node_xy: Any = None  # (N, 2) array of ``nodes``' positions (cache)
-    why: str | None = None  # why the last builder call gave no task (set by builders that say; reported)
-
-    def reject(self, reason: str) -> None:
-        self.why = reason
-
-    def xy(self, n: str) -> tuple[float, float]:
-        x, y = self.city.xy(n)
-        return float(x), float(y)
-
-    def pos(self, xy) -> Position:
-        lat, lon = self.city.frame.to_latlon(float(xy[0]), float(xy[1]))
-        return Position(lat=float(lat), lon=float(lon))
-
-    def nd(self, a, b) -> float:
-        return float(self.net.network_distance_m(a, b))
-
-    def nearest_node(self, xy) -> str:
-        return min(self.city.graph.nodes, key=lambda n: math.dist(self.city.xy(n), xy))
-
-
-def _context(city: City, needs: NeedMapping | None) -> _Ctx:
-    ann = getattr(city, "annotations", None)
-    if ann is None or not ann.streets:
-        raise UrbanArenaError(f"city {city.name!r} has no annotations: UrbanGround tasks need an OSM city "
-                              "(urbanarena city import osm:FILE)")
-    c = ContinuousConfig()
-    space = WalkableSpace.from_city(city, agent_radius_m=c.agent_radius_m, passage_half_width_m=c.passage_half_width_m,
-                                    bounds_margin_m=c.bounds_margin_m)
-    net = WalkNetwork.from_city(city)
-    nodes = sorted(n for n in city.graph.nodes if space.is_free(*city.xy(n)) and space.clearance_m(*city.xy(n)) > 0.3)
-    pois = []
-    for p in sorted(list(ann.pois) + list(ann.standalone_pois), key=lambda p: p.id):
-        if not p.name or p.front_xy is None:
-            continue
-        front = space.nearest_free(*p.front_xy, max_m=2.0)
-        if front is None:
-            continue
-        pois.append(p)
-    names: dict[str, int] = {}
-    for p in pois:
-        names[p.name.casefold()] = names.get(p.name.casefold(), 0) + 1
-    return _Ctx(city, space, net, needs or load_needs(), nodes, pois, names)
-
-
-def _facade(p) -> tuple[float, float]:
-    return tuple(map(float, p.facade_xy)) if p.facade_xy is not None else (float(p.x_m), float(p.y_m))
-
-
-def _front(ctx: _Ctx, p) -> tuple[float, float]:
-    if p.id not in ctx.fronts:
-        f = ctx.space.nearest_free(*p.front_xy, max_m=2.0)
-        ctx.fronts[p.id] = (float(f[0]), float(f[1]))
-    return ctx.fronts[p.id]
-
-
-def _kind_label(p) -> str:
-    return str(p.kind).replace("_", " ")
-
-
-# ------------------------------------------------------------------ builders per sub-family
-def _task(ctx: _Ctx, sub: str, start_xy, yaw: float, instruction: str, goals: Sequence[tuple[Any, str]] = (),
-          answer: str | None = None, **extra: Any) -> Task:
-    level, kind = SUBFAMILIES[sub]
-    return Task(
-        task_id="pending", family="urbanground", city=CityRef(name=ctx.city.name, content_hash=ctx.city.content_hash),
-        start=Start(node=ctx.nearest_node(start_xy), position=ctx.pos(start_xy), heading_deg=round(yaw % 360.0, 3)),
-        goals=[Goal(position=ctx.pos(xy), label=label) for xy, label in goals],
-        success_radius_m=15.0, instruction=instruction, answer=answer,
-        answer_metric="exact" if answer is not None else None, category=sub, privileged=False,
-        provenance={"source": "urbanarena urbanground generator", "generator_version": GENERATOR_VERSION,
-                    "licence": "derived from OpenStreetMap data, ODbL 1.0 (© OpenStreetMap contributors)"},
-        extra={"level": level, "kind": kind, **extra})
-
-
-def _distinct_names(ctx: _Ctx, rng, exclude: set[str], far_from, min_m: float, k: int) -> list[str] | None:
-    """``k`` names (casefold-distinct, not in ``exclude``) none of whose POIs lies within ``min_m`` of ``far_from``."""
-    near: set[str] = {p.name.casefold() for p in ctx.pois if math.dist(_facade(p), far_from) < min_m}
-    cand = sorted({p.name for p in ctx.pois if p.name.casefold() not in near and p.name.casefold() not in exclude})
-    if len(cand) < k:
-        return None
-    out: list[str] = []
-    for i in rng.permutation(len(cand)):
-        n = cand[int(i)]
-        if n.casefold() not in {o.casefold() for o in out}:
-            out.append(n)
-        if len(out) == k:
-            return out
-    return None
-
-
-def _choice(rng, correct: str, distractors: list[str]) -> tuple[list[str], str]:
-    opts = [correct] + distractors
-    order = [int(i) for i in rng.permutation(4)]
-    options = [opts[i] for i in order]
-    return options, LETTERS[order.index(0)]
-
-
-def _visual(ctx: _Ctx, rng) -> Task | None:
+def _visual(ctx: GenContext, rng) -> Task | None:
     p = ctx.pois[int(rng.integers(len(ctx.pois)))]
     if p.facade_xy is None:
         return None
-    start = _front(ctx, p)
-    if not 2.0 <= math.dist(start, _facade(p)) <= 30.0:
+    start = front_point(ctx, p)
+    if not 2.0 <= math.dist(start, facade_point(p)) <= 30.0:
         return None
-    d = _distinct_names(ctx, rng, {p.name.casefold()}, start, 60.0, 3)
+    d = distinct_names(ctx, rng, {p.name.casefold()}, start, 60.0, 3)
     if d is None:
         return None
-    options, ans = _choice(rng, p.name, d)
-    return _task(ctx, "l1_visual_recognition", start, bearing_deg(start, _facade(p)),
+    options, ans = shuffled_choice(rng, p.name, d)
+    return make_task(ctx, "l1_visual_recognition", start, bearing_deg(start, facade_point(p)),
                  "Look at the building you are facing. Which place is directly in front of you?", answer=ans,
                  options=options, target_name=p.name, target_poi=p.id)
 
 
-def _orientation(ctx: _Ctx, rng) -> Task | None:
+def _orientation(ctx: GenContext, rng) -> Task | None:
     start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-    cand = [p for p in ctx.pois if 20.0 <= math.dist(start, _facade(p)) <= 120.0]
+    cand = [p for p in ctx.pois if 20.0 <= math.dist(start, facade_point(p)) <= 120.0]
     if not cand:
         return None
     p = cand[int(rng.integers(len(cand)))]
-    if sum(1 for q in ctx.pois if q.name.casefold() == p.name.casefold() and math.dist(start, _facade(q)) < 200) != 1:
+    if sum(1 for q in ctx.pois if q.name.casefold() == p.name.casefold() and math.dist(start, facade_point(q)) < 200) != 1:
         return None
     k = int(rng.integers(4))
     jitter = float(rng.uniform(-30.0, 30.0))
-    yaw = wrap_deg(bearing_deg(start, _facade(p)) - 90.0 * k - jitter)
-    return _task(ctx, "l1_orientation", start, yaw,
+    yaw = wrap_deg(bearing_deg(start, facade_point(p)) - 90.0 * k - jitter)
+    return make_task(ctx, "l1_orientation", start, yaw,
                  f"Relative to the direction you are facing now, where is {p.name}?", answer=LETTERS[k],
                  options=list(ORIENTATION_WORDS), target_name=p.name, target_poi=p.id,
                  relative_bearing_deg=round(90.0 * k + jitter, 3))
 
 
-def _exploration(ctx: _Ctx, rng) -> Task | None:
+def _exploration(ctx: GenContext, rng) -> Task | None:
     start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
-    near = [p for p in ctx.pois if math.dist(start, _facade(p)) <= 40.0]
+    near = [p for p in ctx.pois if math.dist(start, facade_point(p)) <= 40.0]
     if not near:
         return None
     p = near[int(rng.integers(len(near)))]
-    d = _distinct_names(ctx, rng, {q.name.casefold() for q in near}, start, 150.0, 3)
+    d = distinct_names(ctx, rng, {q.name.casefold() for q in near}, start, 150.0, 3)
     if d is None:
         return None
-    options, ans = _choice(rng, p.name, d)
-    return _task(ctx, "l1_active_exploration", start, float(rng.uniform(0, 360)),
+    options, ans = shuffled_choice(rng, p.name, d)
+    return make_task(ctx, "l1_active_exploration", start, float(rng.uniform(0, 360)),
                  "Look around and explore. Which of these places is within 40 m of where you started?",
                  answer=ans, options=options, target_name=p.name, target_poi=p.id)
 
 
-def _unique_pois(ctx: _Ctx) -> list[Any]:
+def _unique_pois(ctx: GenContext) -> list[Any]:
     return [p for p in ctx.pois if ctx.name_count[p.name.casefold()] == 1]
 
 
-def _start_and_poi(ctx: _Ctx, rng, lo: float, hi: float, min_straight_m: float = 0.0):
+def _start_and_poi(ctx: GenContext, rng, lo: float, hi: float, min_straight_m: float = 0.0):
     """A random start node's position and, among up to 40 POIs in random order, the first whose front
     is ``lo``-``hi`` metres away along the network (and at least ``min_straight_m`` in a straight line).
 
@@ -305,28 +194,28 @@ def _start_and_poi(ctx: _Ctx, rng, lo: float, hi: float, min_straight_m: float =
     uniq = _unique_pois(ctx)
     for i in [int(k) for k in rng.permutation(len(uniq))][:40]:
         p = uniq[i]
-        goal = _front(ctx, p)
+        goal = front_point(ctx, p)
         d = ctx.nd(start, goal)
         if lo <= d <= hi and math.dist(start, goal) >= min_straight_m:
             return start, p, goal, d
     return None
 
 
-def _goto(ctx: _Ctx, rng, sub: str, lo: float, hi: float) -> Task | None:
+def _goto(ctx: GenContext, rng, sub: str, lo: float, hi: float) -> Task | None:
     found = _start_and_poi(ctx, rng, lo, hi, min_straight_m=25.0)
     if found is None:
         return None
     start, p, goal, d = found
     if sub == "l2_long_range":
         lat, lon = ctx.city.frame.to_latlon(*goal)
-        return _task(ctx, sub, start, float(rng.uniform(0, 360)),
-                     f"Go to {p.name} ({_kind_label(p)}). It is marked on your map (open_map); no route is given. "
+        return make_task(ctx, sub, start, float(rng.uniform(0, 360)),
+                     f"Go to {p.name} ({kind_label(p)}). It is marked on your map (open_map); no route is given. "
                      "Stop in front of it.", goals=[(goal, p.name)], route_m=round(d, 2), target_poi=p.id,
                      map_markers=[{"label": p.name, "lat": float(lat), "lon": float(lon)}])
     if sub == "l2_constrained":
         return _constrained(ctx, rng, start, goal, p, d)
-    return _task(ctx, sub, start, float(rng.uniform(0, 360)),
-                 f"Walk to {p.name} ({_kind_label(p)}) and stop in front of it.", goals=[(goal, p.name)],
+    return make_task(ctx, sub, start, float(rng.uniform(0, 360)),
+                 f"Walk to {p.name} ({kind_label(p)}) and stop in front of it.", goals=[(goal, p.name)],
                  route_m=round(d, 2), target_poi=p.id)
 
 
@@ -335,7 +224,7 @@ def _octagon(c, r: float) -> list[tuple[float, float]]:
             for i in range(8)]
 
 
-def _route_avoiding(ctx: _Ctx, a, b, avoid) -> float:
+def _route_avoiding(ctx: GenContext, a, b, avoid) -> float:
     """Network walk length from ``a`` to ``b`` without the edges within 1.5 m of ``avoid`` (``inf`` if none)."""
     net = ctx.net
     zone = avoid.buffer(1.5)
@@ -354,7 +243,7 @@ def _route_avoiding(ctx: _Ctx, a, b, avoid) -> float:
     return best
 
 
-def _constrained(ctx: _Ctx, rng, start, goal, p, d: float) -> Task | None:
+def _constrained(ctx: GenContext, rng, start, goal, p, d: float) -> Task | None:
     if not 80.0 <= d <= 300.0:
         return None
     route = LineString(ctx.net.shortest_walk(start, goal))
@@ -372,8 +261,8 @@ def _constrained(ctx: _Ctx, rng, start, goal, p, d: float) -> Task | None:
     lat, lon = ctx.city.frame.to_latlon(*centre)
     glat, glon = ctx.city.frame.to_latlon(*goal)
     ring_ll = [[float(a), float(b)] for a, b in (ctx.city.frame.to_latlon(x, y) for x, y in ring)]
-    return _task(ctx, "l2_constrained", start, float(rng.uniform(0, 360)),
-                 f"Walk to {p.name} ({_kind_label(p)}) and stop in front of it. Do not enter the restricted zone: "
+    return make_task(ctx, "l2_constrained", start, float(rng.uniform(0, 360)),
+                 f"Walk to {p.name} ({kind_label(p)}) and stop in front of it. Do not enter the restricted zone: "
                  f"the area within {r:.0f} m of lat {float(lat):.6f}, lon {float(lon):.6f} (marked 'restricted zone' "
                  "on your map). Entering it fails the task.", goals=[(goal, p.name)], route_m=round(d, 2),
                  detour_route_m=round(alt, 2), target_poi=p.id, restricted_zones=[ring_ll],
@@ -381,12 +270,12 @@ def _constrained(ctx: _Ctx, rng, start, goal, p, d: float) -> Task | None:
                               {"label": "restricted zone", "lat": float(lat), "lon": float(lon)}])
 
 
-def _street_at(ctx: _Ctx, a, b) -> str | None:
+def _street_at(ctx: GenContext, a, b) -> str | None:
     m = ((a[0] + b[0]) / 2, (a[1] + b[1]) / 2)
     return ctx.net.street_name_at(*m, max_m=0.5)
 
 
-def describe_route(ctx: _Ctx, pts: Sequence[tuple[float, float]]) -> tuple[list[dict[str, Any]], int]:
+def describe_route(ctx: GenContext, pts: Sequence[tuple[float, float]]) -> tuple[list[dict[str, Any]], int]:
     """Legs of a polyline: merged while the turn stays below 35 degrees and the street name is the same.
 
     Returns: ``(legs, turns)``; a leg is ``{"bearing_deg", "length_m", "street", "turn_deg"}`` (turn into the
@@ -420,7 +309,7 @@ def _turn_words(t: float) -> str:
     return f"turn {side}" if a <= 135.0 else f"turn sharply {side}"
 
 
-def _instruction(ctx: _Ctx, rng) -> Task | None:
+def _instruction(ctx: GenContext, rng) -> Task | None:
     s = ctx.nodes[int(rng.integers(len(ctx.nodes)))]
     start = ctx.xy(s)
     order = [int(i) for i in rng.permutation(len(ctx.nodes))][:60]
@@ -448,13 +337,13 @@ def _instruction(ctx: _Ctx, rng) -> Task | None:
             onto = f" onto {lg['street']}" if lg["street"] else ""
             words.append(f"Then {_turn_words(lg['turn_deg'])}{onto} and walk about {dist} m.")
     words.append("Stop there.")
-    return _task(ctx, "l2_instruction", start, legs[0]["bearing_deg"], " ".join(words), goals=[(goal, "route end")],
+    return make_task(ctx, "l2_instruction", start, legs[0]["bearing_deg"], " ".join(words), goals=[(goal, "route end")],
                  route_m=round(d, 2), turns=turns,
                  route_legs=[{"bearing_deg": round(lg["bearing_deg"], 2), "length_m": round(lg["length_m"], 2),
                               "street": lg["street"], "turn_deg": round(lg["turn_deg"], 2)} for lg in legs])
 
 
-def need_places(ctx: _Ctx, need) -> list[tuple[tuple[float, float], str]]:
+def need_places(ctx: GenContext, need) -> list[tuple[tuple[float, float], str]]:
     """Places that satisfy ``need``: POIs (free front point) and in-core street objects (their point), with labels."""
     ann = ctx.city.annotations
     out = []
@@ -462,14 +351,14 @@ def need_places(ctx: _Ctx, need) -> list[tuple[tuple[float, float], str]]:
         if p.front_xy is not None and need.matches(p.tags, None):
             f = ctx.space.nearest_free(*p.front_xy, max_m=2.0)
             if f is not None:
-                out.append(((float(f[0]), float(f[1])), p.name or _kind_label(p)))
+                out.append(((float(f[0]), float(f[1])), p.name or kind_label(p)))
     for o in sorted(ann.objects, key=lambda o: o.id):
         if o.in_core and need.matches(o.tags, o.type):
             out.append(((float(o.x_m), float(o.y_m)), o.name or o.type.replace("_", " ")))
     return out
 
 
-def _search(ctx: _Ctx, rng, sub: str) -> Task | None:
+def _search(ctx: GenContext, rng, sub: str) -> Task | None:
     cats = ("basic_poi", "brand_specific") if sub == "l3_place_type_search" else ("implicit_need", "latent_poi")
     needs = [n for n in ctx.needs.needs if n.category in cats]
     if not needs:
@@ -490,11 +379,11 @@ def _search(ctx: _Ctx, rng, sub: str) -> Task | None:
     for xy, label in places:
         pos = ctx.pos(xy)
         gp.append({"lat": pos.lat, "lon": pos.lon, "label": label})
-    return _task(ctx, sub, start, float(rng.uniform(0, 360)), f"{text} Stop when you are there.",
+    return make_task(ctx, sub, start, float(rng.uniform(0, 360)), f"{text} Stop when you are there.",
                  goals=[places[j]], need=need.id, need_label=need.label, goal_points=gp, route_m=round(dists[j], 2))
 
 
-def _stops(ctx: _Ctx, rng, start, n: int, leg_lo: float, leg_hi: float, radius: float | None) -> list[Any] | None:
+def _stops(ctx: GenContext, rng, start, n: int, leg_lo: float, leg_hi: float, radius: float | None) -> list[Any] | None:
     uniq = _unique_pois(ctx)
     chosen: list[Any] = []
     here = start
@@ -502,8 +391,8 @@ def _stops(ctx: _Ctx, rng, start, n: int, leg_lo: float, leg_hi: float, radius: 
         ok = None
         for i in [int(k) for k in rng.permutation(len(uniq))][:40]:
             p = uniq[i]
-            f = _front(ctx, p)
-            if p in chosen or any(math.dist(f, _front(ctx, q)) < 30.0 for q in chosen) or math.dist(f, start) < 30.0:
+            f = front_point(ctx, p)
+            if p in chosen or any(math.dist(f, front_point(ctx, q)) < 30.0 for q in chosen) or math.dist(f, start) < 30.0:
                 continue
             if radius is not None and ctx.nd(start, f) > radius:
                 continue
@@ -513,17 +402,17 @@ def _stops(ctx: _Ctx, rng, start, n: int, leg_lo: float, leg_hi: float, radius: 
         if ok is None:
             return None
         chosen.append(ok)
-        here = _front(ctx, ok) if radius is None else here
+        here = front_point(ctx, ok) if radius is None else here
     return chosen
 
 
-def _schedule(ctx: _Ctx, rng) -> Task | None:
+def _schedule(ctx: GenContext, rng) -> Task | None:
     start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
     n = 2 + int(rng.integers(2))
     stops = _stops(ctx, rng, start, n, 40.0, 200.0, None)
     if stops is None:
         return None
-    pts = [start] + [_front(ctx, p) for p in stops]
+    pts = [start] + [front_point(ctx, p) for p in stops]
     legs = [ctx.nd(a, b) for a, b in zip(pts, pts[1:])]
     deadlines = [float(math.ceil(1.5 * sum(legs[: k + 1]) / WALK_MPS + 30.0 * (k + 1))) for k in range(n)]
     lines = " ".join(f"{k + 1}. {p.name} by t = {deadlines[k]:.0f} s." for k, p in enumerate(stops))
@@ -531,32 +420,32 @@ def _schedule(ctx: _Ctx, rng) -> Task | None:
     for p, xy in zip(stops, pts[1:]):
         lat, lon = ctx.city.frame.to_latlon(*xy)
         markers.append({"label": p.name, "lat": float(lat), "lon": float(lon)})
-    return _task(ctx, "l4_time_window", start, float(rng.uniform(0, 360)),
+    return make_task(ctx, "l4_time_window", start, float(rng.uniform(0, 360)),
                  "Visit these places in this order, reaching each by its deadline (simulated seconds since the start; "
                  f"your state shows time_s): {lines} Stop at the last one.",
                  goals=[(xy, p.name) for p, xy in zip(stops, pts[1:])], deadlines_s=deadlines,
                  legs_m=[round(v, 2) for v in legs], map_markers=markers)
 
 
-def _multi(ctx: _Ctx, rng) -> Task | None:
+def _multi(ctx: GenContext, rng) -> Task | None:
     from urbanarena.tasks.metrics.urbanground import mst_lower_bound_m
 
     start = ctx.xy(ctx.nodes[int(rng.integers(len(ctx.nodes)))])
     # every unique-name POI in reach (network distances from one start share one Dijkstra), then three of them
-    cand = [p for p in _unique_pois(ctx) if math.dist(_front(ctx, p), start) >= 30.0
-            and ctx.nd(start, _front(ctx, p)) <= MULTI_STOP_RADIUS_M]
+    cand = [p for p in _unique_pois(ctx) if math.dist(front_point(ctx, p), start) >= 30.0
+            and ctx.nd(start, front_point(ctx, p)) <= MULTI_STOP_RADIUS_M]
     for _ in range(MULTI_STOP_TRIES):
         stops: list[Any] = []
         for i in [int(k) for k in rng.permutation(len(cand))]:
-            f = _front(ctx, cand[i])
-            if all(math.dist(f, _front(ctx, q)) >= 30.0 for q in stops):
+            f = front_point(ctx, cand[i])
+            if all(math.dist(f, front_point(ctx, q)) >= 30.0 for q in stops):
                 stops.append(cand[i])
             if len(stops) == 3:
                 break
         if len(stops) < 3:
             ctx.reject(f"fewer than 3 unique-name places >= 30 m apart within {MULTI_STOP_RADIUS_M:.0f} m")
             return None
-        pts = [_front(ctx, p) for p in stops]
+        pts = [front_point(ctx, p) for p in stops]
         tour = min(sum(ctx.nd(a, b) for a, b in zip([start, *o], o)) for o in itertools.permutations(pts))
         if tour <= MULTI_STOP_TOUR_MAX_M:
             break
@@ -569,13 +458,13 @@ def _multi(ctx: _Ctx, rng) -> Task | None:
         lat, lon = ctx.city.frame.to_latlon(*xy)
         markers.append({"label": p.name, "lat": float(lat), "lon": float(lon)})
     names = ", ".join(p.name for p in stops)
-    return _task(ctx, "l4_multi_stop", start, float(rng.uniform(0, 360)),
+    return make_task(ctx, "l4_multi_stop", start, float(rng.uniform(0, 360)),
                  f"Visit all of these places, in any order, with as short a walk as you can, then stop: {names}.",
                  goals=[(xy, p.name) for p, xy in zip(stops, pts)], mst_m=round(mst, 2), tour_m=round(tour, 2),
                  map_markers=markers)
 
 
-def _closure(ctx: _Ctx, rng) -> Task | None:
+def _closure(ctx: GenContext, rng) -> Task | None:
     found = _start_and_poi(ctx, rng, 120.0, 400.0)
     if found is None:
         return None
@@ -595,14 +484,14 @@ def _closure(ctx: _Ctx, rng) -> Task | None:
         return None
     spec = {"closures": [{"id": "c1", "line_xy_m": [[round(x, 3), round(y, 3)] for x, y in line], "half_width_m": 0.0,
                           "notice_after_s": CLOSURE_NOTICE_S, "physical": False, "label": "road works"}]}
-    return _task(ctx, "l5_road_closure", start, float(rng.uniform(0, 360)),
-                 f"Walk to {p.name} ({_kind_label(p)}) and stop in front of it. Roads may be closed on the way: a "
+    return make_task(ctx, "l5_road_closure", start, float(rng.uniform(0, 360)),
+                 f"Walk to {p.name} ({kind_label(p)}) and stop in front of it. Roads may be closed on the way: a "
                  "closure notice will tell you; never cross a closed road (crossing it fails the task).",
                  goals=[(goal, p.name)], route_m=round(d, 2), detour_route_m=round(alt, 2), target_poi=p.id,
                  closure_along_m=round(at, 2), dynamics=spec)
 
 
-def _pedestrians(ctx: _Ctx, rng) -> Task | None:
+def _pedestrians(ctx: GenContext, rng) -> Task | None:
     found = _start_and_poi(ctx, rng, 60.0, 200.0)
     if found is None:
         ctx.reject("no unique-name place 60-200 m away among 40 drawn")
@@ -637,12 +526,12 @@ def _pedestrians(ctx: _Ctx, rng) -> Task | None:
         ctx.reject("fewer than 2 crossing walkers")
         return None
     spec = {"pedestrians": {"routes": routes, "count": len(routes), "speed_mps": 1.2}}
-    return _task(ctx, "l5_pedestrians", start, float(rng.uniform(0, 360)),
-                 f"Walk to {p.name} ({_kind_label(p)}) and stop in front of it. People walk around you: do not bump "
+    return make_task(ctx, "l5_pedestrians", start, float(rng.uniform(0, 360)),
+                 f"Walk to {p.name} ({kind_label(p)}) and stop in front of it. People walk around you: do not bump "
                  "into anyone.", goals=[(goal, p.name)], route_m=round(d, 2), target_poi=p.id, dynamics=spec)
 
 
-BUILDERS: dict[str, Callable[[_Ctx, Any], Task | None]] = {
+BUILDERS: dict[str, Callable[[GenContext, Any], Task | None]] = {
     "l1_visual_recognition": _visual,
     "l1_orientation": _orientation,
     "l1_active_exploration": _exploration,
@@ -711,7 +600,7 @@ def generate_urbanground_suite(city: City, *, per_family: int = 5, seed: int = 0
     if bad:
         raise UrbanArenaError(f"unknown or unavailable urbanground sub-families {', '.join(bad)}; "
                               f"known: {', '.join(GENERATED)}")
-    ctx = _context(city, needs)
+    ctx = build_context(city, needs)
     tasks: list[Task] = []
     report: dict[str, Any] = {"suite": name or suite_name(city.name), "seed": seed, "per_family": per_family,
                               "generator_version": GENERATOR_VERSION, "protocol": PROTOCOL_ID, "families": {}}
