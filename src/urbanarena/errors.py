@@ -84,3 +84,13 @@ class ImageEncodeError(UrbanArenaError, ValueError):
 class UnsafePathError(UrbanArenaError, ValueError):
     """A name that becomes a path is unsafe (a separator, ``..``, NUL, a control character, too long), or a
     path would land outside the folder its writer is confined to (:mod:`urbanarena.safe_paths`)."""
+
+
+class AssetFetchError(UrbanArenaError):
+    """A pinned asset package could not be fetched, verified or extracted (offline, refused, timed out, too
+    large, unreadable, or not what the registry entry lists); names the package and the reason. Nothing is
+    left in the asset cache under the package's name."""
+
+
+class AssetChecksumError(AssetFetchError, ValueError):
+    """A downloaded asset package's sha256 is not the pinned one (the file is deleted, nothing extracted)."""

@@ -33,3 +33,11 @@ def imports_dir() -> Path:
     d = home() / "imports"
     d.mkdir(parents=True, exist_ok=True)
     return d
+
+
+def assets_dir() -> Path:
+    """Directory of the photographic asset packages and their licence manifest: ``<home>/assets/``
+    (:mod:`urbanarena.render.assets`)."""
+    d = home() / "assets"
+    d.mkdir(parents=True, exist_ok=True)
+    return d
