@@ -595,6 +595,7 @@ def city_list() -> None:
 def _register_plugins() -> None:
     """Commands that live in their own modules."""
     from urbanarena.cli.agents_cmd import agents
+    from urbanarena.cli.assets_cmd import assets_app
     from urbanarena.cli.bench_cmd import bench
     from urbanarena.cli.build_cmd import build
     from urbanarena.cli.cache_cmd import cache_export
@@ -626,6 +627,7 @@ def _register_plugins() -> None:
     city_app.command("licences")(licences)
     tasks_app.command("freeze")(freeze_cmd)
     app.add_typer(tasks_app, name="tasks")
+    app.add_typer(assets_app, name="assets")
     app.add_typer(demos_app, name="demos")
     app.add_typer(train_app, name="train")
 

@@ -8,7 +8,9 @@ pose graph on the OSM street network of the same bbox
 (``--city NAME`` afterwards). Skipped pictures and gaps in the imagery are printed as warnings.
 
 ``city licences CITY`` lists every imagery licence of a city with its authors and picture count
-(``--json``: also each picture's id and source URL), plus the street network's attribution.
+(``--json``: also each picture's id and source URL), plus the street network's attribution, plus the
+licences of the photographic render assets installed in the cache (``urbanarena assets status``; their
+manifest is ``<urbanarena home>/assets/licences.json``).
 
 Register in ``cli/main.py`` (``_register_plugins``)::
 
@@ -101,7 +103,11 @@ def licences(
     city: str = typer.Argument(..., help="CITY: cached name, saved city directory or KIND:PATH."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object: licences with authors, pictures and URLs."),
 ) -> None:
-    """List every imagery licence and author to cite for CITY (and the street network's attribution)."""
+    """List every imagery licence and author to cite for CITY (and the street network's attribution), and the
+    licences of the installed photographic render assets."""
+    from urbanarena import paths
+    from urbanarena.render.assets import licence_summary
+    from urbanarena.render.assets.fetch import LICENCES
     from urbanarena.world.importers.panoramax.build import licence_table
     from urbanarena.world.resolve import resolve_city
 
@@ -111,11 +117,14 @@ def licences(
         raise fail(e) from None
     rows = licence_table(c) if any("licence" in d for _, d in c.graph.nodes(data=True)) else []
     im = c.meta.imagery or {}
+    assets = licence_summary()
+    manifest = paths.assets_dir() / LICENCES
     if as_json:
         out = {"city": c.name, "graph_licence": c.meta.licence, "attribution": c.meta.attribution,
                "imagery": {"source": im.get("source"), "licence": im.get("licence"),
                            "attribution": im.get("attribution")} if im else None,
-               "licences": rows}
+               "licences": rows, "render_assets": assets,
+               "render_assets_manifest": str(manifest) if assets else None}
         sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
         return
     typer.echo(f"{c.name}: data {c.meta.licence or 'licence unknown'}"
@@ -128,6 +137,12 @@ def licences(
                    + (f" — {im['attribution']}" if im.get("attribution") else ""))
     else:
         typer.echo("  no imagery (graph-only or rendered city)")
+    if assets:
+        typer.echo(f"  photographic render assets (every file in {manifest}):")
+        for a in assets:
+            typer.echo(f"    {a['licence']}: {a['files']} file(s) of {a['package']} {a['version']} by {a['authors']}")
+    else:
+        typer.echo("  photographic render assets: none fetched (urbanarena assets fetch)")
 
 
 __all__ = ["from_panoramax", "licences"]

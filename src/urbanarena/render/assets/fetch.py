@@ -414,21 +414,22 @@ def package_status(packages: Iterable[AssetPackage] = PACKAGES,
 
 def ensure_assets(packages: Sequence[AssetPackage] = PACKAGES, *, root: str | Path | None = None,
                   fetch: bool = True, use_clients: bool = True, deadline_s: float = DEFAULT_DEADLINE_S,
-                  progress: Progress | None = None) -> AssetsStatus:
-    """Make every package in ``packages`` available, fetching what is missing (unless ``fetch`` is false).
+                  force: bool = False, progress: Progress | None = None) -> AssetsStatus:
+    """Make every package in ``packages`` available, fetching what is missing (unless ``fetch`` is false;
+    every package again when ``force``; other arguments as :func:`fetch_package`).
 
     Never raises for a failed fetch: returns ``available=False`` with a one-line ``message`` and
     ``fallback_style`` = :data:`FALLBACK_STYLE`, and the cache holds only whole packages.
     """
     r = _root(root)
     fetched: list[FetchReport] = []
-    missing = [p for p in packages if read_manifest(p, r) is None]
+    missing = [p for p in packages if force or read_manifest(p, r) is None]
     try:
         if missing and not fetch:
             raise AssetFetchError(f"not fetched: {', '.join(p.name for p in missing)}")
         for pkg in counted(progress, "asset packages", missing) if missing else []:
             fetched.append(fetch_package(pkg, root=r, use_clients=use_clients, deadline_s=deadline_s,
-                                         progress=progress))
+                                         force=force, progress=progress))
     except AssetFetchError as e:
         line = str(e).splitlines()[0]
         return AssetsStatus(False, f"photo assets unavailable ({line}); rendering the procedural "
