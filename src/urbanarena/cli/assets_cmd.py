@@ -49,7 +49,7 @@ def status(as_json: bool = typer.Option(False, "--json", help="One JSON object: 
 
     pkgs = registry.PACKAGES
     rows = F.package_status(pkgs)
-    lic = F.licence_summary(packages=pkgs)
+    lic = F.licence_summary()
     total = sum(p.size_bytes for p in pkgs)
     if as_json:
         out = {"directory": str(paths.assets_dir()), "download_bytes": total, "packages": rows, "licences": lic}

@@ -40,7 +40,8 @@ from urbanarena import paths
 from urbanarena.errors import AssetChecksumError, AssetFetchError
 from urbanarena.progress import Progress, counted, report
 from urbanarena.render.assets.archive import deb_data_tar, save_member, tar_members, zip_members
-from urbanarena.render.assets.registry import PACKAGES, AssetPackage, FileGroup
+from urbanarena.render.assets import registry
+from urbanarena.render.assets.registry import AssetPackage, FileGroup
 from urbanarena.safe_paths import atomic_write
 
 #: the style a renderer draws when the assets are not available
@@ -93,6 +94,11 @@ class AssetsStatus:
     fetched: list[FetchReport] = field(default_factory=list)
 
 
+def _pinned(packages: Iterable[AssetPackage] | None) -> tuple[AssetPackage, ...]:
+    """``packages``, or the registry's pinned ones (looked up at call time)."""
+    return tuple(packages) if packages is not None else registry.PACKAGES
+
+
 def _root(root: str | Path | None) -> Path:
     d = Path(root) if root is not None else paths.assets_dir()
     d.mkdir(parents=True, exist_ok=True)
@@ -117,14 +123,15 @@ def _download_url(pkg: AssetPackage, out_dir: Path, deadline: float, progress: P
     total_kb = max(1, pkg.size_bytes // 1000)
     try:
         with urllib.request.urlopen(pkg.url, timeout=max(1.0, min(30.0, deadline - time.monotonic()))) as resp, \
-                open(target, "wb") as f:
+                open(target, "wb", buffering=0) as f:
             report(progress, label, 0, total_kb)
             got = 0
+            read = getattr(resp, "read1", resp.read)  # what has arrived, not a full chunk: progress, deadline
             while True:
                 if time.monotonic() > deadline:
                     raise AssetFetchError(f"{pkg.name}: download from {pkg.url} passed its deadline "
                                           f"after {got} of {pkg.size_bytes} bytes")
-                chunk = resp.read(_CHUNK)
+                chunk = read(_CHUNK)
                 if not chunk:
                     break
                 got += len(chunk)
@@ -290,25 +297,26 @@ def clean_stale(root: str | Path | None = None) -> list[Path]:
     return removed
 
 
+def _whole(d: Path) -> dict[str, Any] | None:
+    """The manifest of the package folder ``d`` when every file it lists is present at its size; else None."""
+    try:
+        man = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
+        if not isinstance(man, dict) or not isinstance(man.get("files"), list):
+            return None
+        for r in man["files"]:
+            if (d / r["file"]).stat().st_size != r["bytes"]:
+                return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return man
+
+
 def read_manifest(pkg: AssetPackage, root: str | Path | None = None) -> dict[str, Any] | None:
     """The ``manifest.json`` of ``pkg``'s cache folder when the package is installed and whole (manifest of the
     pinned sha256, the registry's file count, every file present at its size); else ``None``."""
-    d = _root(root) / pkg.key
-    try:
-        man = json.loads((d / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    man = _whole(_root(root) / pkg.key)
+    if man is None or man.get("sha256") != pkg.sha256 or len(man["files"]) != sum(g.files for g in pkg.groups):
         return None
-    if not isinstance(man, dict) or man.get("sha256") != pkg.sha256 or not isinstance(man.get("files"), list):
-        return None
-    files = man["files"]
-    if len(files) != sum(g.files for g in pkg.groups):
-        return None
-    for r in files:
-        try:
-            if (d / r["file"]).stat().st_size != r["bytes"]:
-                return None
-        except (OSError, KeyError, TypeError):
-            return None
     return man
 
 
@@ -362,23 +370,23 @@ def fetch_package(pkg: AssetPackage, *, root: str | Path | None = None, use_clie
     return FetchReport(pkg.name, pkg.version, final, via, len(rows), size, time.monotonic() - start)
 
 
-def licence_rows(root: str | Path | None = None, packages: Iterable[AssetPackage] = PACKAGES) -> list[dict[str, Any]]:
-    """One row per installed file of ``packages``: ``file`` (under the assets folder), ``package``,
-    ``version``, ``licence``, ``authors``, ``sha256``; sorted by file."""
+def licence_rows(root: str | Path | None = None) -> list[dict[str, Any]]:
+    """One row per file of every whole package folder in the assets cache: ``file`` (under the assets folder),
+    ``package``, ``version``, ``licence``, ``authors``, ``sha256``; sorted by file."""
     r = _root(root)
     rows = []
-    for pkg in packages:
-        man = read_manifest(pkg, r)
+    for d in sorted(p for p in r.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        man = _whole(d)
         for f in (man or {}).get("files", []):
-            rows.append({"file": f"{pkg.key}/{f['file']}", "package": pkg.name, "version": pkg.version,
+            rows.append({"file": f"{d.name}/{f['file']}", "package": man["package"], "version": man["version"],
                          "licence": f["licence"], "authors": f["authors"], "sha256": f["sha256"]})
     return sorted(rows, key=lambda x: x["file"])
 
 
-def write_licences(root: str | Path | None = None, packages: Iterable[AssetPackage] = PACKAGES) -> Path:
+def write_licences(root: str | Path | None = None) -> Path:
     """(Re)write ``licences.json`` beside the package folders from their manifests; returns its path."""
     r = _root(root)
-    rows = licence_rows(r, packages)
+    rows = licence_rows(r)
     doc = {"schema": 1, "about": "licence of every photographic asset file urbanarena extracted from a pinned "
            "package; credit the authors of CC-BY files where rendered images are shared", "files": rows}
     target = r / LICENCES
@@ -387,24 +395,23 @@ def write_licences(root: str | Path | None = None, packages: Iterable[AssetPacka
     return target
 
 
-def licence_summary(root: str | Path | None = None,
-                    packages: Iterable[AssetPackage] = PACKAGES) -> list[dict[str, Any]]:
+def licence_summary(root: str | Path | None = None) -> list[dict[str, Any]]:
     """Installed files grouped by (package, version, licence, authors), with ``files`` counted; for listings."""
     groups: dict[tuple[str, str, str, str], int] = {}
-    for row in licence_rows(root, packages):
+    for row in licence_rows(root):
         k = (row["package"], row["version"], row["licence"], row["authors"])
         groups[k] = groups.get(k, 0) + 1
     return [{"package": p, "version": v, "licence": lic, "authors": a, "files": n}
             for (p, v, lic, a), n in groups.items()]
 
 
-def package_status(packages: Iterable[AssetPackage] = PACKAGES,
+def package_status(packages: Iterable[AssetPackage] | None = None,
                    root: str | Path | None = None) -> list[dict[str, Any]]:
     """Per package: ``package``, ``version``, ``registry``, ``size_bytes`` (download), ``installed``,
     ``files``, ``directory``."""
     r = _root(root)
     out = []
-    for pkg in packages:
+    for pkg in _pinned(packages):
         man = read_manifest(pkg, r)
         out.append({"package": pkg.name, "version": pkg.version, "registry": pkg.registry,
                     "size_bytes": pkg.size_bytes, "installed": man is not None,
@@ -412,16 +419,17 @@ def package_status(packages: Iterable[AssetPackage] = PACKAGES,
     return out
 
 
-def ensure_assets(packages: Sequence[AssetPackage] = PACKAGES, *, root: str | Path | None = None,
+def ensure_assets(packages: Sequence[AssetPackage] | None = None, *, root: str | Path | None = None,
                   fetch: bool = True, use_clients: bool = True, deadline_s: float = DEFAULT_DEADLINE_S,
                   force: bool = False, progress: Progress | None = None) -> AssetsStatus:
-    """Make every package in ``packages`` available, fetching what is missing (unless ``fetch`` is false;
+    """Make every package in ``packages`` (default: the pinned ones) available, fetching what is missing (unless ``fetch`` is false;
     every package again when ``force``; other arguments as :func:`fetch_package`).
 
     Never raises for a failed fetch: returns ``available=False`` with a one-line ``message`` and
     ``fallback_style`` = :data:`FALLBACK_STYLE`, and the cache holds only whole packages.
     """
     r = _root(root)
+    packages = _pinned(packages)
     fetched: list[FetchReport] = []
     missing = [p for p in packages if force or read_manifest(p, r) is None]
     try:
