@@ -5,7 +5,6 @@ No test here touches the network (clients off, local URLs only)."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import shutil
