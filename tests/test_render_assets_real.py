@@ -69,7 +69,8 @@ def test_a_person_model_parses_with_its_materials_and_textures(root, status):
     # the model is y-up in centimetres: its extent is the catalogue's width 46.6, height 165.5, depth 45.5 cm
     # (PluginFurnitureCatalog.properties, entry #1)
     cat = (d.parent / "PluginFurnitureCatalog.properties").read_text(encoding="latin-1").splitlines()
-    size = {k: float(v) for k, v in (ln.split("=", 1) for ln in cat) if k in ("width#1", "height#1", "depth#1")}
+    size = {k.strip(): float(v) for k, v in (ln.split("=", 1) for ln in cat if "=" in ln)
+            if k.strip() in ("width#1", "height#1", "depth#1")}
     extent = verts.max(axis=0) - verts.min(axis=0)
     assert extent == pytest.approx([size["width#1"], size["height#1"], size["depth#1"]], abs=0.01)
     assert size == {"width#1": 46.6, "height#1": 165.5, "depth#1": 45.5}
