@@ -256,3 +256,19 @@ def test_city_licences_lists_render_assets(tmp_path, deb, monkeypatch):
     assert out["render_assets_manifest"].endswith("assets/licences.json")
     r = runner.invoke(app, ["city", "licences", "toy"])
     assert "CC-BY-3.0: 4 file(s) of fake-assets 1.0-1 by Model Maker" in r.stdout
+
+
+def test_a_damaged_install_is_not_installed_and_is_replaced_whole(tmp_path, deb):
+    root = tmp_path / "assets"
+    with A.Server({"/fake.deb": deb.read_bytes()}) as srv:
+        pkg = A.deb_package(srv.url("/fake.deb"), deb)
+        d = F.fetch_package(pkg, root=root, use_clients=False).directory
+        (d / "people/man/man.png").write_bytes(b"trunc")  # another size than the manifest's
+        assert F.read_manifest(pkg, root) is None
+        assert F.ensure_assets([pkg], root=root, fetch=False).available is False
+        assert F.licence_rows(root) == []  # licences list whole packages only
+        rep = F.fetch_package(pkg, root=root, use_clients=False)
+        assert srv.requests == 2
+    assert rep.via == "url" and (d / "people/man/man.png").read_bytes() == A.expected_files()["people/man/man.png"]
+    assert sorted(p.name for p in root.iterdir()) == sorted([pkg.key, "licences.json"])
+    assert len(F.licence_rows(root)) == 6

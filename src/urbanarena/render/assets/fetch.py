@@ -359,8 +359,9 @@ def fetch_package(pkg: AssetPackage, *, root: str | Path | None = None, use_clie
                "files": rows}
         (files / MANIFEST).write_text(json.dumps(man, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
         if final.exists():
-            old = work / "old"
-            os.rename(final, old)
+            if not force and (other := read_manifest(pkg, r)) is not None:  # another process installed it
+                return FetchReport(pkg.name, pkg.version, final, "cached", len(other["files"]))
+            os.rename(final, work / "old")  # a broken or replaced copy: removed with the work folder
         os.rename(files, final)
     except OSError as e:
         raise AssetFetchError(f"{pkg.name}: cannot install into {r}: {e}") from None
@@ -438,7 +439,7 @@ def ensure_assets(packages: Sequence[AssetPackage] | None = None, *, root: str |
         for pkg in counted(progress, "asset packages", missing) if missing else []:
             fetched.append(fetch_package(pkg, root=r, use_clients=use_clients, deadline_s=deadline_s,
                                          force=force, progress=progress))
-    except AssetFetchError as e:
+    except (AssetFetchError, OSError) as e:  # OSError: writing licences.json (a full disk)
         line = str(e).splitlines()[0]
         return AssetsStatus(False, f"photo assets unavailable ({line}); rendering the procedural "
                             f"'{FALLBACK_STYLE}' style", r, FALLBACK_STYLE, fetched)
