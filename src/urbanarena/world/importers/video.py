@@ -105,8 +105,8 @@ FRAMES_DIR = "frames"
 ASPECT_TOLERANCE_PX = 1
 _BLUR_WIDTH_PX = 512
 _THUMB = (64, 32)
-#: arc lengths this close count as equal (metres): interpolation rounding
-_ARC_EPS_M = 1e-6
+#: arc lengths this close count as equal (metres): rounding of the track and its interpolation
+_ARC_EPS_M = 1e-3
 
 
 @dataclass(frozen=True)
