@@ -16,6 +16,7 @@ import typer
 
 from urbanarena.cli.common import fail
 
+from urbanarena.cli.video_cmd import BBOX_HELP, CONFIRM_HELP, OSM_HELP, _bbox, _echo_osm
 from urbanarena.errors import UrbanArenaError
 from urbanarena.world.importers.frames import DEFAULT_JOIN_RADIUS_M, DEFAULT_LICENCE, DEFAULT_MAX_GAP_M
 
@@ -56,19 +57,26 @@ def from_frames(
         show_default=False,
     ),
     verify_pixels: bool = typer.Option(True, "--verify-pixels/--no-verify-pixels", help="Decode each image once to refuse corrupt files."),
+    osm: Optional[Path] = typer.Option(None, "--osm", help=OSM_HELP),
+    bbox: Optional[str] = typer.Option(None, "--bbox", help=BBOX_HELP),
+    confirm_objects: bool = typer.Option(False, "--confirm-object-annotation", help=CONFIRM_HELP),
     as_json: bool = typer.Option(False, "--json", help="Print the import report as one JSON object on stdout."),
 ) -> None:
     """Build a pose-graph city from geotagged 360-degree frames (EXIF GPS + GPSImgDirection, or a CSV manifest).
 
     Frames become trajectories of nodes in capture order; trajectories are
     joined where they meet; the city (with its imagery: the frames themselves)
-    is saved to CITY_DIR, which every command then accepts as CITY.
+    is saved to CITY_DIR, which every command then accepts as CITY. With --osm
+    the OpenStreetMap annotations of the area are joined to the frames.
     """
     from urbanarena.world.city_io import save_city
     from urbanarena.world.facts import graph_facts
+    from urbanarena.tasks.generators.real_imagery import confirm_annotations
     from urbanarena.world.importers import frames as fr
+    from urbanarena.world.importers.osm_join import join_osm
 
     try:
+        bb = _bbox(bbox, osm)
         city = fr.import_frames(
             list(frames or []),
             csv_file,
@@ -82,6 +90,10 @@ def from_frames(
             redistributable=redistributable,
             verify_pixels=verify_pixels,
         )
+        if osm is not None:
+            city = join_osm(city, osm, bbox=bb)
+        if confirm_objects:
+            confirm_annotations(city)
         directory = save_city(city, out)
     except (UrbanArenaError, ValueError) as e:
         raise fail(e) from None
@@ -106,5 +118,6 @@ def from_frames(
                    f"{j['distance_m']:.2f} m apart{' (paths cross)' if j['crossing'] else ''}")
     if not report["joins"] and len(report["trajectories"]) > 1:
         typer.echo("  no joins: the trajectories never come within the join radius of each other")
+    _echo_osm(city)
     for w in report["warnings"]:
         typer.echo(f"  warning: {w}", err=True)

@@ -603,6 +603,7 @@ def _register_plugins() -> None:
     from urbanarena.cli.demos_cmd import demos_app
     from urbanarena.cli.train_cmd import train_app
     from urbanarena.cli.frames_cmd import from_frames
+    from urbanarena.cli.video_cmd import from_video
     from urbanarena.cli.freeze_cmd import freeze_cmd
     from urbanarena.cli.panoramax_cmd import from_panoramax, licences
     from urbanarena.cli.tasks_cmd import tasks_app
@@ -622,6 +623,7 @@ def _register_plugins() -> None:
     app.command("video")(video)
     app.command("cache-export")(cache_export)
     city_app.command("from-frames")(from_frames)
+    city_app.command("from-video")(from_video)
     city_app.command("build")(build)
     city_app.command("from-panoramax")(from_panoramax)
     city_app.command("licences")(licences)

@@ -1,4 +1,4 @@
-"""Which task families a city of real photographs can have, and why (Panoramax cities).
+"""Which task families a city of real photographs can have, and why (Panoramax, frames and video cities).
 
 On a rendered OSM city every annotation is drawn, so ground truth taken from
 OSM is what the agent sees. On real photographs it is not: OSM does not map
@@ -12,8 +12,8 @@ than the map. The families therefore split in two:
   CitySeeker-style need tasks (``tasks generate --suite cityseeker``);
 * families whose ground truth is **what the pictures show**: ``object_count``
   is generated only when the user *confirms* that the city's street-object
-  annotation matches the photographs (``urbanarena city from-panoramax
-  --confirm-object-annotation``, recorded in ``city.json`` as
+  annotation matches the photographs (``--confirm-object-annotation`` of
+  ``urbanarena city from-panoramax``, ``from-frames --osm`` or ``from-video --osm``, recorded in ``city.json`` as
   ``extra.real_imagery.confirmed_annotations``); ``landmark_image`` needs
   reference photos drawn by the 3D renderer from OSM geometry, which would not
   show the photographed facades, so it is never built on real imagery.
@@ -21,7 +21,11 @@ than the map. The families therefore split in two:
 :func:`family_plan` states this per family; :func:`unavailable_reason` is the
 check the suite builder (:func:`~urbanarena.tasks.generators.suite.generate_suite`)
 makes before each family, reporting the reason as an unavailable family.
-A city is a *real-imagery* city when its imagery source is ``panoramax``.
+A city is a *real-imagery* city when its imagery source is ``panoramax``,
+``frames`` (``city from-frames``) or ``video`` (``city from-video``). Frames
+and video cities carry OSM annotations only when built with ``--osm FILE``
+(:mod:`urbanarena.world.importers.osm_join`); without them the place-based
+generators find no POIs and say so.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 from urbanarena.world.city import City
 
 #: imagery sources made of real photographs with OSM annotations (the rules here apply)
-REAL_IMAGERY_SOURCES = frozenset({"panoramax"})
+REAL_IMAGERY_SOURCES = frozenset({"panoramax", "frames", "video"})
 #: families whose ground truth needs annotation OSM cannot guarantee on photos; built only when confirmed
 CONFIRMABLE = ("object_count",)
 CONFIRMED_KEY = "confirmed_annotations"
@@ -48,7 +52,7 @@ REASONS: dict[str, str] = {
     "relational": "left/right/across relations come from the OSM facades the POIs are attached to",
     "object_count": "object counts need ground truth of what the photographs show; OSM does not map every "
                     "tree, lamp or bench a camera sees: confirm the street-object annotation first "
-                    "(urbanarena city from-panoramax --confirm-object-annotation)",
+                    "(--confirm-object-annotation of urbanarena city from-panoramax, from-frames or from-video)",
     "cityseeker_needs": "goals are OSM POIs and street objects with a pose node, as on rendered cities",
 }
 

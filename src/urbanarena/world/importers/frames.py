@@ -212,17 +212,37 @@ def import_frames(
         CityFormatError: naming the file (and CSV line) of the first bad input.
         ValueError: ``spacing_m < 0``, ``join_radius_m <= 0`` or ``max_gap_m <= 0``.
     """
-    from scipy.spatial import cKDTree
-
-    from urbanarena.world.imagery import attach_panorama_folder
-
     if not (math.isfinite(spacing_m) and spacing_m >= 0):
         raise ValueError(f"spacing_m must be >= 0, got {spacing_m}")
     if not (math.isfinite(join_radius_m) and join_radius_m > 0):
         raise ValueError(f"join_radius_m must be > 0, got {join_radius_m}")
     if not max_gap_m > 0:
         raise ValueError(f"max_gap_m must be > 0, got {max_gap_m}")
-    inp = _collect(inputs, csv_path)
+    return frames_city(_collect(inputs, csv_path), spacing_m=spacing_m, join_radius_m=join_radius_m,
+                       max_gap_m=max_gap_m, merge=merge, name=name, licence=licence, attribution=attribution,
+                       redistributable=redistributable, verify_pixels=verify_pixels)
+
+
+def frames_city(
+    inp: _Inputs,
+    *,
+    spacing_m: float = 0.0,
+    join_radius_m: float = DEFAULT_JOIN_RADIUS_M,
+    max_gap_m: float = DEFAULT_MAX_GAP_M,
+    merge: bool = True,
+    name: str | None = None,
+    licence: str | None = None,
+    attribution: str | None = None,
+    redistributable: bool | None = None,
+    verify_pixels: bool = True,
+) -> City:
+    """The graph building of :func:`import_frames` on frames already collected (``inp``: trajectories of
+    :class:`_Entry`, e.g. made by the video importer with positions and headings given). Same arguments,
+    result and errors as :func:`import_frames` (the arguments are not re-checked here)."""
+    from scipy.spatial import cKDTree
+
+    from urbanarena.world.imagery import attach_panorama_folder
+
     warnings: list[str] = []
     # resolve every frame first: a bad file is reported as such, whatever the count
     resolved = {t: [_resolve(e, verify_pixels, warnings) for e in es] for t, es in inp.trajectories.items()}

@@ -71,7 +71,6 @@ nodes in order (possibly empty).
 
 from __future__ import annotations
 
-import copy
 import math
 import warnings
 from collections import defaultdict
@@ -85,6 +84,7 @@ import numpy as np
 from urbanarena.progress import Progress, counted
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import WGS84_GEOD, wrap_deg
+from urbanarena.world.importers.osm_join import _axis_angle, _street_dir
 from urbanarena.world.importers.panoramax.client import Picture
 from urbanarena.world.node_ids import node_id_problem
 
@@ -189,22 +189,6 @@ def _course_xy(xy: np.ndarray, k: int) -> tuple[float, float] | None:
     a, b = xy[max(0, k - 1)], xy[min(n - 1, k + 1)]
     d = b - a
     return (float(d[0]), float(d[1])) if float(np.hypot(*d)) > 1e-9 else None
-
-
-def _street_dir(line, s: float) -> tuple[float, float]:
-    L = line.length
-    p0 = line.interpolate(max(0.0, s - 1.0))
-    p1 = line.interpolate(min(L, s + 1.0))
-    return (p1.x - p0.x, p1.y - p0.y)
-
-
-def _axis_angle(u: tuple[float, float], v: tuple[float, float]) -> float:
-    """Angle between two directions as axes (0..90 degrees; a street has no sense)."""
-    nu, nv = math.hypot(*u), math.hypot(*v)
-    if nu == 0 or nv == 0:
-        return 90.0
-    c = abs(u[0] * v[0] + u[1] * v[1]) / (nu * nv)
-    return math.degrees(math.acos(min(1.0, c)))
 
 
 def build_pose_graph(pictures: Iterable[Picture], osm_city: City, *, spacing_m: float = 5.0,
@@ -484,29 +468,11 @@ def build_pose_graph(pictures: Iterable[Picture], osm_city: City, *, spacing_m: 
 
 def remap_annotations(ann: Any, city: City) -> Any:
     """A copy of ``ann`` whose POI/object/street node references point at ``city``'s picture nodes
-    (module docstring); coordinates are unchanged (same local frame)."""
-    from scipy.spatial import cKDTree
+    (module docstring); coordinates are unchanged (same local frame). The shared step of every real-imagery
+    city: :func:`urbanarena.world.importers.osm_join.remap_annotations`."""
+    from urbanarena.world.importers.osm_join import remap_annotations as remap
 
-    out = copy.deepcopy(ann)
-    ids = list(city.graph.nodes)
-    tree = cKDTree(np.array([city.xy(n) for n in ids], dtype=float))
-
-    def nearest(x: float, y: float) -> tuple[str, float]:
-        d, k = tree.query([x, y])
-        return ids[int(k)], float(d)
-
-    for poi in list(out.pois) + list(out.standalone_pois):
-        x, y = poi.front_xy if poi.front_xy is not None else (poi.x_m, poi.y_m)
-        poi.node_id, poi.node_distance_m = nearest(x, y)
-    for o in out.objects:
-        o.node_id, o.node_distance_m = nearest(o.x_m, o.y_m)
-    on_street: dict[str, list[tuple[float, str]]] = defaultdict(list)
-    for n, d in city.graph.nodes(data=True):
-        on_street[d["street_id"]].append((d["along_m"], n))
-    for st in out.streets:
-        st.node_ids = [n for _, n in sorted(on_street.get(st.id, []))]
-    out.source = {**(out.source or {}), "remapped_to": "panoramax picture nodes"}
-    return out
+    return remap(ann, city, label="panoramax picture nodes")
 
 
 def attach_panoramax_imagery(city: City, image_dir: str | Path) -> City:
