@@ -40,3 +40,10 @@ def test_named_tests_exist():
     assert named and all((tests / n).is_file() for n in named), sorted(n for n in named if not (tests / n).is_file())
     for file, fn in re.findall(r"`(test_[a-z0-9_]+\.py)::(test_[a-z0-9_]+)`", DOC.read_text(encoding="utf-8")):
         assert re.search(rf"^def {fn}\(", (tests / file).read_text(), flags=re.M), f"{file}::{fn}"
+
+
+def test_every_named_test_names_its_file():
+    """A row's test is ``test_file.py::test_name``: a bare ``::test_name`` leaves the reader (and the check
+    above) guessing the file (issue 25 item 6: the urbanground-v1 input rows named tests without one)."""
+    bare = re.findall(r"`::(test_[a-z0-9_]+)`", DOC.read_text(encoding="utf-8"))
+    assert not bare, bare

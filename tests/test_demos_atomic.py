@@ -18,7 +18,7 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 
 ROW = {"task_id": "t", "seed": 0, "split": "train", "city": "c", "family": "cityarena", "kind": "k",
        "protocol": "p", "system": "s", "prompt": "<image>", "image_labels": ["a"], "step": 1, "reply": "r",
-       "action": "STOP", "gym_action": "0", "done": True, "score": 1.0}
+       "action": "STOP", "gym_action": "0", "done": True, "score": 1.0, "turn": "action"}
 
 CHILD = textwrap.dedent("""
     import os, signal, sys

@@ -79,7 +79,7 @@ def test_export_loads_with_datasets_offline_and_matches_the_task_file(suite, tmp
             assert row["start_lat"] == pytest.approx(city.graph.nodes[t.start.node]["lat"])
             assert row["goal_nodes"] == [g.node for g in t.goals if g.node]
             assert row["reference_path"] == t.reference_path
-            assert (json.loads(row["answer"]) if row["answer"] is not None else None) == t.answer
+            assert row["answer"] == t.answer  # plain text ("x:1 y:2"), not JSON-quoted; None for navigation
             # the start panorama is the city's own file, pixel for pixel
             pano = row["start_panorama"]
             assert isinstance(pano, Image.Image) and pano.size == (64, 32)
@@ -167,3 +167,38 @@ def test_rendered_osm_city_exports_its_renders_under_odbl(tmp_path):
     assert got.shape == direct.shape and np.abs(got - direct).mean() < 3.0  # JPEG quality 92
     card = (tmp_path / "hf" / "README.md").read_text()
     assert "license: odbl" in card and "© OpenStreetMap contributors" in card
+
+
+def test_answer_column_is_plain_text_and_the_card_installs_from_the_checkout(suite, tmp_path):
+    """Issue 25 item 12: the ``answer`` column holds the answer's text (a place name as it is, not
+    ``"\\"Sound Center\\""``), numbers and other values in a stated text form; the card installs urbanarena the
+    way README does (from the source checkout with constraints.txt; there is no PyPI package)."""
+    from pathlib import Path
+
+    from urbanarena.runner.hub_export import answer_text
+
+    city, city_dir, task_file, tf = suite
+    ref = tf.city
+    rel = Task(task_id="rel/1", family="cityarena", city=ref, start=Start(node="s", heading_deg=0.0),
+               instruction="Which place is one door to the left of the bakery?", answer="Sound Center",
+               answer_metric="name_match", extra={"task_kind": "relational"})
+    cnt = Task(task_id="cnt/1", family="cityarena", city=ref, start=Start(node="s", heading_deg=0.0),
+               instruction="How many cars are parked on this block?", answer=3,
+               extra={"task_kind": "object_count"})
+    path = TaskFile(city=ref, tasks=[*tf.tasks, rel, cnt]).save(tmp_path / "tasks2.json")
+    out = tmp_path / "hf"
+    r = run_export(city_dir, path, out, "--i-hold-the-rights", "--panoramas", "none")
+    assert r.exit_code == 0, r.output
+    ds = load(out)
+    answers = {row["task_id"]: row["answer"] for split in ds for row in ds[split]}
+    assert answers == {tf.tasks[0].task_id: None, "loc/1": "x:1 y:2", "rel/1": "Sound Center", "cnt/1": "3"}
+    # the stated text forms, hand-worked
+    assert answer_text("Sound Center") == "Sound Center" and answer_text(None) is None
+    assert answer_text(3) == "3" and answer_text(2.5) == "2.5" and answer_text(True) == "true"
+    assert answer_text({"y": 4, "x": 3}) == '{"x":3,"y":4}' and answer_text(["a", "b"]) == '["a","b"]'
+    card = (out / "README.md").read_text()
+    assert "pip install urbanarena\n" not in card and "'urbanarena[inspect]'" not in card
+    install = 'python3 -m pip install -c constraints.txt -e ".[all]"'
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    assert install in readme and install in card  # the card installs the way README does
+    assert "not published on PyPI" in card and "Column `answer`: the expected answer as plain text" in card

@@ -57,6 +57,25 @@ def test_step_limit_is_the_papers_100(city, tmp_path):
     assert row["stop_reason"] == "max_steps" and row["steps"] == 100
 
 
+def test_tasks_generate_help_states_each_familys_step_limit():
+    """Issue 25 item 12: ``tasks generate --help`` said urbanground's step limit was 600. The papers' limits
+    (360CityArena App. A.3: 50; CitySeeker Sec. 4.1: 35; UrbanGround's setup: 100) are what it must say."""
+    import re
+
+    from typer.testing import CliRunner
+
+    from urbanarena.cli.main import app
+    from urbanarena.tasks.families import get_family
+
+    r = CliRunner().invoke(app, ["tasks", "generate", "--help"], env={"COLUMNS": "400", "NO_COLOR": "1"},
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    text = " ".join(re.sub(r"[│╭╮╰╯─]", " ", r.output).split())
+    stated = dict((k, int(v)) for k, v in re.findall(r"\b(arena|cityseeker|urbanground) (\d+)\b", text))
+    assert stated == {"arena": 50, "cityseeker": 35, "urbanground": 100}, text
+    assert {k: get_family("cityarena" if k == "arena" else k).default_max_steps for k in stated} == stated
+
+
 def test_active_exploration_has_a_60_s_window(city):
     q = task(city, "fx/q", "l1_active_exploration", (0, 0), answer="A",
              extra={"options": ["Cafe Uno", "City Bank", "Corner Shop", "Nord Cafe"]})

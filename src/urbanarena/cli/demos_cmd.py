@@ -2,7 +2,8 @@
 
 Runs the oracle on every task (``--seeds N`` seeds, ``--limit N`` tasks) and writes per step the
 observation images, the prompt the VLM agent would receive and the oracle's action as the protocol's
-reply JSON (:mod:`urbanarena.runner.demos`). ``--format hf`` needs the ``train`` extra (``datasets``).
+reply JSON; question-answering arena kinds give one ground-truth answer turn each
+(:mod:`urbanarena.runner.demos`). Prints the counts of each. ``--format hf`` needs the ``train`` extra (``datasets``).
 Bad input prints ``error: ...`` and exits 2.
 
 Register in ``cli/main.py``: ``app.add_typer(demos_app, name="demos")``.
@@ -30,7 +31,9 @@ def _demos() -> None:
 @demos_app.command("export")
 def export(
     city: str = typer.Option(..., "--city", help="CITY: a cached city name, a saved city directory, or KIND:PATH."),
-    tasks: str = typer.Option(..., "--tasks", help="TASKS: a task file (cityarena navigation kinds or urbanground)."),
+    tasks: str = typer.Option(..., "--tasks", help="TASKS: a task file or suite (mini ...): cityarena and urbanground "
+                              "tasks; navigation kinds give action demonstrations, question-answering kinds "
+                              "ground-truth answer turns."),
     agent: str = typer.Option("oracle", "--agent", help="Demonstrator: only 'oracle' (the mode's privileged oracle)."),
     fmt: str = typer.Option("hf", "--format", help="hf (a Hugging Face datasets folder) or jsonl (+ PNG files)."),
     out: Path = typer.Option(..., "--out", parser=out_option, help="Output folder (one split per export)."),
@@ -55,4 +58,6 @@ def export(
         res = export_demos(c, chosen, out, fmt, seeds=list(range(seeds)), task_dir=task_dir, protocol=protocol)
     except (UrbanArenaError, ValueError, OSError, ImportError) as e:
         raise fail(e) from None
-    typer.echo(f"{res['path']}: {res['rows']} steps of {res['episodes']} oracle episodes (split {res['split']})")
+    typer.echo(f"{res['path']}: {res['rows']} rows of {res['episodes']} episodes (split {res['split']}): "
+               f"{res['action_rows']} action-demonstration steps of {res['action_episodes']} oracle episodes "
+               f"(navigation kinds), {res['answer_turns']} ground-truth answer turns (question-answering kinds)")

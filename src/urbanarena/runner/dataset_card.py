@@ -6,7 +6,9 @@ and their renders, ``cc-by-4.0`` for Touchdown; otherwise ``other`` with ``licen
 ``panoramas``, ``city``), ``task_categories``, ``tags``, ``size_categories``. Text (ours): what the
 suite is, the licences and attribution taken from the city and its imagery (graph data, imagery,
 per-picture licences of Panoramax cities; CitySeeker data is research use only), sizes per table and
-split, and how to run it with urbanarena, inspect_ai and lmms-eval.
+split, how urbanarena installs (from its source checkout, :data:`INSTALL_LINES`: it is not on PyPI),
+what the ``answer`` column holds (:func:`urbanarena.runner.hub_export.answer_text`) and how to run the
+suite with urbanarena, inspect_ai and lmms-eval.
 """
 
 from __future__ import annotations
@@ -22,6 +24,9 @@ from urbanarena.world.city import City
 #: SPDX-like ids we know -> the hub's licence ids
 HUB_LICENCES = {"ODbL-1.0": "odbl", "CC-BY-4.0": "cc-by-4.0", "Apache-2.0": "apache-2.0", "MIT": "mit"}
 RESEARCH_ONLY = "research use only"
+#: how urbanarena installs (README: from its source checkout; there is no PyPI package)
+INSTALL_LINES = ('python3 -m pip install -c constraints.txt -e ".[all]"   # in the checkout',)
+INSTALL_INSPECT = 'python3 -m pip install -c constraints.txt -e ".[all,inspect]"   # in the checkout'
 
 
 def licences_of(city: City, pano_licences: list[str]) -> list[str]:
@@ -144,10 +149,16 @@ def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_
         "",
         "## How to run",
         "",
+        "urbanarena is not published on PyPI: install it from its source checkout (the repository's README), "
+        "inside that checkout, with the exact versions its tests ran with (`constraints.txt`):",
+        "",
+        "```bash",
+        *INSTALL_LINES,
+        "```",
+        "",
         "With urbanarena (the task file in our schema is beside the tables; one VLM agent per family):",
         "",
         "```bash",
-        "pip install urbanarena",
         *[f"urbanarena run --city {city_spec or city.name} --tasks urbanarena/tasks.json --agent {agent} "
           f"--model openai:gpt-4o --out runs/{agent}   # {', '.join(fs)} tasks" for agent, fs in _agents(fams).items()],
         "urbanarena summary runs/...",
@@ -156,7 +167,7 @@ def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_
         "With inspect_ai (urbanarena's registered task; the model, logs and token accounting are inspect's):",
         "",
         "```bash",
-        "pip install 'urbanarena[inspect]'",
+        INSTALL_INSPECT,
         f"inspect eval urbanarena/suite --model openai/gpt-4o -T city={city_spec or city.name} "
         "-T tasks=urbanarena/tasks.json",
         "```",
@@ -168,6 +179,11 @@ def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_
         f"python -m urbanarena.harness.lmms --city {city_spec or city.name} --tasks urbanarena/tasks.json --out lmms-task",
         "python -m lmms_eval --include_path lmms-task --tasks urbanarena_suite --model openai --model_args model=gpt-4o",
         "```",
+        "",
+        "Column `answer`: the expected answer as plain text: text answers as they are (a grid cell as "
+        "`x:N y:M`, a count as its digits, a place name), a number as its decimal text, any other value as "
+        "compact JSON; empty for navigation tasks, which are scored by the final position. The exact value "
+        "is in `task_json`.",
         "",
         "Loading the tables:",
         "",

@@ -15,13 +15,25 @@ Free-text fields (ours): the oracle has no reasoning text, so ``thought`` is ``"
 oracle's own answer text for ANSWER (for navigation tasks "I have arrived.", never scored: their score is the final
 position).
 
+Any suite is accepted (``demos export --tasks mini`` included): the navigation kinds (cityarena
+``map_navigation``, ``landmark_language``, ``landmark_image``, ``vln``; every urbanground sub-family,
+its questions answered by the oracle) give **action demonstrations** as above; the answer-scored
+cityarena kinds (``localization``, ``object_count``, ``relational``: question answering, which no
+fixed-size ``Arena-v1`` action can carry) give **ground-truth answer turns** (ours): one row per
+episode, the VLM agent's first request (``urbanarena run``'s arena runner, the same images) answered
+with ANSWER and the task's expected answer as text (:func:`urbanarena.runner.hub_export.answer_text`);
+the reply is parsed by the agent's own parser and the episode scored by the family's validator under
+the protocol (checked: a reply that parses to another answer, or a ground truth that does not score 1,
+raises :class:`DemoExportError`). Graph families (``cityseeker``, ``map2seq``) are refused.
+
 A row per step: ``task_id``, ``seed``, ``split`` (the city's split area, or ``none``), ``city``,
 ``family``, ``kind`` (task kind or UrbanGround sub-family), ``protocol``, ``step`` (1-based),
 ``system``, ``prompt`` (the user turn's text parts joined by newlines, each image as ``<image>``),
 ``images`` (the user turn's images in order), ``image_labels`` (the text part before each image),
 ``reply`` (the JSON text), ``action`` (the executed action: arena label, or UrbanGround JSON),
 ``gym_action`` (the registered env's action as text: the ``Arena-v1`` index, or the ``Continuous-v1``
-JSON), ``done`` and ``score`` (the episode's final score on its last row, else ``null``).
+JSON; ``null`` for an answer turn, whose kind no registered env takes), ``done`` and ``score`` (the
+episode's final score on its last row, else ``null``), ``turn`` (``action`` or ``answer``).
 """
 
 from __future__ import annotations
@@ -146,7 +158,7 @@ def arena_episode(city: City, task: Task, seed: int, task_dir: Path | None, prot
         done = _step(env, a, vlm, oracle)
         yield {**_request_row(client.requests[-1]), "step": step, "reply": client.reply, "action": got.label(),
                "gym_action": str(a), "done": bool(done),
-               "score": float(env.score["evaluation_score"] or 0.0) if done else None}
+               "score": float(env.score["evaluation_score"] or 0.0) if done else None, "turn": "action"}
 
 
 def continuous_episode(city: City, task: Task, seed: int, protocol_id: str) -> Iterator[dict]:
@@ -182,7 +194,34 @@ def continuous_episode(city: City, task: Task, seed: int, protocol_id: str) -> I
         text = json.dumps(body, ensure_ascii=False)
         done = _step(env, text, vlm, oracle)
         yield {**_request_row(client.requests[-1]), "step": step, "reply": client.reply, "action": text,
-               "gym_action": text, "done": bool(done), "score": float(env.score["sr"] or 0.0) if done else None}
+               "gym_action": text, "done": bool(done), "score": float(env.score["sr"] or 0.0) if done else None,
+               "turn": "action"}
+
+
+def answer_turn(city: City, task: Task, seed: int, task_dir: Path | None, protocol_id: str) -> Iterator[dict]:
+    """The one row of an answer-scored arena task: its ground-truth answer turn (module docstring)."""
+    from urbanarena.agents.vlm import ArenaReActAgent
+    from urbanarena.env.arena_env import ActionKind, ArenaAction
+    from urbanarena.runner.arena import ArenaEpisodeRunner
+    from urbanarena.runner.hub_export import answer_text
+    from urbanarena.tasks.families import get_family
+
+    truth = answer_text(task.answer)
+    if not truth:
+        raise DemoExportError(f"task {task.task_id!r}: a {task.extra.get('task_kind')} task without an answer")
+    want = ArenaAction(ActionKind.ANSWER, answer=truth)
+    client = OracleReplyClient(reply=arena_reply(want))
+    row = ArenaEpisodeRunner(city, lambda: ArenaReActAgent(client=client), "ground-truth", task_dir=task_dir).run(
+        task, seed, protocol_id, get_family(task.family).default_max_steps)
+    score = (row.get("metrics") or {}).get("evaluation_score")
+    if row.get("actions") != [want.label()] or len(client.requests) != 1:
+        raise DemoExportError(f"task {task.task_id!r}: the reply {client.reply} gave the actions "
+                              f"{row.get('actions')} (stop {row.get('stop_reason')!r}), not {want.label()!r}")
+    if score != 1.0:
+        raise DemoExportError(f"task {task.task_id!r}: its ground-truth answer {truth!r} scores {score} under "
+                              f"{protocol_id} ({(row.get('metrics') or {}).get('message')})")
+    yield {**_request_row(client.requests[-1]), "step": 1, "reply": client.reply, "action": want.label(),
+           "gym_action": None, "done": True, "score": float(score), "turn": "answer"}
 
 
 def demo_rows(city: City, tasks: list[Task], seeds: list[int], task_dir: Path | None,
@@ -202,12 +241,14 @@ def demo_rows(city: City, tasks: list[Task], seeds: list[int], task_dir: Path | 
         pid = protocol or fam.default_protocol
         if task.family == "cityarena" and task.extra.get("task_kind") in ARENA_KINDS:
             rows, kind = (lambda s: arena_episode(city, task, s, task_dir, pid)), str(task.extra.get("task_kind"))
+        elif task.family == "cityarena":
+            rows, kind = (lambda s: answer_turn(city, task, s, task_dir, pid)), str(task.extra.get("task_kind"))
         elif task.family == "urbanground":
             rows, kind = (lambda s: continuous_episode(city, task, s, pid)), str(task.category)
         else:
-            raise DemoExportError(f"task {task.task_id!r}: demonstrations are exported for cityarena navigation "
-                                  f"kinds ({', '.join(ARENA_KINDS)}) and urbanground tasks, not "
-                                  f"{task.family}/{task.extra.get('task_kind') or task.category}")
+            raise DemoExportError(f"task {task.task_id!r}: demonstrations are exported for cityarena and "
+                                  f"urbanground tasks, not {task.family} (graph families have no VLM-request "
+                                  f"demonstrations here)")
         for seed in seeds:
             for row in rows(seed):
                 yield {"task_id": task.task_id, "seed": int(seed), "split": split, "city": city.name,
@@ -233,7 +274,8 @@ def export_demos(city: City, tasks: list[Task], out: str | Path, fmt: str = "hf"
     city writes the ``train`` split, so splits stay disjoint by construction). ``jsonl``:
     ``out/<split>.jsonl`` with the images as PNG files under ``out/images/`` (paths relative to ``out``).
 
-    Returns: ``{"rows", "episodes", "split", "path"}``.
+    Returns: ``{"rows", "episodes", "split", "path", "action_rows", "action_episodes", "answer_turns"}``
+    (rows of action demonstrations, their episodes, ground-truth answer turns).
     Raises:
         DemoExportError: see :func:`demo_rows`; ``out`` already holds this split.
         ValueError: unknown format.
@@ -250,11 +292,22 @@ def export_demos(city: City, tasks: list[Task], out: str | Path, fmt: str = "hf"
         if foreign:
             raise UnsafePathError(f"--out {out}: a non-empty folder that is not a demonstrations export "
                                   f"(holds {', '.join(foreign[:3])}); give an absent or empty folder")
-    rows = demo_rows(city, tasks, seeds, task_dir, protocol)
+    counts = {"action_rows": 0, "action_episodes": 0, "answer_turns": 0}
+
+    def counted_rows() -> Iterator[dict[str, Any]]:
+        for r in demo_rows(city, tasks, seeds, task_dir, protocol):
+            if r["turn"] == "answer":
+                counts["answer_turns"] += 1
+            else:
+                counts["action_rows"] += 1
+                counts["action_episodes"] += int(bool(r["done"]))
+            yield r
+
     try:
-        return _write(out, fmt, split, rows, n_episodes=len(tasks) * len(seeds))
+        res = _write(out, fmt, split, counted_rows(), n_episodes=len(tasks) * len(seeds))
     except OSError as e:
         raise RunIOError(e.filename or out, e.strerror or str(e)) from e
+    return {**res, **counts}
 
 
 def _write_atomic(path: Path, write: Any) -> None:
@@ -303,7 +356,7 @@ def _write(out: Path, fmt: str, split: str, rows: Any, n_episodes: int) -> dict[
             "image_labels": datasets.Sequence(datasets.Value("string")), "step": datasets.Value("int64"),
             "reply": datasets.Value("string"), "action": datasets.Value("string"),
             "gym_action": datasets.Value("string"), "done": datasets.Value("bool"),
-            "score": datasets.Value("float64"),
+            "score": datasets.Value("float64"), "turn": datasets.Value("string"),
         })
         recs = [{**r, "images": [{"bytes": _png(img), "path": None} for img in r["images"]]} for r in rows]
         n = len(recs)

@@ -14,7 +14,7 @@ Layout of ``DIR`` (every table a Parquet file whose schema carries the ``dataset
     vlmevalkit/<name>.tsv             the static image-question table (:mod:`urbanarena.runner.static_table`)
 
 ``tasks`` columns: ``task_id``, ``family``, ``task_kind`` (arena kinds), ``category``, ``difficulty``,
-``split``, ``instruction``, ``answer`` (JSON text), ``answer_metric``, ``start_node``,
+``split``, ``instruction``, ``answer`` (plain text, :func:`answer_text`), ``answer_metric``, ``start_node``,
 ``start_heading_deg``, ``start_lat``, ``start_lon`` (WGS84 degrees), ``goal_nodes``, ``goal_labels``,
 ``success_radius_m``, ``reference_path`` (node ids), ``protocol`` (the family's default protocol id),
 ``max_steps`` (its default step limit), ``reference_images`` (names, see the config of that name),
@@ -221,6 +221,21 @@ def _image_of_file(name: str, path: Path) -> ExportedImage:
     return ExportedImage(data, PurePosixPath(name).name, w, h)
 
 
+def answer_text(answer: Any) -> str | None:
+    """The ``answer`` column's text form of a task's expected answer.
+
+    Text stays as it is (a grid cell ``x:N y:M``, a count ``12``, a place name); a number becomes its
+    decimal text (``3``, ``2.5``); any other value (a list, an object, ``true``/``false``) becomes compact
+    JSON text; ``None`` (navigation tasks, scored by position) stays ``None``. The exact value is in
+    ``task_json``.
+    """
+    if answer is None or isinstance(answer, str):
+        return answer
+    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
+        return json.dumps(answer)
+    return json.dumps(answer, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def task_row(task: Task, city: City, start_pano: ExportedImage | None) -> dict[str, Any]:
     """The ``tasks`` row of one task (module docstring)."""
     fam = get_family(task.family)
@@ -234,7 +249,7 @@ def task_row(task: Task, city: City, start_pano: ExportedImage | None) -> dict[s
         "task_id": task.task_id, "family": task.family, "task_kind": (task.extra or {}).get("task_kind"),
         "category": task.category, "difficulty": task.difficulty,
         "split": str((task.provenance or {}).get("split") or DEFAULT_SPLIT), "instruction": task.instruction,
-        "answer": None if task.answer is None else json.dumps(task.answer, ensure_ascii=False),
+        "answer": answer_text(task.answer),
         "answer_metric": task.answer_metric, "start_node": node, "start_heading_deg": task.start.heading_deg,
         "start_lat": lat, "start_lon": lon, "goal_nodes": [g.node for g in task.goals if g.node],
         "goal_labels": [g.label for g in task.goals if g.label], "success_radius_m": task.success_radius_m,
@@ -424,4 +439,4 @@ def _write_hf(city: City, tasks: list[Task], out: Path, nodes: list[str], pano_s
     return result
 
 
-__all__ = ["HubExport", "PANORAMA_CHOICES", "export_hf", "panorama_nodes", "task_row", "write_table"]
+__all__ = ["HubExport", "PANORAMA_CHOICES", "answer_text", "export_hf", "panorama_nodes", "task_row", "write_table"]

@@ -11,7 +11,7 @@ Columns (VLMEvalKit's ``TSVDataset``: ``index`` unique integer, ``image`` base64
 ``image`` (one base64 string, or a list of them when the task has reference images, as the list literal ``['...', '...']`` VLMEvalKit's ``toliststr`` reads: the start
 panorama first, then the references in order), ``question`` (our one-line
 note that the images are all there is, then the task's instruction), ``answer`` (the expected answer
-text), ``category`` (the task kind), ``l2-category`` (difficulty), ``split``, ``task_id``,
+as text, :func:`urbanarena.runner.hub_export.answer_text`), ``category`` (the task kind), ``l2-category`` (difficulty), ``split``, ``task_id``,
 ``answer_metric``. No ``A``–``D`` columns: these are open answers, not multiple choice.
 Tab-separated, UTF-8, a header row; no field holds a tab or a newline (those are replaced by spaces).
 """
@@ -23,6 +23,7 @@ import csv
 from pathlib import Path
 from typing import Any, Mapping
 
+from urbanarena.runner.hub_export import answer_text
 from urbanarena.tasks.schema import Task
 
 #: cityarena task kinds exported to the static table (module docstring)
@@ -56,7 +57,7 @@ def static_rows(tasks: list[Task], panoramas: Mapping[str, Any], references: Map
         b64 = [base64.b64encode(im.data).decode("ascii") for im in images]
         rows.append({
             "index": len(rows), "image": b64[0] if len(b64) == 1 else "[" + ", ".join(f"'{x}'" for x in b64) + "]",
-            "question": _flat(f"{STATIC_NOTE} {t.instruction}"), "answer": _flat(t.answer),
+            "question": _flat(f"{STATIC_NOTE} {t.instruction}"), "answer": _flat(answer_text(t.answer)),
             "category": _flat((t.extra or {}).get("task_kind")), "l2-category": _flat(t.difficulty),
             "split": _flat((t.provenance or {}).get("split") or "test"), "task_id": _flat(t.task_id),
             "answer_metric": _flat(t.answer_metric),
