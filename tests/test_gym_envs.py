@@ -208,3 +208,26 @@ def test_helsinki_splits_are_their_cropped_cities():
         "helsinki-train", "helsinki-val", "helsinki-test", "helsinki"]
     cities = helsinki_cities()
     assert all(cities[f"helsinki-{s}"] == HELSINKI_AREAS[s] for s in HELSINKI_AREAS)
+
+
+def test_arena_location_map_follows_the_protocol(train_city, tmp_path_factory):
+    """Arena-v1 sends the current-location map by the protocol's rule, as ``urbanarena run`` does: under
+    ``cityarena-v1`` every kind but localization gets it (360CityArena's task loader), under ``urbanarena-v1``
+    only tasks flagged ``requires_current_location`` (a landmark_language task is not)."""
+    from urbanarena.agents.arena_oracle import ArenaOracleSolver
+    from urbanarena.gym.arena import ArenaTaskEnv
+    from urbanarena.tasks.generators import generate_suite, save_suite
+
+    out = tmp_path_factory.mktemp("gym-arena-ll") / "ll.json"
+    save_suite(generate_suite(train_city, per_family=1, seed=3, kinds=("landmark_language",), split="train",
+                              solver=ArenaOracleSolver(train_city)), out)
+    task = json.loads(out.read_text())["tasks"][0]
+    assert task["extra"]["requires_current_location"] is False
+    maps = {}
+    for protocol in ("cityarena-v1", "urbanarena-v1"):
+        env = ArenaTaskEnv(city=train_city, split="train", tasks=str(out), observation="map", protocol=protocol,
+                           family="landmark_language")
+        obs, _ = env.reset(seed=1, options={"task_id": task["task_id"]})
+        maps[protocol] = obs["map"]
+    assert maps["cityarena-v1"].any(), "cityarena-v1 sends the location map to a landmark_language task"
+    assert not maps["urbanarena-v1"].any(), "urbanarena-v1 sends it only to flagged tasks"

@@ -31,7 +31,9 @@ Observation (``Dict``), exactly what ``step`` returns:
 * with ``observation`` ``rgb`` or ``rgb+map``: ``view``, ``Box(0, 255, (H, W, 3), uint8)``, the camera
   view (rendered at the runner's 640 x 360, 90 degrees, then resized to ``image_size``);
 * with ``map`` or ``rgb+map``: ``map`` (the current-location map with the agent's marker, all zeros
-  for tasks without ``requires_current_location``) and ``reference`` (the task's first reference
+  where the protocol sends none: under ``cityarena-v1`` every kind but localization gets it, under
+  ``urbanarena-v1`` tasks with ``requires_current_location``, as ``urbanarena run`` sends it:
+  :meth:`~urbanarena.tasks.families.cityarena.CityArenaFamily.sends_location_map`) and ``reference`` (the task's first reference
   image, e.g. map navigation's start/goal map; zeros when none), both ``Box(0, 255, (H, W, 3),
   uint8)`` at ``map_size`` (drawn at the runner's 640 x 640 and resized).
 
@@ -247,7 +249,7 @@ class ArenaTaskEnv(ImageTaskEnv, gym.Env):
 
         task = self.source.pick(self.np_random, options)
         self.task = task
-        needs_map = self.family.requires_current_location(task)
+        needs_map = self.family.sends_location_map(task, self.protocol_id)
         self.env = make_arena_env(self.city, self.protocol_id, task_kind=self.family.task_kind(task),
                                   max_steps=self.max_steps, observer=self.observer() if self.uses_view else None,
                                   map_renderer=self.map_renderer() if (self.uses_map and needs_map) else None)
