@@ -174,6 +174,14 @@ def test_readable_token_file_warns(tmp_path, mode):
     assert str(f) in got[0] and f"{mode:04o}" in got[0] and "chmod 600" in got[0]
 
 
+@pytest.mark.parametrize("mode", [0o620, 0o602])
+def test_writable_token_file_warns_that_it_is_writable(tmp_path, mode):
+    got: list[str] = []
+    f = _token_file(tmp_path, mode)
+    ParticipantTokens.load_or_issue(f, [], warn=got.append)
+    assert len(got) == 1 and "is writable by its group or others" in got[0] and f"{mode:04o}" in got[0]
+
+
 def test_private_token_file_no_warning(tmp_path, capsys):
     f = _token_file(tmp_path, 0o600)
     ParticipantTokens.load_or_issue(f, [])

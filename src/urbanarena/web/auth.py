@@ -15,8 +15,8 @@ never written to the run store, ``run.json``, the traces or an export. A token
 read from a ``--tokens`` file must carry an estimated 128 bits at least (:func:`token_bits`: a password of
 lower-case letters and digits counts 36 symbols, runs like ``1234`` next to nothing), keep 96 bits once the words,
 keyboard walks and repeats that zxcvbn finds are priced as such (:func:`pattern_bits`), and show no trivial
-pattern (:func:`token_problem`); a token file that its group or others may read is read with a warning on
-stderr (anyone who can read it can act as a participant). The
+pattern (:func:`token_problem`); a token file that its group or others may read or write is read with a warning
+on stderr (anyone who can read it can act as a participant, anyone who can write it can add one). The
 only file that holds tokens is the one the experimenter names with
 ``--tokens FILE`` (created with mode ``0600``, one ``participant<TAB>token``
 line each), so a study can restart without handing out new links.
@@ -276,8 +276,11 @@ class ParticipantTokens:
         if p.exists():
             mode = _group_or_world_readable(p)
             if mode is not None:
-                (warn or _warn_stderr)(f"warning: token file {p} is readable by its group or others (mode "
-                                       f"{mode:04o}): anyone who can read it can act as a participant; "
+                if mode & 0o044:
+                    risk = "is readable by its group or others", "anyone who can read it can act as a participant"
+                else:
+                    risk = "is writable by its group or others", "anyone who can write it can add a participant"
+                (warn or _warn_stderr)(f"warning: token file {p} {risk[0]} (mode {mode:04o}): {risk[1]}; "
                                        f"chmod 600 {p}")
             try:
                 text = p.read_text(encoding="utf-8")
