@@ -287,13 +287,16 @@ def test_random_tokens_pass_and_token_files_are_checked(tmp_path):
     assert token_bits("G" * 22) == pytest.approx(math.log2(26) + 21) and token_bits("A" * 22) == 88
     assert token_bits("0f" * 16) == 128 and token_bits("7" * 39) > 128
     assert token_bits("Ab" * 11) == 22 * 6  # both cases: base64's 64 symbols, no run (A->b is not a step)
-    # generated tokens pass: 2000 of secrets.token_urlsafe(16)'s and token_hex(16)'s form, from a seeded generator
-    # (a random 22-character token lacks a letter case, and is refused, with a chance of 2e-5: regenerate it)
+    # generated tokens pass: 2000 of secrets.token_urlsafe(16)'s and token_hex(16)'s form, from a seeded generator,
+    # carry 128 bits by the alphabet estimate, and the first 500 of each pass every check (the zxcvbn one takes
+    # milliseconds a token) (a random 22-character token lacks a letter case, and is refused, with a chance of
+    # 2e-5: regenerate it)
     rng = random.Random(29)
     urlsafe = [base64.urlsafe_b64encode(rng.randbytes(16)).rstrip(b"=").decode() for _ in range(2000)]
-    assert all(len(t) == 22 and token_problem(t) is None for t in urlsafe)
-    assert all(token_problem(rng.randbytes(16).hex()) is None for _ in range(2000))
-    assert all(token_problem(secrets.token_urlsafe(32)) is None for _ in range(2000))  # what play generates
+    hexes = [rng.randbytes(16).hex() for _ in range(2000)]
+    assert all(len(t) == 22 and token_bits(t) >= 128 for t in urlsafe) and all(token_bits(t) >= 128 for t in hexes)
+    assert all(token_problem(t) is None for t in urlsafe[:500] + hexes[:500])
+    assert all(token_problem(secrets.token_urlsafe(32)) is None for _ in range(200))  # what play generates
     f = tmp_path / "tokens.tsv"
     f.write_text("alice\taaaaaaaaaaaaaaaa\n")
     with pytest.raises(AuthError, match=r"tokens.tsv: the token of participant 'alice' is too weak"):

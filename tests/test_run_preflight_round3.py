@@ -5,8 +5,9 @@
 * ``--max-steps`` above :data:`~urbanarena.runner.run_request.MAX_STEPS` is refused (``10**12`` ran for minutes);
 * ``--dry-run`` never calls a ``module:Callable`` agent (a marker file was created), and says that importing
   the module runs its top-level code;
-* ``--tokens`` files: a low-entropy token (``password1234567890123456``) is refused; a file its group or
-  others may read is read with a warning.
+* ``--tokens`` files: a low-entropy token (``password1234567890123456``) is refused, and so are tokens of many
+  characters built of words, keyboard walks or a repeated block (``PasswordPasswordPassword1``); a file its
+  group or others may read is read with a warning.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from test_run_vlm_arena import make_inputs, run_args
 from urbanarena.cli.main import app
 from urbanarena.runner.driver import check_request
 from urbanarena.runner.run_request import MAX_STEPS, RunRequest
-from urbanarena.web.auth import AuthError, ParticipantTokens, token_bits, token_problem
+from urbanarena.web.auth import AuthError, ParticipantTokens, pattern_bits, token_bits, token_problem
 
 runner = CliRunner()
 
@@ -173,6 +174,14 @@ def test_readable_token_file_warns(tmp_path, mode):
     assert str(f) in got[0] and f"{mode:04o}" in got[0] and "chmod 600" in got[0]
 
 
+@pytest.mark.parametrize("mode", [0o620, 0o602])
+def test_writable_token_file_warns_that_it_is_writable(tmp_path, mode):
+    got: list[str] = []
+    f = _token_file(tmp_path, mode)
+    ParticipantTokens.load_or_issue(f, [], warn=got.append)
+    assert len(got) == 1 and "is writable by its group or others" in got[0] and f"{mode:04o}" in got[0]
+
+
 def test_private_token_file_no_warning(tmp_path, capsys):
     f = _token_file(tmp_path, 0o600)
     ParticipantTokens.load_or_issue(f, [])
@@ -191,3 +200,44 @@ def test_weak_token_in_file_refused(tmp_path):
     f.chmod(0o600)
     with pytest.raises(AuthError, match="the token of participant 'bob' is too weak"):
         ParticipantTokens.load_or_issue(f, [])
+
+
+# tokens long enough to pass the alphabet estimate (token_bits >= 128) but built of what a guesser tries first
+PATTERNED_TOKENS = [
+    "PasswordPasswordPassword1",  # a repeated word: 25 characters of both cases, 150 bits by token_bits
+    "passwordpasswordpasswordQx",
+    "Password123Password123Password123x",
+    "correcthorsebatterystaplecorrecthorsebattery",  # dictionary words, lower case: 44 x log2(26) = 207
+    "qwertyuiopasdfghjklzxcvbnmQWERTYUIOP",  # keyboard rows
+    "letmein_letmein_letmein_LETMEIN",
+    "iloveyouiloveyou_Sunshine2024_Dragon",
+]
+
+
+@pytest.mark.parametrize("token", PATTERNED_TOKENS)
+def test_patterned_tokens_refused_though_long(token, tmp_path):
+    assert token_bits(token) >= 128  # the alphabet estimate alone let them through
+    assert "is guessable" in token_problem(token)
+    f = tmp_path / "tokens.tsv"
+    f.write_text(f"carol\t{token}\n")
+    f.chmod(0o600)
+    with pytest.raises(AuthError, match="the token of participant 'carol' is guessable"):
+        ParticipantTokens.load_or_issue(f, [])
+
+
+def test_pattern_bits_prices_random_characters_like_token_bits():
+    # a random-looking token with no word, walk or repeat of 5 characters: every character counts log2(64) = 6
+    # bits, as in token_bits; appending the keyboard row "qwertyuiop" adds 60 bits to token_bits (10 x 6) but
+    # fewer than 20 to pattern_bits (zxcvbn ranks it among the most common passwords)
+    base = "Xq7-hT2_kPz9Lm4vRb8NcW1s"
+    assert token_bits(base) == pytest.approx(24 * 6) and pattern_bits(base) == pytest.approx(24 * 6)
+    assert token_bits(base + "qwertyuiop") == pytest.approx(34 * 6)
+    assert 24 * 6 < pattern_bits(base + "qwertyuiop") < 24 * 6 + 20
+
+
+def test_overlong_token_refused():
+    import secrets
+
+    token = secrets.token_urlsafe(120)  # 160 characters
+    assert "160 characters long, 128 at most" in token_problem(token)
+    assert token_problem(token[:128]) is None

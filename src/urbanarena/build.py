@@ -299,7 +299,8 @@ def build_city(src: BuildSource, *, prerender: bool = False, workers: int = 1, f
     Args:
         prerender: render every panorama (stage 3).
         render_style: the style the panoramas are rendered in (default
-            :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; each style has its own cache folder).
+            :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`; each style has its own cache
+            folder).
         population: people and vehicles in the panoramas (``snapshot``/``none``; default the style's).
         workers: processes for the prerender (1 = this process).
         force: rebuild every stage even when cached.

@@ -1,4 +1,4 @@
-"""The agent interface every policy implements (baselines and, later, VLM agents)."""
+"""The agent interface every policy implements (baselines, oracles, VLM agents and the behaviour-cloning policy)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class AgentContext:
         protocol_id: protocol of the episode.
         task_id: id of the task; ``rng`` is seeded from ``(seed, crc32(task_id))``
             so each (task, seed) pair draws its own reproducible stream.
-        render_settings: the run's :class:`~urbanarena.render.scene3d.renderer.RenderSettings` for agents that
+        render_settings: the run's :class:`~urbanarena.render.scene3d.render_settings.RenderSettings` for agents that
             render their own views of a rendered (OSM) city (the VLM CitySeeker agent); ``None``: the renderer's
             default (the ``flat`` style). Set by the runner from ``--render-style``.
     """

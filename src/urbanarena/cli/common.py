@@ -84,7 +84,7 @@ RENDER_STYLE_HELP = ("How rendered cities look: realistic (procedural materials,
 
 
 def render_style_option():
-    """The ``--render-style realistic|flat`` option (default :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`)."""
+    """The ``--render-style realistic|flat`` option (default :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`)."""
     from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE
 
     return typer.Option(DEFAULT_RENDER_STYLE, "--render-style", help=RENDER_STYLE_HELP)

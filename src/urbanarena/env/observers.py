@@ -187,7 +187,7 @@ def rendered_store_for(city: City, width: int | None = None, *, root: str | Path
     """The process-wide :class:`~urbanarena.render.scene3d.cache.RenderedPanoramaStore` of ``city``
     at panorama ``width`` (default :data:`~urbanarena.render.scene3d.renderer.DEFAULT_PANO_WIDTH`)
     under ``root`` (default ``<urbanarena home>/panoramas``): one per (city object, width, root, render
-    settings: ``settings`` a :class:`~urbanarena.render.scene3d.renderer.RenderSettings`, e.g.
+    settings: ``settings`` a :class:`~urbanarena.render.scene3d.render_settings.RenderSettings`, e.g.
     ``RenderSettings.for_condition("night")``, default ``RenderSettings()``: the clear day, ``flat`` style; the
     runner and the commands pass the run's style, :mod:`urbanarena.render.scene3d.styles`), at most
     :data:`MAX_RENDERED_STORES`
@@ -231,7 +231,7 @@ def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, bud
             centre); ``None`` = full resolution; an int = at most that many pixels. Rendered cities: the
             render width (module docstring).
         render_root: rendered cities: cache root of the panoramas (default ``<urbanarena home>/panoramas``).
-        render_settings: rendered cities: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (weather,
+        render_settings: rendered cities: :class:`~urbanarena.render.scene3d.render_settings.RenderSettings` (weather,
             time of day: ``RenderSettings.for_condition("fog")``; default the clear day). Ignored for imagery.
         camera: camera preset name (:mod:`urbanarena.render.camera_model`); ``None`` = the render style's
             default (:func:`~urbanarena.render.camera_model.default_camera`: ``clean`` for flat and realistic,

@@ -1,6 +1,6 @@
 """Stored continuous-mode episodes (``urbanground``, UrbanGround's motion model), step by step.
 
-The continuous counterpart of :class:`~urbanarena.report.replay_data.EpisodeReplay`, with the same
+The continuous counterpart of :class:`~urbanarena.report.replay_episode.EpisodeReplay`, with the same
 interface (``n_states``, ``steps()``, ``outcome()``, ``summary()``, ``view(k)``, ``map(k)``), so the replay
 server (:mod:`urbanarena.web.replay`) and ``urbanarena video`` (:mod:`urbanarena.report.video`) show both
 motion models; :class:`~urbanarena.report.replay_data.RunReplay` picks it for rows of a family whose

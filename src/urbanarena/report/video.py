@@ -1,6 +1,6 @@
 """A stored arena episode as a video (``urbanarena video RUN_DIR --episode ID --out FILE.mp4|.gif``).
 
-Frames: one per state of the episode (:class:`~urbanarena.report.replay_data.EpisodeReplay`):
+Frames: one per state of the episode (:class:`~urbanarena.report.replay_episode.EpisodeReplay`):
 the start and one after every step, so an episode of ``steps`` steps gives
 exactly ``steps + 1`` frames, each shown for ``1 / fps`` seconds (default 2
 frames per second). A frame is the camera view the agent saw at that state

@@ -126,7 +126,7 @@ class ArenaViewSettings:
 
     @property
     def render_settings(self):
-        """The :class:`~urbanarena.render.scene3d.renderer.RenderSettings` of rendered panoramas."""
+        """The :class:`~urbanarena.render.scene3d.render_settings.RenderSettings` of rendered panoramas."""
         return settings_for_style(self.render_style, population=self.population)
 
     @classmethod

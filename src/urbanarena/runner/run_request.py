@@ -78,7 +78,7 @@ class RunRequest:
         rounds: ``--rounds``: each (task, seed) job runs the task this many times in sequence, with a
             memory scoped to the job (default 1).
         concurrency: ``--concurrency``: episodes in flight per worker (threads); the run keeps
-            ``workers x concurrency`` in flight (:func:`~urbanarena.runner.pool.in_flight`).
+            ``workers x concurrency`` in flight (:func:`~urbanarena.runner.backend_base.in_flight`).
         ray_address: ``--ray-address`` of ``--backend ray`` (``None``: current connection or a local cluster).
         requests_per_min, tokens_per_min: ``--requests-per-min`` / ``--tokens-per-min``: rate limits of the
             model agent's provider endpoint (:mod:`urbanarena.agents.clients.rate_limit`); also taken from
@@ -343,7 +343,7 @@ RATE_PARAMS = ("requests_per_min", "tokens_per_min")
 
 def rate_limits_of(req: RunRequest, provider: str, endpoint: str) -> dict[str, Any] | None:
     """The run's rate limits of the model agent's provider endpoint (flags win over ``-p`` parameters), as
-    a :class:`~urbanarena.runner.pool.WorkerSpec` ``rate_limits`` record; ``None`` without limits.
+    a :class:`~urbanarena.runner.backend_base.WorkerSpec` ``rate_limits`` record; ``None`` without limits.
 
     Raises:
         AgentSpecError: a limit that is not a positive number.

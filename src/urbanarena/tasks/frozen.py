@@ -176,7 +176,7 @@ def frozen_suites(extra_dirs: Sequence[Path] = ()) -> list[FrozenSuite]:
 
 def frozen_for_city(city: City, render_style: str | None = None, name: str | None = None) -> FrozenSuite:
     """The frozen suite built on exactly this city (matching content hash) for ``render_style`` (default
-    :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`), the
+    :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`), the
     newest (highest :func:`suite_version`) when several match; when the city has suites in other styles only,
     the newest of them (its tasks are the style's too: a freeze in another style draws other images of the
     same tasks; :func:`materialize` checks the images in the suite's own style and records it). ``name``

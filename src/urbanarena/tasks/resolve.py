@@ -166,7 +166,7 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
         city: the city the tasks run in.
         city_dir: the saved city's directory (for a relative ``default_tasks``).
         render_style: the render style of the run (``realistic``/``flat``, default
-            :data:`~urbanarena.render.scene3d.styles.DEFAULT_RENDER_STYLE`): a frozen suite size resolves to
+            :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`): a frozen suite size resolves to
             the city's newest suite frozen for that style (``helsinki``: ``helsinki-arena7-v4``; ``helsinki-core``:
             ``-v2`` realistic, ``-v1`` flat).
         progress: hears a frozen suite's drawing (:func:`urbanarena.tasks.frozen.materialize`;

@@ -13,9 +13,10 @@ A missing or unknown token gets ``401``. Tokens are 32 random bytes from
 digests and compares digests with :func:`hmac.compare_digest`. A token is
 never written to the run store, ``run.json``, the traces or an export. A token
 read from a ``--tokens`` file must carry an estimated 128 bits at least (:func:`token_bits`: a password of
-lower-case letters and digits counts 36 symbols, runs like ``1234`` next to nothing) and show no trivial
-pattern (:func:`token_problem`); a token file that its group or others may read is read with a warning on
-stderr (anyone who can read it can act as a participant). The
+lower-case letters and digits counts 36 symbols, runs like ``1234`` next to nothing), keep 96 bits once the words,
+keyboard walks and repeats that zxcvbn finds are priced as such (:func:`pattern_bits`), and show no trivial
+pattern (:func:`token_problem`); a token file that its group or others may read or write is read with a warning
+on stderr (anyone who can read it can act as a participant, anyone who can write it can add one). The
 only file that holds tokens is the one the experimenter names with
 ``--tokens FILE`` (created with mode ``0600``, one ``participant<TAB>token``
 line each), so a study can restart without handing out new links.
@@ -57,6 +58,15 @@ class AuthError(UrbanArenaError):
 TOKEN_RE = re.compile(r"[A-Za-z0-9_-]+")
 #: the least strength of a token, bits (:func:`token_problem`)
 MIN_TOKEN_BITS = 128
+#: the least strength of a token once zxcvbn's patterns are priced as such, bits (:func:`pattern_bits`): a random
+#: 128-bit token keeps more than 110 of them (4,000 seeded ``token_urlsafe(16)`` and ``token_hex(16)``), a password
+#: built of words, keyboard walks or a repeated block far fewer
+MIN_PATTERN_BITS = 96
+#: the longest token read from a file, characters (zxcvbn's time grows with the length)
+MAX_TOKEN_CHARS = 128
+#: zxcvbn patterns priced by their guesses in :func:`pattern_bits`, and the least length of one that counts
+PATTERN_KINDS = ("dictionary", "spatial", "repeat")
+PATTERN_MIN_CHARS = 5
 
 
 def token_alphabet(token: str) -> int:
@@ -101,17 +111,49 @@ def token_bits(token: str) -> float:
     return sum(per + (n - 1) * (1.0 if n >= RUN_CHARS else per) for n in runs)
 
 
+def pattern_bits(token: str) -> float:
+    """Strength of a token of :data:`TOKEN_RE` characters (at most :data:`MAX_TOKEN_CHARS`) once the patterns a
+    guesser tries first are priced as such, bits: zxcvbn (MIT) splits the token into its most guessable matches;
+    a dictionary word (also reversed or l33t), a keyboard walk or a repeated block (:data:`PATTERN_KINDS`) of
+    :data:`PATTERN_MIN_CHARS` characters or more counts ``log2`` of zxcvbn's guesses for it (at most what its
+    characters would carry at random), every other character ``log2(token_alphabet(token))`` as in
+    :func:`token_bits`. Shorter matches and dates or digit sequences count as random: a random token holds them by
+    chance. ``PasswordPasswordPassword1`` gives 12 bits (:func:`token_bits`: 150), the 44-character
+    ``correcthorsebatterystaplecorrecthorsebattery`` 74, ``secrets.token_urlsafe(32)`` about 255.
+
+    Raises:
+        AuthError: zxcvbn is not installed (it comes with the ``web`` extra).
+        ValueError: a token longer than :data:`MAX_TOKEN_CHARS`.
+    """
+    try:
+        from zxcvbn import zxcvbn
+    except ImportError as e:  # pragma: no cover - the web extra installs it
+        raise AuthError("checking a --tokens file needs zxcvbn: pip install 'urbanarena[web]'") from e
+    per = math.log2(max(token_alphabet(token), 2))
+    total = 0.0
+    for m in zxcvbn(token, max_length=MAX_TOKEN_CHARS)["sequence"]:
+        random_bits = len(m["token"]) * per
+        if m["pattern"] in PATTERN_KINDS and len(m["token"]) >= PATTERN_MIN_CHARS:
+            total += min(random_bits, math.log2(max(float(m["guesses"]), 1.0)))
+        else:
+            total += random_bits
+    return total
+
+
 def token_problem(token: object) -> str | None:
     """Why ``token`` may not guard a participant, or ``None`` when it may (ours; no standard states a rule).
 
-    Refused: anything but a string of :data:`TOKEN_RE` characters; fewer than :data:`MIN_TOKEN_BITS` bits
-    (:func:`token_bits`); and trivial patterns, which a random token of that length shows with a chance
+    Refused: anything but a string of :data:`TOKEN_RE` characters, at most :data:`MAX_TOKEN_CHARS`; fewer than
+    :data:`MIN_TOKEN_BITS` bits (:func:`token_bits`) or :data:`MIN_PATTERN_BITS` once words, keyboard walks and
+    repeats are priced (:func:`pattern_bits`); and trivial patterns, which a random token of that length shows with a chance
     below 1e-6: fewer than 6 distinct characters, a repeated block (``abcabc...``: the token equals itself
     shifted by at most half its length), or at least two thirds of adjacent steps repeating a character or
     moving to the next/previous one (``aaaa``, ``abcd``, ``9876``).
     """
     if not isinstance(token, str) or not TOKEN_RE.fullmatch(token):
         return "must consist of the characters A-Z a-z 0-9 _ - (as secrets.token_urlsafe makes)"
+    if len(token) > MAX_TOKEN_CHARS:
+        return f"is {len(token)} characters long, {MAX_TOKEN_CHARS} at most (secrets.token_urlsafe(32) makes 43)"
     bits = token_bits(token)
     if bits < MIN_TOKEN_BITS:
         return (f"is too weak: {len(token)} characters carry {bits:.0f} bits (estimated), {MIN_TOKEN_BITS} at "
@@ -123,6 +165,11 @@ def token_problem(token: object) -> str | None:
     steps = sum(abs(ord(a) - ord(b)) <= 1 for a, b in zip(token, token[1:]))
     if 3 * steps >= 2 * (n - 1):
         return "is trivially patterned (runs of repeated or consecutive characters): use secrets.token_urlsafe(32)"
+    guessable = pattern_bits(token)
+    if guessable < MIN_PATTERN_BITS:
+        return (f"is guessable: its words, keyboard walks or repeats leave {guessable:.0f} bits (estimated), "
+                f"{MIN_PATTERN_BITS} at least: use secrets.token_urlsafe(32), or delete the line to have a token "
+                "generated")
     return None
 
 
@@ -180,8 +227,9 @@ class ParticipantTokens:
         """Participant ids in the order they were added (the study's participant index)."""
         return list(self._participants)
 
-    def add(self, participant: str, token: str) -> None:
-        """Register ``token`` for ``participant``.
+    def add(self, participant: str, token: str, *, generated: bool = False) -> None:
+        """Register ``token`` for ``participant``; ``generated``: a token this module made with :mod:`secrets`
+        (its strength is not estimated again).
 
         Raises:
             AuthError: a bad id, a duplicate participant, or a weak token (:func:`token_problem`).
@@ -189,7 +237,7 @@ class ParticipantTokens:
         check_participant_id(participant)
         if participant in self._participants:
             raise AuthError(f"participant {participant!r} is listed twice")
-        problem = token_problem(token)
+        problem = None if generated else token_problem(token)
         if problem is not None:
             raise AuthError(f"the token of participant {participant!r} {problem}")
         self._by_digest[_digest(token)] = participant
@@ -206,7 +254,7 @@ class ParticipantTokens:
         tokens: dict[str, str] = {}
         for p in participants:
             tok = secrets.token_urlsafe(TOKEN_BYTES)
-            reg.add(p, tok)
+            reg.add(p, tok, generated=True)
             tokens[p] = tok
         if not tokens:
             raise AuthError("no participant given")
@@ -228,8 +276,11 @@ class ParticipantTokens:
         if p.exists():
             mode = _group_or_world_readable(p)
             if mode is not None:
-                (warn or _warn_stderr)(f"warning: token file {p} is readable by its group or others (mode "
-                                       f"{mode:04o}): anyone who can read it can act as a participant; "
+                if mode & 0o044:
+                    risk = "is readable by its group or others", "anyone who can read it can act as a participant"
+                else:
+                    risk = "is writable by its group or others", "anyone who can write it can add a participant"
+                (warn or _warn_stderr)(f"warning: token file {p} {risk[0]} (mode {mode:04o}): {risk[1]}; "
                                        f"chmod 600 {p}")
             try:
                 text = p.read_text(encoding="utf-8")
@@ -244,15 +295,16 @@ class ParticipantTokens:
                 if pid in tokens:
                     raise AuthError(f"{p} [line {i}]: participant {pid!r} is listed twice")
                 tokens[pid] = tok.strip()
-        changed = False
+        fresh: set[str] = set()
         for pid in participants:
             if pid not in tokens:
                 tokens[pid] = secrets.token_urlsafe(TOKEN_BYTES)
-                changed = True
+                fresh.add(pid)
+        changed = bool(fresh)
         reg = cls()
         for pid, tok in tokens.items():
             try:
-                reg.add(pid, tok)
+                reg.add(pid, tok, generated=pid in fresh)
             except AuthError as e:
                 raise AuthError(f"{p}: {e}") from None
         if not tokens:

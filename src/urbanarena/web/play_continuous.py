@@ -1,6 +1,6 @@
 """Human play of continuous-mode tasks (``urbanground``, UrbanGround's motion model) in the browser.
 
-:class:`ContinuousPlayService` is the :class:`~urbanarena.web.play.PlayService` of the
+:class:`ContinuousPlayService` is the :class:`~urbanarena.web.play_service.PlayService` of the
 continuous motion model: study, tokens, consent, practice, counterbalanced order,
 time limits, the run store and ``run.json`` are the arena service's own; what
 differs is the motion model's part, supplied by the methods it overrides.
@@ -58,7 +58,7 @@ VIEW_WIDTH, VIEW_HEIGHT, VIEW_HFOV_DEG = 640, 360, 90.0
 
 class ContinuousPlayService(PlayService):
     """Participants and episodes of a continuous-mode play server (module docstring; arguments as
-    :class:`~urbanarena.web.play.PlayService`, whose ``view`` does not apply here).
+    :class:`~urbanarena.web.play_service.PlayService`, whose ``view`` does not apply here).
 
     Raises:
         UrbanArenaError: tasks of another motion model, a city without annotations (nothing to walk in).

@@ -8,7 +8,7 @@ Walkable space is everything that is not an obstacle:
   The OSM importer keeps a way that runs through a footprint only when it is a
   ``tunnel=building_passage`` or an ordinary (``covered=yes``, arcade) way: real
   tunnels and indoor corridors are excluded from the network
-  (:func:`urbanarena.world.importers.osm.classify_way`), so the network lines
+  (:func:`urbanarena.world.importers.osm_tags.classify_way`), so the network lines
   that cross footprints are exactly the covered ways and building passages, and
   they stay passable. The same corridor also clears footprints that a mapped
   footway merely grazes, so the network itself is always walkable (street

@@ -28,7 +28,7 @@ class SceneViewObserver:
     Args:
         city: an annotated city (OSM import).
         width, height: view size, pixels; hfov_deg: horizontal field of view; eye_height_m: camera height.
-        settings: :class:`~urbanarena.render.scene3d.renderer.RenderSettings` or ``None`` (defaults: ``flat``
+        settings: :class:`~urbanarena.render.scene3d.render_settings.RenderSettings` or ``None`` (defaults: ``flat``
             style; the runner passes the run's style, :mod:`urbanarena.render.scene3d.styles`).
         condition: weather / time of day (``night``, ``fog``, ``rain+dusk``; see
             :mod:`urbanarena.render.scene3d.conditions`) applied to ``settings`` (default: theirs).

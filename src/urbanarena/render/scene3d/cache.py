@@ -10,10 +10,10 @@ e.g. ``helsinki-rain_night-...``, and ``<scene name>-realistic-...`` for the rea
 (:mod:`.styles`); the key differs too, see below: the style is part of the settings, and so is the population:
 ``settings.population = "snapshot"`` draws each node's people and vehicles, :mod:`.population`, into its panorama.)
 
-``key`` is the SHA-256 of :func:`~urbanarena.render.scene3d.renderer.render_identity`: renderer version, scene
-content hash, :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (including the weather,
+``key`` is the SHA-256 of :func:`~urbanarena.render.scene3d.render_identity.render_identity`: renderer version, scene
+content hash, :class:`~urbanarena.render.scene3d.render_settings.RenderSettings` (including the weather,
 time of day and rain seed whenever they differ from the clear day:
-:meth:`~urbanarena.render.scene3d.renderer.RenderSettings.identity_dict`),
+:meth:`~urbanarena.render.scene3d.render_settings.RenderSettings.identity_dict`),
 panorama width, eye height, the sign font's SHA-256, the OpenGL driver
 (``GL_RENDERER``/``GL_VERSION``: llvmpipe and a GPU driver may differ in the
 last bits) and the OpenCV version (remap) — plus the hash of the node poses

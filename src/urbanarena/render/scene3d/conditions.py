@@ -2,7 +2,7 @@
 
 A condition is a weather (``clear``, ``cloudy``, ``rain``, ``fog``) times a time of day
 (``day``, ``dusk``, ``night``), the fields ``weather`` and ``time_of_day`` of
-:class:`~urbanarena.render.scene3d.renderer.RenderSettings`. The six named conditions
+:class:`~urbanarena.render.scene3d.render_settings.RenderSettings`. The six named conditions
 (:data:`CONDITIONS`) are ``clear`` (= clear day, the default), ``cloudy``, ``rain``, ``fog``
 (daytime), ``dusk`` and ``night`` (clear sky); any other pair is named ``WEATHER+TIME``
 (``rain+night``, ``fog+dusk``); :func:`parse_condition` reads either order and ``,`` too.

@@ -13,7 +13,7 @@ the view's direction, field of view and size. :func:`render_reference` draws it:
 * ``width``, ``height`` — pixels;
 * ``lighting`` — ``sun_azimuth_deg`` (compass) and ``sun_elevation_deg`` (above the
   horizon), degrees, replacing those two fields of the default
-  :class:`~urbanarena.render.scene3d.renderer.RenderSettings` (everything else,
+  :class:`~urbanarena.render.scene3d.render_settings.RenderSettings` (everything else,
   sky, fog, sign resolution, stays as the panoramas have it);
 * ``condition`` (optional; the references of generator version 2, ``scheme`` 2) — a named weather /
   time of day (``dusk``, ``cloudy``, ``rain``, ``cloudy+dusk``; since ``scheme`` 4 also ``clear``, the

@@ -1,7 +1,7 @@
 """CitySeeker tasks (``--tasks cityseeker:FILE``) and their scorer.
 
 Tasks come from a CitySeeker ``question.json`` (validated by
-:func:`urbanarena.world.importers.cityseeker.read_questions`):
+:func:`urbanarena.world.importers.cityseeker_read.read_questions`):
 
 * ``task_id`` = ``"<city>/<question_idx>"`` (``idx`` repeats across
   categories, ``question_idx`` does not).

@@ -38,7 +38,7 @@ Sub-families and their ground truth (distances are network metres unless said ot
     the network without the edges within 1.5 m of it must still connect them with a walk at most
     2.5 x + 150 m the shortest. Entering the zone fails.
 ``l3_place_type_search`` / ``l3_implicit_intent``
-    A need of the CitySeeker need mapping (:func:`~urbanarena.tasks.generators.cityseeker_needs.load_needs`;
+    A need of the CitySeeker need mapping (:func:`~urbanarena.tasks.generators.needs_mapping.load_needs`;
     categories ``basic_poi`` + ``brand_specific`` / ``implicit_need`` + ``latent_poi``). Its
     places: the POIs (front point) and in-core street objects (their point) that satisfy it.
     Start: a free pose node whose nearest place is 50-400 m away. Success: within 15 m of any

@@ -21,7 +21,7 @@ Rules, in order (every threshold is an argument of :func:`build_pose_graph`):
    an image that is not 2:1 equirectangular (``not_equirectangular``, ``|W - 2H| > 1``
    pixel, read from the file header) or unreadable (``unreadable_image``).
 2. **Sequences** (STAC collections) are ordered by capture time (then id) and
-   **thinned** to ``spacing_m`` with :func:`urbanarena.world.importers.frames.thin`
+   **thinned** to ``spacing_m`` with :func:`urbanarena.world.importers.frames_graph.thin`
    (greedy: keep a picture ``>= spacing_m`` from the last kept one; the last is always kept).
 3. **Snapping.** Each kept picture is projected on the nearest street within
    ``snap_radius_m`` (shapely ``STRtree.query_nearest``); among the streets no
@@ -479,7 +479,7 @@ def attach_panoramax_imagery(city: City, image_dir: str | Path) -> City:
     """Attach the cached pictures (``image_dir``, one file per node: node attribute ``image``) as the city's
     imagery: ``source="panoramax"``, ``yaw_offset_deg=0`` (``heading_deg`` is the centre column's
     bearing), licence = the distinct licences, redistributable when every one is in
-    :data:`urbanarena.world.importers.frames.OPEN_LICENCES`.
+    :data:`urbanarena.world.importers.frames_inputs.OPEN_LICENCES`.
 
     Raises:
         FileNotFoundError: ``image_dir`` is not a directory.
