@@ -27,7 +27,10 @@ targets, unavailable families with the reason, verification failures).
 ``--render-style`` (default ``realistic``) is the style the ``landmark_image``
 reference photos are drawn in and their view distance to the goal views is
 measured in (:func:`reference_renderer_for`, :func:`reference_check_for`), and in which each photo must
-show its goal (:func:`goal_share_for`). Prints
+show its goal (:func:`goal_share_for`). On a city of real pictures ``landmark_image``'s references are views
+cut from other real pictures (``--reference-pictures DIR_OR_CSV``, or a Panoramax city's STAC searched around
+each POI; :func:`real_references_for`, :mod:`urbanarena.tasks.generators.real_references`), generated only with
+``--confirm-landmark-references`` (their pixels are not checked); POIs without one are counted. Prints
 the per-family summary. ``--split S`` on a city that contains S's area (the
 whole default city) keeps the arena tasks inside the area
 (:mod:`urbanarena.tasks.generators.area`). Bad input (unknown city, a split the
@@ -334,6 +337,7 @@ def generate(
     for kind, fam in rep["families"].items():
         if fam.get("unavailable"):
             typer.echo(f"  {kind:<18} unavailable: {fam['unavailable']}")
+            _echo_reference_pictures(fam)
             continue
         line = f"  {kind:<18} {fam['produced']}/{fam['requested']}"
         for d, e in fam.get("calibration", {}).items():
@@ -343,7 +347,12 @@ def generate(
         typer.echo(line)
         for d, sf in (fam.get("shortfall") or {}).items():
             typer.echo(f"  {'':<18} {d}: {sf['missing']} short: {sf['reason']}")
-    refs = (rep["families"].get("landmark_image") or {}).get("reference_pictures")
+        _echo_reference_pictures(fam)
+
+
+def _echo_reference_pictures(fam: dict) -> None:
+    """The line on ``landmark_image``'s real reference pictures (POIs with one, and without: no task)."""
+    refs = fam.get("reference_pictures")
     if refs:
         missing = refs["pois_without_reference"]
         typer.echo(f"  {'':<18} real reference pictures: {len(refs['pois_with_reference'])} goal POIs with one, "
