@@ -27,7 +27,10 @@ targets, unavailable families with the reason, verification failures).
 ``--render-style`` (default ``realistic``) is the style the ``landmark_image``
 reference photos are drawn in and their view distance to the goal views is
 measured in (:func:`reference_renderer_for`, :func:`reference_check_for`), and in which each photo must
-show its goal (:func:`goal_share_for`). Prints
+show its goal (:func:`goal_share_for`). On a city of real pictures ``landmark_image``'s references are views
+cut from other real pictures (``--reference-pictures DIR_OR_CSV``, or a Panoramax city's STAC searched around
+each POI; :func:`real_references_for`, :mod:`urbanarena.tasks.generators.real_references`), generated only with
+``--confirm-landmark-references`` (their pixels are not checked); POIs without one are counted. Prints
 the per-family summary. ``--split S`` on a city that contains S's area (the
 whole default city) keeps the arena tasks inside the area
 (:mod:`urbanarena.tasks.generators.area`). Bad input (unknown city, a split the
@@ -269,8 +272,20 @@ def generate(
                                             "once under each of clear, dusk, night, cloudy and rain (ids "
                                             "<id>@<condition>, extra.base_task_id = <id>)."),
     render_style: str = render_style_option(),
+    reference_pictures: Optional[Path] = typer.Option(
+        None, "--reference-pictures", help="arena, real-imagery city: a folder or CSV (filename, lat, lon, heading"
+        "[, licence, author]) of geotagged 360-degree pictures that are not the city's, whose views of the goal "
+        "POIs become landmark_image references (docs/video.md); a Panoramax city searches its STAC instead."),
+    confirm_landmark_references: bool = typer.Option(
+        False, "--confirm-landmark-references", help="arena, real-imagery city: you have looked at the reference "
+        "pictures: their geometry (5-40 m, facing the storefront, no OSM building in the way) is checked, the "
+        "storefront's visibility in their pixels is not. Without it landmark_image is refused there."),
 ) -> None:
     """Generate a task suite on CITY and write it to FILE."""
+    if suite != "arena" and (reference_pictures is not None or confirm_landmark_references):
+        typer.echo("error: --reference-pictures and --confirm-landmark-references apply to --suite arena only",
+                   err=True)
+        raise typer.Exit(2)
     if suite == "urbanground":
         _generate_urbanground(city, per_family, seed, out, name, families, mapping, max_steps, condition, split)
         return
@@ -304,9 +319,14 @@ def generate(
         solver = ArenaOracleSolver(c, max_steps=max_steps)
         check = reference_check_for(c, style) if "landmark_image" in kinds else None
         share = goal_share_for(c, style) if "landmark_image" in kinds else None
+        real = real_references_for(c, kinds, families is not None and "landmark_image" in kinds,
+                                   reference_pictures, confirm_landmark_references)
+        if real is not None:
+            check = share = None  # references are real pictures, not renderings
         result = generate_suite(c, per_family=per_family, seed=seed, kinds=kinds, split=split, name=name,
                                 solver=solver, reference_renderer=reference_renderer_for(c, style),
-                                max_steps=max_steps, reference_check=check, reference_goal_share=share)
+                                max_steps=max_steps, reference_check=check, reference_goal_share=share,
+                                real_references=real)
         path = save_suite(result, out)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
@@ -317,6 +337,7 @@ def generate(
     for kind, fam in rep["families"].items():
         if fam.get("unavailable"):
             typer.echo(f"  {kind:<18} unavailable: {fam['unavailable']}")
+            _echo_reference_pictures(fam)
             continue
         line = f"  {kind:<18} {fam['produced']}/{fam['requested']}"
         for d, e in fam.get("calibration", {}).items():
@@ -326,6 +347,55 @@ def generate(
         typer.echo(line)
         for d, sf in (fam.get("shortfall") or {}).items():
             typer.echo(f"  {'':<18} {d}: {sf['missing']} short: {sf['reason']}")
+        _echo_reference_pictures(fam)
+
+
+def _echo_reference_pictures(fam: dict) -> None:
+    """The line on ``landmark_image``'s real reference pictures (POIs with one, and without: no task)."""
+    refs = fam.get("reference_pictures")
+    if refs:
+        missing = refs["pois_without_reference"]
+        typer.echo(f"  {'':<18} real reference pictures: {len(refs['pois_with_reference'])} goal POIs with one, "
+                   f"{len(missing)} without (no task made){': ' + ', '.join(missing[:8]) if missing else ''}"
+                   f"{' ...' if len(missing) > 8 else ''}; visibility in the pixels not checked (confirmed)")
+
+
+def real_references_for(city, kinds, named: bool, pictures: Optional[Path], confirmed: bool):
+    """The ``landmark_image`` reference finder of a real-imagery city
+    (:class:`urbanarena.tasks.generators.real_references.ReferenceFinder`): the pictures of ``pictures``
+    (``--reference-pictures``), else on a Panoramax city its STAC searched around each POI; ``None`` when the
+    city is not real imagery or landmark_image is not asked (either option then is an error), or when the
+    family was not named and nothing was given/confirmed (it is then reported unavailable).
+
+    Raises:
+        LandmarkReferencesUnconfirmed: landmark_image named or pictures given without ``confirmed``.
+        UrbanArenaError: an option that does not apply; confirmed on a frames/video city without pictures.
+        CityFormatError: a bad reference picture (naming the file and CSV line).
+    """
+    from urbanarena.tasks.generators import real_references as rr
+    from urbanarena.tasks.generators.real_imagery import is_real_imagery
+
+    given = pictures is not None or confirmed
+    if not is_real_imagery(city):
+        if given:
+            raise UrbanArenaError("--reference-pictures and --confirm-landmark-references apply to cities of real "
+                                  "pictures (city from-frames, from-video, from-panoramax) only")
+        return None
+    if "landmark_image" not in kinds:
+        if given:
+            raise UrbanArenaError("--reference-pictures and --confirm-landmark-references apply to landmark_image, "
+                                  "which --families leaves out")
+        return None
+    if not confirmed:
+        if pictures is not None or named:
+            raise rr.LandmarkReferencesUnconfirmed(rr.REFUSAL)
+        return None
+    if pictures is not None:
+        return rr.ReferenceFinder(city, rr.read_reference_pictures(pictures), confirmed=True)
+    if (city.meta.imagery or {}).get("source") == "panoramax":
+        return rr.ReferenceFinder(city, searcher=rr.PanoramaxPictures(city), confirmed=True)
+    raise UrbanArenaError("--confirm-landmark-references on a frames or video city needs --reference-pictures "
+                          "DIR_OR_CSV: geotagged 360-degree pictures other than the city's")
 
 
 @tasks_app.command("export")

@@ -123,6 +123,9 @@ REFERENCE_TRIES = 40
 #: valid cameras kept per POI for the view-distance step (the first far enough is used)
 REFERENCE_OPTIONS = 4
 
+#: the rejection counted for a goal POI without a real reference picture (:mod:`.real_references`)
+NO_REAL_REFERENCE = "no real reference picture meets the rules (distance, angle, OSM occlusion, not a pose node's)"
+
 INSTRUCTIONS = {
     "landmark_language": ("Go to {name}. When you are standing in front of it, answer to confirm that you "
                           "have arrived. It is not far from where you start."),
@@ -359,11 +362,25 @@ def _set_reference(c: Candidate, poi, view: dict, checked: dict | None) -> None:
     c.images = [ImageSpec("reference_view", f"{c.kind}_{poi.id}", view)]
 
 
+def _set_real_reference(c: Candidate, poi, view: dict, params: dict) -> None:
+    """A real picture as the candidate's reference (:mod:`.real_references`): its record, the unchecked
+    pixel visibility, and the image cut from the picture file."""
+    from urbanarena.tasks.generators.real_references import VISIBILITY_NOTE, rules
+
+    c.fields["extra"]["reference_view"] = view
+    c.fields["extra"]["reference_check"] = {"visibility_in_pixels": "not checked", "note": VISIBILITY_NOTE,
+                                            "confirmed_by_user": True, "rules": rules()}
+    c.images = [ImageSpec("real_reference", f"{c.kind}_{poi.id}", params)]
+
+
 def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_language",
              reference_check: ReferenceCheck | None = None,
-             goal_share: GoalShareCheck | None = None) -> CandidatePool:
+             goal_share: GoalShareCheck | None = None, real_references: Any = None) -> CandidatePool:
     """Landmark-search candidates of ``kind`` (module docstring); ``reference_check``: the view-distance
-    hook of ``landmark_image`` references, ``goal_share`` their goal-share hook (none: not checked)."""
+    hook of ``landmark_image`` references, ``goal_share`` their goal-share hook (none: not checked);
+    ``real_references``: on a city of real pictures, the
+    :class:`~urbanarena.tasks.generators.real_references.ReferenceFinder` whose picture of each goal POI is the
+    reference (a POI without one gets no candidate, counted in ``rejected``)."""
     import networkx as nx
 
     pool = CandidatePool(kind)
@@ -381,7 +398,13 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
               if reference_check is not None or goal_share is not None else None)
     for poi in pois:
         options: list[dict] = []
-        if kind == "landmark_image":
+        real = None
+        if kind == "landmark_image" and real_references is not None:
+            real = real_references.reference(ctx, poi)
+            if real is None:
+                pool.reject(NO_REAL_REFERENCE)
+                continue
+        elif kind == "landmark_image":
             options = reference_options(ctx, poi, node_tree, bldg_tree, bldgs, trees)
             if not options:
                 pool.reject("no reference-photo viewpoint off the pose nodes")
@@ -408,11 +431,16 @@ def generate(ctx: GenContext, wanted: dict[str, int], kind: str = "landmark_lang
                                 goals=[poi_goal(ctx, poi)], success_radius_m=RADIUS_M, instruction=instruction,
                                 answer_metric="coordinate_match", difficulty=diff, category=poi.category,
                                 extra=extra))
-                if options and picker is not None:
+                if real is not None:
+                    _set_real_reference(cand, poi, *real)
+                elif options and picker is not None:
                     cand.finalize = picker.finalize_for(poi, options)
                 elif options:
                     _set_reference(cand, poi, options[0], None)
                 pool.add(cand)
+    if pool.total() == 0 and real_references is not None and pool.rejected.get(NO_REAL_REFERENCE) == len(pois):
+        raise FamilyUnavailable(kind, f"none of the {len(pois)} goal POIs has a real reference picture that meets "
+                                      "the rules (distance, angle, OSM occlusion, not a pose node's picture)")
     if pool.total() == 0:
         raise FamilyUnavailable(kind, "no start node within 200 m of any usable landmark")
     return pool

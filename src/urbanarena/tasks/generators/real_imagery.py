@@ -14,9 +14,13 @@ than the map. The families therefore split in two:
   is generated only when the user *confirms* that the city's street-object
   annotation matches the photographs (``--confirm-object-annotation`` of
   ``urbanarena city from-panoramax``, ``from-frames --osm`` or ``from-video --osm``, recorded in ``city.json`` as
-  ``extra.real_imagery.confirmed_annotations``); ``landmark_image`` needs
-  reference photos drawn by the 3D renderer from OSM geometry, which would not
-  show the photographed facades, so it is never built on real imagery.
+  ``extra.real_imagery.confirmed_annotations``); ``landmark_image`` cannot use
+  reference photos drawn by the 3D renderer from OSM geometry (they would not
+  show the photographed facades): its reference is another real picture
+  (:mod:`urbanarena.tasks.generators.real_references`: ``tasks generate
+  --reference-pictures DIR_OR_CSV``, or the Panoramax STAC around each POI),
+  built only when the user confirms the references
+  (``--confirm-landmark-references``), since their pixels are not checked.
 
 :func:`family_plan` states this per family; :func:`unavailable_reason` is the
 check the suite builder (:func:`~urbanarena.tasks.generators.suite.generate_suite`)
@@ -45,8 +49,10 @@ REASONS: dict[str, str] = {
                     "the photos show",
     "landmark_language": "goal is the OSM POI's front point on the street network; the photos are not checked "
                          "for a legible sign",
-    "landmark_image": "reference photos are rendered by the 3D renderer from OSM geometry; on a city of real "
-                      "photographs they would not show the photographed facades",
+    "landmark_image": "the reference must be another real picture facing the POI (the 3D renderer would draw "
+                      "OSM geometry, not the photographed facades): give --reference-pictures DIR_OR_CSV (or, on "
+                      "a Panoramax city, let the STAC be searched) with --confirm-landmark-references of "
+                      "urbanarena tasks generate",
     "map_navigation": "start and goal are positions on the street network (map ground truth)",
     "vln": "routes and turns come from the street network and the OSM POIs",
     "relational": "left/right/across relations come from the OSM facades the POIs are attached to",
@@ -84,13 +90,14 @@ def confirm_annotations(city: City, kinds: tuple[str, ...] = CONFIRMABLE) -> Cit
     return city
 
 
-def unavailable_reason(city: City, kind: str) -> str | None:
+def unavailable_reason(city: City, kind: str, real_references: Any = None) -> str | None:
     """Why family ``kind`` cannot be generated on ``city`` because its views are real photographs, or
-    ``None`` (also for every rendered or graph-only city)."""
+    ``None`` (also for every rendered or graph-only city). ``landmark_image`` is possible only with
+    ``real_references`` (a :class:`~urbanarena.tasks.generators.real_references.ReferenceFinder`)."""
     if not is_real_imagery(city):
         return None
     if kind == "landmark_image":
-        return f"real imagery: {REASONS['landmark_image']}"
+        return None if real_references is not None else f"real imagery: {REASONS['landmark_image']}"
     if kind in CONFIRMABLE and kind not in confirmed_annotations(city):
         return f"real imagery: {REASONS[kind]}"
     return None

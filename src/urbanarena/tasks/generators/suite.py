@@ -160,7 +160,8 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                    assets_dir: str | None = None,
                    count_visibility: object_count.VisibilityHook | None = None,
                    reference_check: landmark.ReferenceCheck | None = None,
-                   reference_goal_share: landmark.GoalShareCheck | None = None) -> SuiteResult:
+                   reference_goal_share: landmark.GoalShareCheck | None = None,
+                   real_references: Any = None) -> SuiteResult:
     """Generate a ``cityarena`` suite on ``city`` (module docstring).
 
     Args:
@@ -186,7 +187,13 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         reference_goal_share: ``landmark_image``'s goal-share hook (``render.scene3d.goal_share.GoalShare``):
             references whose photo hides the goal's sign or storefront are drawn again, a POI without a camera
             that shows it is replaced (:mod:`.landmark`); without it not checked.
+        real_references: on a city of real pictures, the
+            :class:`~.real_references.ReferenceFinder` of ``landmark_image`` (references cut from other real
+            pictures; the report's ``reference_pictures`` counts the POIs without one); without it the family
+            is unavailable there.
     Raises:
+        LandmarkReferencesUnconfirmed: ``landmark_image`` asked on real imagery with references the user has
+            not confirmed (``real_references.confirmed`` false).
         SplitError: the city neither is nor contains the requested split's area.
         ValueError: unknown kind or a bad ``per_family``.
     """
@@ -195,6 +202,11 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         raise ValueError(f"unknown task kinds {unknown}; known: {', '.join(ALL_KINDS + OPT_IN_KINDS)}")
     if per_family < 1:
         raise ValueError("per_family must be at least 1")
+    if (real_references is not None and not real_references.confirmed and "landmark_image" in kinds
+            and real_imagery.is_real_imagery(city)):
+        from urbanarena.tasks.generators.real_references import REFUSAL, LandmarkReferencesUnconfirmed
+
+        raise LandmarkReferencesUnconfirmed(REFUSAL)
     area = split_restriction(city, split)
     area_ids = area_nodes(city, area) if area is not None else None
     extent = bbox_extent(city, area.bbox) if area is not None else district_extent(city)
@@ -220,10 +232,11 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
         fam_rep: dict[str, Any] = {"requested": per_family, "produced": 0, "unavailable": None}
         report["families"][kind] = fam_rep
         try:
-            real_why = real_imagery.unavailable_reason(city, kind)  # photographs: docs/panoramax.md
+            real_refs = real_references if real_imagery.is_real_imagery(city) else None
+            real_why = real_imagery.unavailable_reason(city, kind, real_refs)  # photographs: docs/panoramax.md
             if real_why is not None:
                 raise FamilyUnavailable(kind, real_why)
-            if kind == "landmark_image" and reference_renderer is None:
+            if kind == "landmark_image" and reference_renderer is None and real_refs is None:
                 raise FamilyUnavailable(kind, "no reference-photo renderer was given: landmark_image needs the 3D "
                                               "renderer (render/scene3d) to draw each POI from an off-node viewpoint")
             ctx = make_context(city, [seed, k_index], max_steps=limit,
@@ -231,6 +244,11 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                                else None, extent=extent, area_node_ids=area_ids)
             if kind == "object_count" and count_visibility is not None:
                 pool = object_count.generate(ctx, wanted, visibility=count_visibility)
+            elif kind == "landmark_image" and real_refs is not None:
+                try:
+                    pool = landmark.generate(ctx, wanted, kind, real_references=real_refs)
+                finally:
+                    fam_rep["reference_pictures"] = real_refs.report()
             elif kind == "landmark_image" and (reference_check is not None or reference_goal_share is not None):
                 pool = landmark.generate(ctx, wanted, kind, reference_check=reference_check,
                                          goal_share=reference_goal_share)
@@ -264,7 +282,7 @@ def generate_suite(city: City, *, per_family: int = 25, seed: int = 0, kinds: Se
                 paths = []
                 for spec in c.images:
                     rel = f"{assets_dir}/{spec.name}.png"
-                    if area is not None and spec.kind != "reference_view":
+                    if area is not None and spec.kind not in ("reference_view", "real_reference"):
                         spec.params.setdefault("extent_m", [extent.xmin, extent.ymin, extent.xmax, extent.ymax])
                     if rel not in assets:
                         if renderer is None:
@@ -301,6 +319,10 @@ def _draw(spec: ImageSpec, city: City, renderer, reference_renderer: ReferenceRe
         return renderer.grid_map(int(spec.params.get("n", 5)))
     if spec.kind == "start_goal_map":
         return renderer.start_goal_map(tuple(spec.params["start_xy"]), tuple(spec.params["goal_xy"]))
+    if spec.kind == "real_reference":  # a view cut from another real picture (.real_references)
+        from urbanarena.tasks.generators.real_references import cut_view
+
+        return cut_view(spec.params)
     if spec.kind == "reference_view":
         if reference_renderer is None:
             raise ValueError("a reference_view image needs a reference_renderer")
@@ -321,7 +343,7 @@ def draw_asset(city: City, kind: str, params: dict[str, Any], reference_renderer
     Raises:
         ValueError: unknown kind, or a ``reference_view`` without a renderer.
     """
-    if renderer is None and kind != "reference_view":
+    if renderer is None and kind not in ("reference_view", "real_reference"):
         renderer = map_renderer_for(city, MAP_PX, MAP_PX, map_extent(city, params))
     return _draw(ImageSpec(kind, "asset", dict(params)), city, renderer, reference_renderer)
 
