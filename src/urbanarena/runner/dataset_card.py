@@ -7,7 +7,7 @@ and their renders, ``cc-by-4.0`` for Touchdown; otherwise ``other`` with ``licen
 suite is, the licences and attribution taken from the city and its imagery (graph data, imagery,
 per-picture licences of Panoramax cities; CitySeeker data is research use only), sizes per table and
 split, how urbanarena installs (from its source checkout, :data:`INSTALL_LINES`: it is not on PyPI),
-what the ``answer`` column holds (:func:`urbanarena.runner.hub_export.answer_text`) and how to run the
+what the ``answer`` column holds (:func:`urbanarena.runner.answer_column.answer_text`) and how to run the
 suite with urbanarena, inspect_ai and lmms-eval.
 """
 

@@ -21,7 +21,7 @@ its questions answered by the oracle) give **action demonstrations** as above; t
 cityarena kinds (``localization``, ``object_count``, ``relational``: question answering, which no
 fixed-size ``Arena-v1`` action can carry) give **ground-truth answer turns** (ours): one row per
 episode, the VLM agent's first request (``urbanarena run``'s arena runner, the same images) answered
-with ANSWER and the task's expected answer as text (:func:`urbanarena.runner.hub_export.answer_text`);
+with ANSWER and the task's expected answer as text (:func:`urbanarena.runner.answer_column.answer_text`);
 the reply is parsed by the agent's own parser and the episode scored by the family's validator under
 the protocol (checked: a reply that parses to another answer, or a ground truth that does not score 1,
 raises :class:`DemoExportError`). Graph families (``cityseeker``, ``map2seq``) are refused.
@@ -203,7 +203,7 @@ def answer_turn(city: City, task: Task, seed: int, task_dir: Path | None, protoc
     from urbanarena.agents.vlm import ArenaReActAgent
     from urbanarena.env.arena_env import ActionKind, ArenaAction
     from urbanarena.runner.arena import ArenaEpisodeRunner
-    from urbanarena.runner.hub_export import answer_text
+    from urbanarena.runner.answer_column import answer_text
     from urbanarena.tasks.families import get_family
 
     truth = answer_text(task.answer)

@@ -45,6 +45,7 @@ from PIL import Image
 
 from urbanarena.errors import ImageryLicenceError, RunIOError, UrbanArenaError
 from urbanarena.progress import Progress, counted
+from urbanarena.runner.answer_column import answer_text
 from urbanarena.safe_paths import check_name, confine
 from urbanarena.tasks.families import get_family
 from urbanarena.tasks.schema import Task, TaskFile
@@ -219,21 +220,6 @@ def _image_of_file(name: str, path: Path) -> ExportedImage:
     with Image.open(io.BytesIO(data)) as im:
         w, h = im.size
     return ExportedImage(data, PurePosixPath(name).name, w, h)
-
-
-def answer_text(answer: Any) -> str | None:
-    """The ``answer`` column's text form of a task's expected answer.
-
-    Text stays as it is (a grid cell ``x:N y:M``, a count ``12``, a place name); a number becomes its
-    decimal text (``3``, ``2.5``); any other value (a list, an object, ``true``/``false``) becomes compact
-    JSON text; ``None`` (navigation tasks, scored by position) stays ``None``. The exact value is in
-    ``task_json``.
-    """
-    if answer is None or isinstance(answer, str):
-        return answer
-    if isinstance(answer, (int, float)) and not isinstance(answer, bool):
-        return json.dumps(answer)
-    return json.dumps(answer, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
 def task_row(task: Task, city: City, start_pano: ExportedImage | None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ Columns (VLMEvalKit's ``TSVDataset``: ``index`` unique integer, ``image`` base64
 ``image`` (one base64 string, or a list of them when the task has reference images, as the list literal ``['...', '...']`` VLMEvalKit's ``toliststr`` reads: the start
 panorama first, then the references in order), ``question`` (our one-line
 note that the images are all there is, then the task's instruction), ``answer`` (the expected answer
-as text, :func:`urbanarena.runner.hub_export.answer_text`), ``category`` (the task kind), ``l2-category`` (difficulty), ``split``, ``task_id``,
+as text, :func:`urbanarena.runner.answer_column.answer_text`), ``category`` (the task kind), ``l2-category`` (difficulty), ``split``, ``task_id``,
 ``answer_metric``. No ``A``–``D`` columns: these are open answers, not multiple choice.
 Tab-separated, UTF-8, a header row; no field holds a tab or a newline (those are replaced by spaces).
 """
@@ -23,7 +23,7 @@ import csv
 from pathlib import Path
 from typing import Any, Mapping
 
-from urbanarena.runner.hub_export import answer_text
+from urbanarena.runner.answer_column import answer_text
 from urbanarena.tasks.schema import Task
 
 #: cityarena task kinds exported to the static table (module docstring)
