@@ -358,7 +358,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
                                   f"goal-share check (the goal hidden, or not checked: no renderer here), not "
                                   f"freezing: {', '.join(hidden[:5])}{' ...' if len(hidden) > 5 else ''}")
         unavailable = {k: f["unavailable"] for k, f in res.report["families"].items() if f.get("unavailable")}
-        # families a city of real photographs never has (or not unconfirmed) are stated, not fatal (docs/real-imagery.md)
+        # families a city of real photographs never has (or has only once confirmed) are stated, not fatal
         excluded = {k: why for k, why in unavailable.items() if real_imagery.unavailable_reason(city, k) is not None}
         unavailable = {k: why for k, why in unavailable.items() if k not in excluded}
         if unavailable:
