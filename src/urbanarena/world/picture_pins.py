@@ -24,24 +24,7 @@ from typing import Any, Mapping
 from urbanarena.errors import UrbanArenaError
 from urbanarena.hashing import file_sha256
 from urbanarena.world.city import City
-
-#: version of the ``pictures`` block (a key of a frozen suite's manifest)
-PINS_VERSION = 1
-#: how many problem pictures an error message names before "..."
-NAMED_IN_MESSAGE = 8
-
-
-class PinnedPictureError(UrbanArenaError):
-    """Pinned pictures are missing or differ from their pins. ``problems``: ``{picture id: what is wrong}``
-    (every picture found wrong, in pin order); the message names the first ones and the source."""
-
-    def __init__(self, where: str, problems: Mapping[str, str]):
-        self.where = where
-        self.problems = dict(problems)
-        shown = "; ".join(f"picture {pid}: {why}" for pid, why in list(self.problems.items())[:NAMED_IN_MESSAGE])
-        more = f" (and {len(self.problems) - NAMED_IN_MESSAGE} more)" if len(self.problems) > NAMED_IN_MESSAGE else ""
-        super().__init__(f"{where}: {len(self.problems)} pinned picture(s) missing or changed: {shown}{more}")
-
+from urbanarena.world.pins_base import PINS_VERSION, PinnedPictureError, licence_summary
 
 def imagery_source_kind(city: City) -> str | None:
     """The city's imagery ``source`` (``panoramax``, ``frames``, ``video``, ``rendered`` ...; ``None`` without
@@ -80,16 +63,7 @@ def _file_pins(city: City, kind: str) -> dict[str, Any]:
                      "captured_at": d.get("captured_at"), "sha256": file_sha256(path), "bytes": path.stat().st_size,
                      "licence": d.get("licence") or im.licence, "author": d.get("author") or im.attribution})
     return {"version": PINS_VERSION, "source": kind, "supplied": True, "count": len(pics),
-            "licences": _licences(pics), "pictures": pics}
-
-
-def _licences(pics: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for p in pics:
-        e = out.setdefault(p.get("licence") or "unknown", {"pictures": 0, "authors": set()})
-        e["pictures"] += 1
-        e["authors"].add(p.get("author") or "unknown")
-    return {k: {"pictures": v["pictures"], "authors": sorted(v["authors"])} for k, v in sorted(out.items())}
+            "licences": licence_summary(pics), "pictures": pics}
 
 
 def verify_supplied(pins: Mapping[str, Any], folder: str | Path) -> dict[str, Path]:

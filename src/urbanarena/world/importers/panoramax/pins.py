@@ -40,7 +40,7 @@ from urbanarena.errors import UrbanArenaError
 from urbanarena.hashing import file_sha256
 from urbanarena.progress import Progress, counted
 from urbanarena.world.city import City
-from urbanarena.world.picture_pins import PINS_VERSION, PinnedPictureError, _licences
+from urbanarena.world.pins_base import PINS_VERSION, PinnedPictureError, licence_summary
 
 #: issue kinds of pictures the build never downloads (their metadata already disqualifies them)
 NOT_DOWNLOADED = ("bad_id", "bad_position", "no_heading", "not_360")
@@ -100,7 +100,7 @@ def panoramax_pins(city: City) -> dict[str, Any]:
         "osm": {"file": Path(osm_file).name if osm_file else None, "sha256": src.get("osm_sha256")},
         "confirmed_annotations": sorted(((city.meta.extra or {}).get("real_imagery") or {})
                                         .get("confirmed_annotations") or []),
-        "download_errors": errors, "count": len(pictures), "licences": _licences(pictures),
+        "download_errors": errors, "count": len(pictures), "licences": licence_summary(pictures),
         "inputs": inputs, "pictures": pictures,
     }
 
