@@ -11,6 +11,11 @@ only its images and fingerprint panoramas to this renderer
 manifest). Every ``landmark_image`` reference of reference scheme 4 must show its goal: the generator redraws
 cameras that hide it, and a suite still holding one without a passing goal-share check is refused
 (:func:`urbanarena.tasks.frozen.unchecked_references`). Bad input prints ``error: ...`` and exits 2.
+
+On a city of real photographs (Panoramax, frames, video) the manifest pins every picture by id and sha256 with
+its licence and author, and the families its views exclude are listed (``excluded_families``).
+``urbanarena tasks fetch MANIFEST [--out DIR] [--osm FILE] [--instance URL] [--pictures DIR --city CITY]``
+rebuilds that city and suite elsewhere (:mod:`urbanarena.tasks.frozen_fetch`; docs/real-imagery.md).
 """
 
 from __future__ import annotations
@@ -63,7 +68,7 @@ def freeze_cmd(
         style = checked_style(render_style)
         folder = out or user_dir() / (name or default_suite_name(c.name, style))
         fs = freeze(c, folder, suite=name, seed=seed, sizes=size_list, split=split or None,
-                    solver=ArenaOracleSolver(c), build=f"urbanarena city build {c.name}",
+                    solver=ArenaOracleSolver(c), build=_build_hint(c),
                     log=lambda s: typer.echo(s, err=True), render_style=style)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
@@ -73,3 +78,66 @@ def freeze_cmd(
                    f"({', '.join(f'{k} {v}' for k, v in e['by_family'].items())}), {len(e['assets'])} images")
     typer.echo(f"city {c.name} hash {c.content_hash[:12]}...; fingerprint: "
                f"{len(fs.manifest.get('panorama_fingerprint') or {})} panoramas")
+
+
+def _build_hint(c) -> str:
+    """How another machine gets the city (the manifest's ``city.build``)."""
+    from urbanarena.world.picture_pins import imagery_source_kind
+
+    kind = imagery_source_kind(c)
+    if kind == "panoramax":
+        osm = Path(str((c.meta.source or {}).get("osm_file") or "FILE")).name
+        return f"urbanarena tasks fetch MANIFEST --osm {osm}"
+    if kind in ("frames", "video"):
+        return (f"urbanarena city from-{kind} on the pinned pictures (options: the city's import report), then "
+                "urbanarena tasks fetch MANIFEST --pictures DIR --city CITY")
+    return f"urbanarena city build {c.name}"
+
+
+def fetch_cmd(
+    manifest: Path = typer.Argument(..., help="A frozen real-imagery suite: its manifest.json or folder."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Suite folder to write (default <home>/frozen/<suite>)."),
+    osm: Optional[Path] = typer.Option(None, "--osm", help="Panoramax: the OSM file the city was built on (the "
+                                                           "manifest pins its sha256)."),
+    instance: Optional[str] = typer.Option(None, "--instance", help="Panoramax: instance URL (default: the pinned "
+                                                                   "one; a mirror must serve the same items)."),
+    pictures: Optional[Path] = typer.Option(None, "--pictures", help="Frames/video: folder of the supplied pictures "
+                                                                     "(pinned relative paths; verified by sha256)."),
+    city: Optional[str] = typer.Option(None, "--city", help="Frames/video: the city built from --pictures."),
+    timeout_s: float = typer.Option(30.0, "--timeout-s", help="Panoramax: connect/read timeout per request (seconds)."),
+    retries: int = typer.Option(5, "--retries", help="Panoramax: tries after the first per request."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out and a cached city of the same name."),
+) -> None:
+    """Rebuild a frozen real-imagery suite and its city from the manifest: Panoramax pictures are downloaded again by
+    id, frames/video pictures supplied with --pictures; every picture is checked against its pinned sha256 (a missing
+    or changed one is named by id, exit 2, nothing written), the city's hash and every task file must match."""
+    import warnings
+
+    from urbanarena.agents.arena_oracle import ArenaOracleSolver
+    from urbanarena.progress import ConsoleProgress
+    from urbanarena.tasks.frozen_fetch import fetch_suite, load_manifest
+    from urbanarena.world.resolve import resolve_city
+
+    try:
+        fs = load_manifest(manifest)
+        pins = fs.manifest.get("pictures") or {}
+        client = None
+        if pins.get("source") == "panoramax":
+            from urbanarena.world.importers.panoramax.client import PanoramaxClient
+
+            client = PanoramaxClient(instance or str(pins.get("instance")), asset=str(pins.get("asset") or "hd"),
+                                     timeout_s=timeout_s, max_retries=retries)
+        with warnings.catch_warnings(), ConsoleProgress() as progress:
+            # the build's skipped pictures are the original build's too (in city.json extra.panoramax.issues)
+            warnings.simplefilter("ignore", UserWarning)
+            res = fetch_suite(fs.directory, solver_for=ArenaOracleSolver, out_dir=out, osm=osm, client=client,
+                              pictures_dir=pictures, city=resolve_city(city) if city else None, force=force,
+                              progress=progress, log=lambda s: typer.echo(s, err=True))
+    except (UrbanArenaError, ValueError, OSError) as e:
+        raise fail(e) from None
+    for w in res.warnings:
+        typer.echo(f"warning: {w}", err=True)
+    typer.echo(f"{res.suite_dir}: {fs.name}: {', '.join(f'{s} {n} tasks' for s, n in res.sizes.items())}, "
+               f"task files and images verified")
+    typer.echo(f"city {res.city_name} -> {res.city_dir} ({res.pictures} pictures verified by sha256; "
+               f"use --city {res.city_name})")

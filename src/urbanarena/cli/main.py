@@ -604,7 +604,7 @@ def _register_plugins() -> None:
     from urbanarena.cli.train_cmd import train_app
     from urbanarena.cli.frames_cmd import from_frames
     from urbanarena.cli.video_cmd import from_video
-    from urbanarena.cli.freeze_cmd import freeze_cmd
+    from urbanarena.cli.freeze_cmd import fetch_cmd, freeze_cmd
     from urbanarena.cli.panoramax_cmd import from_panoramax, licences
     from urbanarena.cli.tasks_cmd import tasks_app
     from urbanarena.cli.play_cmd import play, play_export
@@ -628,6 +628,7 @@ def _register_plugins() -> None:
     city_app.command("from-panoramax")(from_panoramax)
     city_app.command("licences")(licences)
     tasks_app.command("freeze")(freeze_cmd)
+    tasks_app.command("fetch")(fetch_cmd)
     app.add_typer(tasks_app, name="tasks")
     app.add_typer(assets_app, name="assets")
     app.add_typer(demos_app, name="demos")

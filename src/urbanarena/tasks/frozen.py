@@ -290,10 +290,18 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
             the renderer works, counting tasks also keep only objects visible from their range
             (:class:`urbanarena.render.scene3d.visibility.CountVisibility`).
         build: how a user rebuilds the city (shown when hashes differ).
+
+    On a city of real photographs (:func:`urbanarena.tasks.generators.real_imagery.is_real_imagery`) the
+    families its views exclude are recorded as ``excluded_families`` (family -> reason) instead of refusing,
+    and the manifest's ``pictures`` block pins every picture by id and sha256 with its licence and author
+    (:func:`urbanarena.world.picture_pins.picture_pins`; ``urbanarena tasks fetch`` rebuilds the city from it).
+    ``city.annotations_hash`` records the annotations' hash.
     Raises:
-        UrbanArenaError: unknown size, no solver, a family that could not be generated in full.
+        UrbanArenaError: unknown size, no solver, a family that could not be generated in full (other than a
+            real-imagery exclusion), a real-imagery city whose pictures cannot be pinned.
     """
-    from urbanarena.tasks.generators import generate_suite
+    from urbanarena.tasks.generators import generate_suite, real_imagery
+    from urbanarena.world.picture_pins import picture_pins
 
     bad = [s for s in sizes if s not in SIZES]
     if bad or not sizes:
@@ -330,6 +338,12 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
                  "licence": city.meta.licence, "attribution": city.meta.attribution},
         "sizes": {},
     }
+    ann = getattr(city, "annotations", None)
+    if ann is not None:
+        manifest["city"]["annotations_hash"] = ann.content_hash
+    pins = picture_pins(city)  # real photographs: every picture by id, sha256, licence and author
+    if pins is not None:
+        manifest["pictures"] = pins
     if render_style != "flat":
         manifest["render_style"] = render_style
     for size in sizes:
@@ -344,8 +358,13 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
                                   f"goal-share check (the goal hidden, or not checked: no renderer here), not "
                                   f"freezing: {', '.join(hidden[:5])}{' ...' if len(hidden) > 5 else ''}")
         unavailable = {k: f["unavailable"] for k, f in res.report["families"].items() if f.get("unavailable")}
+        # families a city of real photographs never has (or has only once confirmed) are stated, not fatal
+        excluded = {k: why for k, why in unavailable.items() if real_imagery.unavailable_reason(city, k) is not None}
+        unavailable = {k: why for k, why in unavailable.items() if k not in excluded}
         if unavailable:
             raise UrbanArenaError(f"{name}: families unavailable, not freezing: {unavailable}")
+        if excluded:
+            manifest["excluded_families"] = excluded
         blob = (json.dumps(res.task_file.model_dump(mode="json"), indent=1, sort_keys=False, allow_nan=False)
                 + "\n").encode()
         with open(out / f"{size}.json.gz", "wb") as fh, gzip.GzipFile(filename="", mode="wb", fileobj=fh,

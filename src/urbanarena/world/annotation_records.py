@@ -402,7 +402,9 @@ class Annotations:
         d.mkdir(parents=True, exist_ok=True)
         final = d / ANNOTATIONS_FILE
         tmp = d / (ANNOTATIONS_FILE + ".tmp")
-        with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=5) as f:
+        from urbanarena.hashing import reproducible_gzip_text
+
+        with reproducible_gzip_text(tmp) as f:  # no time stamp: the same annotations, the same bytes
             json.dump(self.to_dict(), f, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         os.replace(tmp, final)
         return final

@@ -32,6 +32,7 @@ from typing import Any
 import networkx as nx
 
 from urbanarena.errors import CityFormatError
+from urbanarena.hashing import reproducible_gzip_text
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import LocalFrame
 from urbanarena.world.node_ids import check_node_id
@@ -52,7 +53,7 @@ def save_city(city: City, directory: str | Path) -> Path:
     d.mkdir(parents=True, exist_ok=True)
     records = city.to_records()
     tmp = d / (GRAPH_FILE + ".tmp")
-    with gzip.open(tmp, "wt", encoding="utf-8", compresslevel=5) as f:
+    with reproducible_gzip_text(tmp) as f:  # no time stamp: the same city, the same bytes
         json.dump(records, f, separators=(",", ":"), allow_nan=False)
     os.replace(tmp, d / GRAPH_FILE)
     ann = getattr(city, "annotations", None)

@@ -558,17 +558,37 @@ def build_city_from_panoramax(bbox: Sequence[float], osm_path: str | Path, name:
             client.fetch(p)
         except PanoramaxError as e:
             errors[p.id] = str(e)
+    return finish_city(pictures, osm_city, osm_path, name, api=client.api, asset=client.asset, bbox=bb,
+                       spacing_m=spacing_m, max_items=max_items, osm_spacing_m=osm_spacing_m, download_errors=errors,
+                       downloads=asdict(client.stats), image_dir=client.cache_dir, **options)
+
+
+def finish_city(pictures: Sequence[Picture], osm_city: City, osm_path: str | Path, name: str, *, api: str, asset: str,
+                bbox: Sequence[float], spacing_m: float, max_items: int | None, osm_spacing_m: float,
+                download_errors: dict[str, str], downloads: dict[str, int], image_dir: str | Path,
+                **options: Any) -> City:
+    """The pose graph of searched (and downloaded) ``pictures`` with its report and imagery: the last step of
+    :func:`build_city_from_panoramax`, shared with the rebuild of a frozen suite's city from its pinned pictures
+    (:mod:`.pins`), so that both write the same city.
+
+    ``pictures`` in search order (``extra.panoramax.searched`` records their ids); ``download_errors`` and
+    ``downloads`` (the client's :class:`~.client.DownloadStats` as a dict) go into the report as they are;
+    ``image_dir`` holds the files (the imagery root). Raises as :func:`build_pose_graph`.
+    """
     from urbanarena.hashing import file_sha256
 
-    src = {"instance": client.api, "bbox": list(bb), "asset": client.asset,
+    src = {"instance": api, "bbox": [float(v) for v in bbox], "asset": asset,
            "osm_file": str(Path(osm_path)), "osm_sha256": file_sha256(Path(osm_path))}
     city = build_pose_graph(pictures, osm_city, spacing_m=spacing_m, name=name, source=src, **options)
     rep = city.meta.extra["panoramax"]
-    rep["download_errors"] = errors
-    rep["downloads"] = asdict(client.stats)
-    attach_panoramax_imagery(city, client.cache_dir)
+    rep["download_errors"] = dict(download_errors)
+    rep["downloads"] = dict(downloads)
+    # what a rebuild needs to search and build the same city (urbanarena tasks fetch, docs/real-imagery.md)
+    rep["searched"] = [p.id for p in pictures]
+    rep["max_items"] = max_items
+    rep["osm_spacing_m"] = float(osm_spacing_m)
+    attach_panoramax_imagery(city, image_dir)
     return city
 
-
-__all__ = ["BuildIssue", "build_city_from_panoramax", "ISSUE_KINDS", "PanoramaxInputWarning", "SOURCE_KIND", "attach_panoramax_imagery",
+__all__ = ["BuildIssue", "build_city_from_panoramax", "finish_city", "ISSUE_KINDS", "PanoramaxInputWarning", "SOURCE_KIND", "attach_panoramax_imagery",
            "build_pose_graph", "licence_table", "remap_annotations", "validate_picture"]

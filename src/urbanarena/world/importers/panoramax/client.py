@@ -386,9 +386,8 @@ class PanoramaxClient:
 
     # ------------------------------------------------------------- download
     def cache_path(self, picture: Picture) -> Path:
-        """Where ``picture`` is cached: ``<cache_dir>/<host>/<id>.<asset>.jpg`` (unsafe characters replaced)."""
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", picture.id)
-        return self.cache_dir / f"{safe}.{picture.asset}.jpg"
+        """Where ``picture`` is cached: ``<cache_dir>/<host>/<id>.<asset>.jpg`` (:func:`cache_file_name`)."""
+        return self.cache_dir / cache_file_name(picture.id, picture.asset)
 
     def fetch(self, picture: Picture) -> Path:
         """Download ``picture``'s image into the cache (or reuse it); sets ``picture.local_path``.
@@ -488,6 +487,12 @@ class PanoramaxClient:
         return dest
 
 
+def cache_file_name(picture_id: str, asset: str) -> str:
+    """The cache file name of a picture's asset: ``<id>.<asset>.jpg``, characters outside ``[A-Za-z0-9._-]``
+    replaced by ``_`` (the node attribute ``image`` of a Panoramax city)."""
+    return f"{re.sub(r'[^A-Za-z0-9._-]+', '_', picture_id)}.{asset}.jpg"
+
+
 class _ShortBody(Exception):
     """The body ended before the announced length (a dropped connection the HTTP stack did not flag)."""
 
@@ -534,4 +539,4 @@ def sha256_multihash(data: bytes) -> str:
 
 
 __all__ = ["ASSETS", "DEFAULT_INSTANCE", "DownloadStats", "PanoramaxClient", "PanoramaxError", "Picture",
-           "api_url", "file_sha256", "parse_item", "sha256_multihash"]
+           "api_url", "cache_file_name", "file_sha256", "parse_item", "sha256_multihash"]
