@@ -33,11 +33,11 @@ from pathlib import Path
 import numpy as np
 
 #: bumped whenever the conversion changes (part of the cache key and of the photo style's render identity)
-MODELS_VERSION = "photo-models-1"
+MODELS_VERSION = "photo-models-2"
 #: share of the way from a corner's UV to its triangle's UV centroid where the texture is sampled
 UV_PULL = 0.2
 #: materials painted in the placement's car colour (the catalogues' body paint)
-PAINT_MATERIALS = frozenset({"firstcolor", "color-exterior", "chapa_roja", "color-beige-green"})
+PAINT_MATERIALS = frozenset({"firstcolor", "color-exterior", "chapa_roja", "color-beige-green", "paint_yellow"})
 
 
 class ModelFormatError(ValueError):

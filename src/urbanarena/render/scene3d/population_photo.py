@@ -3,7 +3,7 @@ shadow and sun shadow under each.
 
 * **Models** (:class:`PhotoCatalogue`, :func:`photo_models`): the standing Reallusion people of the
   ``sweethome3d-furniture`` package (:data:`ADULTS`, :data:`CHILDREN`), its Scopia/KatorLegaz cars
-  (:data:`CARS`) and van (:data:`VANS`), converted by :mod:`.photo_models` (textures baked into corner colours,
+  (:data:`CARS`; KatorLegaz's concept sedan is left out: a toy-like show car) and van (:data:`VANS`), converted by :mod:`.photo_models` (textures baked into corner colours,
   decimated once, cached as ``.npz``). The sitting and lying poses and the bus are not used: the population has
   no benches to seat people on and no bus kind.
 * **Choice**: a person's model is ``ADULTS[h % n]`` (``CHILDREN`` under 1.4 m) with ``h`` a hash of the
@@ -43,7 +43,7 @@ ADULTS = tuple(f"people/{n}/{n}.obj" for n in ("male01", "male02", "male03", "fe
 CHILDREN = tuple(f"people/{n}/{n}.obj" for n in ("boyStanding", "girlStanding"))
 CARS = ("scopia/seat_leon/seat_leon.obj", "scopia/peugeot-308/peugeot-308.obj",
         "scopia/renault-scenic/renault-scenic.obj", "scopia/suv/suv.obj", "scopia/chevrolet/chevrolet.obj",
-        "katorlegaz/VW-new-beetle/VW-new-beetle.obj", "katorlegaz/concept-sedan-01v2/concept-sedan-01v2.obj")
+        "katorlegaz/VW-new-beetle/VW-new-beetle.obj")
 VANS = ("scopia/van/van.obj",)
 #: clustering cells (fraction of a person's height / a vehicle's length): ~2-3k triangles a person
 PERSON_CELL = 0.012
