@@ -143,7 +143,7 @@ CAR = Placement("c1", "parked_car", -4.0, 2.5, 90.0, 4.4, 1.8, 1.5, (150, 28, 30
 def test_model_choice_is_seeded_and_falls_back_to_boxes(fake_models):
     from urbanarena.render.scene3d.population_photo import PhotoModels, model_for, photo_placements_mesh
 
-    assert model_for(PERSON, fake_models) is fake_models.adults[0]
+    assert model_for(PERSON, fake_models) is fake_models.adults[0] and len(fake_models.adults[0]) == 3
     assert model_for(CAR, fake_models) is None                         # no car in the fake catalogue: boxes
     two = PhotoModels(fake_models.adults * 2, (), (), (), "two")
     # the pick is sha256("person:<variant>") mod the pool, the same in every process (a second implementation)
@@ -221,3 +221,27 @@ def test_photo_settings_identity():
     assert DEFAULT_POPULATION_OF_STYLE["photo"] == "snapshot"
     with pytest.raises(ValueError, match="photo"):
         RenderSettings(style="photograph")
+
+
+def test_far_placements_draw_coarser_levels(tmp_path):
+    from urbanarena.render.scene3d.population_photo import LOD_FROM_M, PhotoCatalogue, load_photo_models, \
+        photo_placements_mesh
+
+    # a 1 x 2 "cm" vertical sheet of 40 x 80 squares (6400 triangles), as a person model
+    n, m = 40, 80
+    lines = [f"v {i / n:.4f} {2 * j / m:.4f} 0" for j in range(m + 1) for i in range(n + 1)]
+    for j in range(m):
+        for i in range(n):
+            a = j * (n + 1) + i + 1
+            lines.append(f"f {a} {a + 1} {a + n + 2} {a + n + 1}")
+    (tmp_path / "people" / "s").mkdir(parents=True)
+    (tmp_path / "people" / "s" / "s.obj").write_text("\n".join(lines) + "\n")
+    models = load_photo_models(tmp_path, PhotoCatalogue(adults=("people/s/s.obj",), children=(), cars=(), vans=()))
+    counts = [lvl.n_triangles for lvl in models.adults[0]]
+    assert counts[0] <= 2 * n * m
+    assert counts[0] > counts[1] > counts[2] > 0
+    tri = []
+    for d in (LOD_FROM_M[0] - 1, LOD_FROM_M[0] + 1, LOD_FROM_M[1] + 1):
+        p = Placement("p", "pedestrian", d, 0.0, 0.0, 0.35, 0.5, 1.7, (0, 0, 0), "a", 0, 3)
+        tri.append(photo_placements_mesh([p], models, camera_xy=(0.0, 0.0)).n_triangles)
+    assert tri == counts

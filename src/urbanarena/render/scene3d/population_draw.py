@@ -45,7 +45,8 @@ class PopulationObjects:
             if self.models is not None:
                 from urbanarena.render.scene3d.population_photo import photo_placements_mesh
 
-                self._mesh = photo_placements_mesh(self.placements, self.models)
+                self._mesh = photo_placements_mesh(self.placements, self.models,
+                                                   camera_xy=(self.snapshot.x_m, self.snapshot.y_m))
             else:
                 self._mesh = placements_mesh(self.placements)
         return self._mesh

@@ -10,6 +10,9 @@ shadow and sun shadow under each.
   placement's ``variant`` (drawn from the city seed), so the same seed gives the same people; a car's model is
   ``CARS[h % n]``, a van (odd ``variant``, as :mod:`.population_meshes`) the van. Body paint materials take the
   placement's car colour.
+* **Levels of detail**: each model is decimated at three cells (:data:`PERSON_CELLS`, :data:`VEHICLE_CELLS`); a
+  placement farther than :data:`LOD_FROM_M` from the snapshot's camera draws the coarser level (a cell stays
+  about a pixel of a 2048-pixel panorama at the distances it is used from).
 * **Size and orientation**: as the boxes (:mod:`.population_meshes`): people scaled uniformly to ``height_m``,
   vehicles uniformly to ``length_m``; turned to ``heading_deg`` (model front along the heading), at ``(x_m, y_m)``.
   Cyclists and trams keep the box meshes (no model in the package).
@@ -45,9 +48,12 @@ CARS = ("scopia/seat_leon/seat_leon.obj", "scopia/peugeot-308/peugeot-308.obj",
         "scopia/renault-scenic/renault-scenic.obj", "scopia/suv/suv.obj", "scopia/chevrolet/chevrolet.obj",
         "katorlegaz/VW-new-beetle/VW-new-beetle.obj")
 VANS = ("scopia/van/van.obj",)
-#: clustering cells (fraction of a person's height / a vehicle's length): ~2-3k triangles a person
-PERSON_CELL = 0.012
-VEHICLE_CELL = 0.02
+#: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
+#: a person has ~2-3k triangles near, a few hundred at the middle level, about a hundred far
+PERSON_CELLS = (0.012, 0.035, 0.07)
+VEHICLE_CELLS = (0.02, 0.04, 0.07)
+#: distances from the snapshot's camera (metres) beyond which the next level is drawn
+LOD_FROM_M = (15.0, 40.0)
 #: the contact blob: ellipse semi-axes = CONTACT_GROW x half the footprint; darkest share of light at its centre
 CONTACT_GROW = 1.25
 CONTACT_K = 0.45
@@ -68,12 +74,13 @@ class PhotoCatalogue:
 
 @dataclass(frozen=True)
 class PhotoModels:
-    """Converted models of a catalogue (:func:`load_photo_models`); empty tuples where the catalogue has none."""
+    """Converted models of a catalogue (:func:`load_photo_models`): per model a tuple of its levels of detail
+    (nearest first); empty tuples where the catalogue has none."""
 
-    adults: tuple[Model, ...]
-    children: tuple[Model, ...]
-    cars: tuple[Model, ...]
-    vans: tuple[Model, ...]
+    adults: tuple[tuple[Model, ...], ...]
+    children: tuple[tuple[Model, ...], ...]
+    cars: tuple[tuple[Model, ...], ...]
+    vans: tuple[tuple[Model, ...], ...]
     identity: str
 
 
@@ -86,18 +93,20 @@ def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue()
     """
     folder = Path(folder)
 
-    def load(rels, normalise, cell):
+    def load(rels, normalise, cells):
         out = []
         for rel in rels:
             p = folder / rel
             if not p.is_file():
                 raise ModelFormatError(f"{p}: model file missing")
-            out.append(load_model(p, normalise, cell, cache_dir))
+            out.append(tuple(load_model(p, normalise, cell, cache_dir) for cell in cells))
         return tuple(out)
 
-    ident = hashlib.sha256(repr((MODELS_VERSION, catalogue, PERSON_CELL, VEHICLE_CELL)).encode()).hexdigest()[:16]
-    return PhotoModels(load(catalogue.adults, "height", PERSON_CELL), load(catalogue.children, "height", PERSON_CELL),
-                       load(catalogue.cars, "length", VEHICLE_CELL), load(catalogue.vans, "length", VEHICLE_CELL),
+    ident = hashlib.sha256(repr((MODELS_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS, LOD_FROM_M)).encode()
+                           ).hexdigest()[:16]
+    return PhotoModels(load(catalogue.adults, "height", PERSON_CELLS),
+                       load(catalogue.children, "height", PERSON_CELLS),
+                       load(catalogue.cars, "length", VEHICLE_CELLS), load(catalogue.vans, "length", VEHICLE_CELLS),
                        ident)
 
 
@@ -134,8 +143,8 @@ def _h(v: int, salt: str) -> int:
     return int.from_bytes(hashlib.sha256(f"{salt}:{int(v)}".encode()).digest()[:8], "big")
 
 
-def model_for(p, models: PhotoModels) -> Model | None:
-    """The model a placement draws (module docstring), or ``None`` for the box meshes."""
+def model_for(p, models: PhotoModels) -> tuple[Model, ...] | None:
+    """The model (its levels of detail) a placement draws (module docstring), or ``None`` for the box meshes."""
     if p.kind in ("pedestrian", "waiting", "crossing"):
         pool = models.children if p.height_m < CHILD_BELOW_M and models.children else models.adults
         return pool[_h(p.variant, "person") % len(pool)] if pool else None
@@ -145,8 +154,10 @@ def model_for(p, models: PhotoModels) -> Model | None:
     return None
 
 
-def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1) -> MeshData:
-    """One triangle list of ``placements``: models where :func:`model_for` has one, the box meshes of
+def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1,
+                          camera_xy: tuple[float, float] | None = None) -> MeshData:
+    """One triangle list of ``placements``: models where :func:`model_for` has one (the level of detail of the
+    placement's distance from ``camera_xy``, local metres; ``None``: the finest), the box meshes of
     :func:`.population_meshes.placements_mesh` for the rest; placement ``i`` carries feature
     ``first_feature + i``."""
     from urbanarena.render.scene3d.meshes import concat_meshes
@@ -155,10 +166,15 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
     P, N, C, F = [], [], [], []
     rest = []
     for i, p in enumerate(placements):
-        m = model_for(p, models)
-        if m is None:
+        levels = model_for(p, models)
+        if levels is None:
             rest.append(i)
             continue
+        level = 0
+        if camera_xy is not None:
+            d = math.hypot(p.x_m - camera_xy[0], p.y_m - camera_xy[1])
+            level = min(sum(d > f for f in LOD_FROM_M), len(levels) - 1)
+        m = levels[level]
         s = p.height_m if p.kind in ("pedestrian", "waiting", "crossing") else p.length_m
         a = math.radians(p.heading_deg)
         fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
