@@ -49,11 +49,11 @@ CARS = ("scopia/seat_leon/seat_leon.obj", "scopia/peugeot-308/peugeot-308.obj",
         "katorlegaz/VW-new-beetle/VW-new-beetle.obj")
 VANS = ("scopia/van/van.obj",)
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
-#: a person has ~2-3k triangles near, a few hundred at the middle level, about a hundred far
-PERSON_CELLS = (0.012, 0.035, 0.07)
-VEHICLE_CELLS = (0.02, 0.04, 0.07)
+#: (male01: 2,289 / 745 / 167 triangles; the Seat Leon 3,225 / 1,002 / 358)
+PERSON_CELLS = (0.02, 0.05, 0.1)
+VEHICLE_CELLS = (0.03, 0.06, 0.1)
 #: distances from the snapshot's camera (metres) beyond which the next level is drawn
-LOD_FROM_M = (15.0, 40.0)
+LOD_FROM_M = (10.0, 30.0)
 #: the contact blob: ellipse semi-axes = CONTACT_GROW x half the footprint; darkest share of light at its centre
 CONTACT_GROW = 1.25
 CONTACT_K = 0.45
