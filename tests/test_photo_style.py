@@ -207,6 +207,8 @@ def test_photo_without_assets_falls_back_in_one_line(tmp_path, monkeypatch, caps
         raise AssertionError("the photo style must not download")
 
     monkeypatch.setattr(F, "fetch_package", no_download)
+    assert population_photo.photo_models(quiet=True) is None              # (the render identity asks quietly)
+    assert capsys.readouterr().err == ""
     s = settings_for_style("photo")
     assert s.style == "realistic" and s.population == "snapshot"
     err = capsys.readouterr().err.strip().splitlines()

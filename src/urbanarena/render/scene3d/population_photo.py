@@ -116,14 +116,18 @@ _LOCK = threading.Lock()
 
 def photo_models(quiet: bool = False) -> PhotoModels | None:
     """The pinned package's models when it is installed and whole (loaded once per process), else ``None`` after
-    one line on stderr (unless ``quiet``): the photo style then draws the realistic style's boxes. Never fetches."""
+    one line on stderr (said once per process, by the first call without ``quiet``): the photo style then draws the realistic style's boxes. Never fetches."""
     from urbanarena import paths
     from urbanarena.render.assets import ensure_assets, package_by_name
 
     root = paths.assets_dir()
     with _LOCK:
         if str(root) in _LOADED:
-            return _LOADED[str(root)]
+            got, message = _LOADED[str(root)]
+            if got is None and message and not quiet:   # said once per process, by the first caller that may
+                print(message, file=sys.stderr)
+                _LOADED[str(root)] = (None, "")
+            return got
         pkg = package_by_name(PACKAGE)
         status = ensure_assets([pkg], root=root, fetch=False)
         got = None
@@ -133,9 +137,11 @@ def photo_models(quiet: bool = False) -> PhotoModels | None:
             except (ModelFormatError, OSError) as e:
                 status.message = (f"photo assets unavailable ({str(e).splitlines()[0]}); rendering the procedural "
                                   f"'realistic' style")
-        if got is None and not quiet:
-            print(status.message + " (run: urbanarena assets fetch)", file=sys.stderr)
-        _LOADED[str(root)] = got
+        message = "" if got is not None else status.message + " (run: urbanarena assets fetch)"
+        if message and not quiet:
+            print(message, file=sys.stderr)
+            message = ""
+        _LOADED[str(root)] = (got, message)
         return got
 
 
