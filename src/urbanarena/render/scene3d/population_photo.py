@@ -116,7 +116,8 @@ _LOCK = threading.Lock()
 
 def photo_models(quiet: bool = False) -> PhotoModels | None:
     """The pinned package's models when it is installed and whole (loaded once per process), else ``None`` after
-    one line on stderr (said once per process, by the first call without ``quiet``): the photo style then draws the realistic style's boxes. Never fetches."""
+    one line on stderr (said once per process, by the first call without ``quiet``): the photo style then draws
+    the realistic style's boxes. Never fetches."""
     from urbanarena import paths
     from urbanarena.render.assets import ensure_assets, package_by_name
 
