@@ -11,7 +11,8 @@ together see the whole horizon); a node **passes** when people and vehicles cove
 node: snapshot + mesh + draw) with the population and without it; first-person frames/s (640 x 360, four yaws per
 node) with a node's population drawn as ``dynamic`` objects, its snapshot and mesh built beforehand (their CPU ms
 are given apart), and without; CPU ms of each, and the machine's load averages before and after (a shared
-machine's wall-clock rates swing with its load: compare the CPU times and ratios).
+machine's wall-clock rates swing with its load: compare the CPU times and ratios). The same figures are measured
+for the ``photo`` style (textured people and vehicles, issue 24) when its assets are fetched (``speed_photo``).
 """
 
 from __future__ import annotations
@@ -85,8 +86,9 @@ def coverage(city, nodes: Sequence[str], condition: str = "clear", progress: Cal
             "rows": rows}
 
 
-def speed(city, nodes: Sequence[str], condition: str = "clear") -> dict[str, Any]:
-    """Panoramas/s with and without the population and first-person frames/s with it (module docstring)."""
+def speed(city, nodes: Sequence[str], condition: str = "clear", style: str = "realistic") -> dict[str, Any]:
+    """Panoramas/s with and without the population and first-person frames/s with it (module docstring), in
+    render ``style`` (``realistic`` or ``photo``)."""
     from urbanarena.render.scene3d.cache import render_with_population
     from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
     from urbanarena.render.scene3d.context import current
@@ -94,12 +96,12 @@ def speed(city, nodes: Sequence[str], condition: str = "clear") -> dict[str, Any
     from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
 
     scene = scene_from_city(city)
-    settings = RenderSettings.for_condition(condition, style="realistic", population="snapshot")
+    settings = RenderSettings.for_condition(condition, style=style, population="snapshot")
     r = SceneRenderer(scene, settings)
     poses = [(n, *node_pose(city, n)) for n in nodes]
     n0, x0, y0, b0 = poses[0]
     render_with_population(r, x0, y0, 1.7, 2048, b0, node_population(scene, settings, n0, x0, y0))
-    out: dict[str, Any] = {"condition": condition, "panoramas": len(poses)}
+    out: dict[str, Any] = {"condition": condition, "style": style, "panoramas": len(poses)}
     for label, with_pop in (("with_population", True), ("without", False)):
         t, c = time.perf_counter(), time.process_time()
         for n, x, y, b in poses:
@@ -153,6 +155,10 @@ def measure(*, city: str = "helsinki", nodes: int | None = None, condition: str 
     res["coverage"] = coverage(c, ns, condition, progress)
     if with_speed:
         res["speed"] = speed(c, ns[:speed_nodes], condition)
+        from urbanarena.render.scene3d.population_photo import photo_models
+
+        if photo_models() is not None:
+            res["speed_photo"] = speed(c, ns[:speed_nodes], condition, style="photo")
     res["machine_end"] = machine()
     return res
 
@@ -165,15 +171,16 @@ def format_report(res: dict[str, Any]) -> str:
              f"{cov['median_best_px']} px"]
     for k, v in cov["by_street"].items():
         lines.append(f"  {k}: {v['passed']}/{v['nodes']}")
-    sp = res.get("speed")
-    if sp:
-        lines.append(f"speed ({sp['condition']}, {sp['panoramas']} panoramas): {sp['panos_per_s_with_population']} "
+    for sp in (res.get("speed"), res.get("speed_photo")):
+        if not sp:
+            continue
+        lines.append(f"speed ({sp.get('style', 'realistic')}, {sp['condition']}, {sp['panoramas']} panoramas): {sp['panos_per_s_with_population']} "
                      f"panoramas/s with people ({sp['pano_cpu_ms_with_population']} CPU ms) vs "
                      f"{sp['panos_per_s_without']} without ({sp['pano_cpu_ms_without']} CPU ms; ratio "
                      f"{sp['pano_time_ratio']}); {sp['fps_640_with_population']} frames/s 640x360 with people "
                      f"({sp['frame_cpu_ms_with_population']} CPU ms) vs {sp['fps_640_without']} without "
-                     f"({sp['frame_cpu_ms_without']} CPU ms); floors 2 panoramas/s, 20 frames/s: "
-                     f"{'met' if sp['floors']['met'] else 'NOT met'}")
+                     f"({sp['frame_cpu_ms_without']} CPU ms); median {sp['median_triangles']} population "
+                     f"triangles; floors 2 panoramas/s, 20 frames/s: {'met' if sp['floors']['met'] else 'NOT met'}")
     lines.append(f"load average start {res['machine_start'].get('loadavg')} end {res['machine_end'].get('loadavg')}")
     return "\n".join(lines)
 

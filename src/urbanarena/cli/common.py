@@ -79,12 +79,14 @@ def fail(e: BaseException) -> typer.Exit:
 
 
 #: help of ``--render-style`` (every command that renders a city)
-RENDER_STYLE_HELP = ("How rendered cities look: realistic (procedural materials, shadows, clouds; the default) or "
-                     "flat (the original look, frozen suite helsinki-arena7-v1); cities with real photos ignore it.")
+RENDER_STYLE_HELP = ("How rendered cities look: realistic (procedural materials, shadows, clouds; the default), "
+                     "flat (the original look, frozen suite helsinki-arena7-v1) or photo (realistic with real "
+                     "textured people and vehicles from `urbanarena assets fetch`; realistic when not fetched); "
+                     "cities with real photos ignore it.")
 
 
 def render_style_option():
-    """The ``--render-style realistic|flat`` option (default :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`)."""
+    """The ``--render-style realistic|flat|photo`` option (default :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`)."""
     from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE
 
     return typer.Option(DEFAULT_RENDER_STYLE, "--render-style", help=RENDER_STYLE_HELP)
@@ -125,7 +127,7 @@ def population_option():
 #: help of ``--camera`` (the commands that show rendered views)
 CAMERA_HELP = ("Camera model the views go through: clean (the renderer's pixels), consumer360 (a consumer 360 camera's "
                "frames: softness, noise, exposure, JPEG), phone; default: the render style's (clean for flat and "
-               "realistic). docs/renderer.md.")
+               "realistic, consumer360 for photo). docs/renderer.md.")
 
 
 def camera_option():

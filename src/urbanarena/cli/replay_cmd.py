@@ -42,7 +42,7 @@ def replay(
     port: int = typer.Option(DEFAULT_PORT, "--port", help="Port to bind."),
     public: bool = typer.Option(False, "--public", help="Allow a non-loopback --host (token auth guards it)."),
     render_style: Optional[str] = typer.Option(
-        None, "--render-style", help="Render style: realistic or flat (default: the one the run used)."),
+        None, "--render-style", help="Render style: realistic, flat or photo (default: the one the run used)."),
 ) -> None:
     """Browse any stored arena episode step by step: views, trajectory map, thought, memory, answer, score."""
     try:
@@ -106,7 +106,7 @@ def video(
     fps: float = typer.Option(2.0, "--fps", help="Frames (states) per second."),
     city: Optional[str] = typer.Option(None, "--city", help="CITY (default: the one in run.json)."),
     render_style: Optional[str] = typer.Option(
-        None, "--render-style", help="Render style: realistic or flat (default: the one the run used)."),
+        None, "--render-style", help="Render style: realistic, flat or photo (default: the one the run used)."),
 ) -> None:
     """Write one stored arena episode as a video: one frame per state (steps + 1), map inset, captions."""
     from urbanarena.report.video import video_of_run

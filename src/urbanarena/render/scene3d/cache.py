@@ -147,7 +147,7 @@ class RenderedPanoramaStore:
         safe_name = re.sub(r"[^A-Za-z0-9_.-]", "_", self.scene.name)[:40] or "scene"
         self.dir = Path(root) if root is not None else default_root()
         cond = "" if self.settings.is_clear_day else re.sub(r"[^A-Za-z0-9_.-]", "_", self.settings.condition) + "-"
-        style = "realistic-" if self.settings.is_realistic else ""
+        style = f"{self.settings.style}-" if self.settings.is_realistic else ""
         self.dir = self.dir / f"{safe_name}-{style}{cond}{self.key[:16]}"
         self.cache: LRUByteCache[np.ndarray] = LRUByteCache(budget_bytes)
         self._renderer: SceneRenderer | None = None

@@ -66,7 +66,7 @@ from urbanarena.render.scene3d.scene import Scene
 POPULATION_VERSION = "population-1"
 POPULATION_MODES = ("snapshot", "none")
 #: the population each render style draws unless told otherwise (flat keeps its original pixels)
-DEFAULT_POPULATION_OF_STYLE = {"realistic": "snapshot", "flat": "none"}
+DEFAULT_POPULATION_OF_STYLE = {"realistic": "snapshot", "flat": "none", "photo": "snapshot"}
 
 KINDS = ("pedestrian", "waiting", "crossing", "cyclist", "parked_car", "car", "tram")
 PEOPLE_KINDS = ("pedestrian", "waiting", "crossing", "cyclist")

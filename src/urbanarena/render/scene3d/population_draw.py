@@ -1,8 +1,10 @@
 """Drawing a node's population (:mod:`.population`) into its panorama and into the ID pass.
 
 * :class:`PopulationObjects` -- a snapshot as the renderer's ``dynamic=`` argument: its mesh
-  (:func:`.population_meshes.placements_mesh`, placement ``i`` as feature ``i + 1``) is built once and drawn into
-  all six cube faces of the panorama, lit by the condition's street-furniture program.
+  (:func:`.population_meshes.placements_mesh`, placement ``i`` as feature ``i + 1``; with the ``photo`` style's
+  models :func:`.population_photo.photo_placements_mesh`) is built once and drawn into all six cube faces of the
+  panorama, lit by the condition's street-furniture program; with models it also draws the people's and
+  vehicles' contact and sun shadows on the ground (:meth:`PopulationObjects.draw_shade`).
 * :func:`node_population` -- the objects the panorama store draws for a node (``None`` without population).
 * :func:`population_pixels` -- the ID pass of a view with the population: pixels of each placement, and the people
   and vehicles in all (what the coverage acceptance measures, ``urbanarena bench population``).
@@ -22,21 +24,57 @@ TILE_M = 10.0
 
 
 class PopulationObjects:
-    """A :class:`~.population.Snapshot` drawable as ``dynamic=`` (mesh built on first use, then reused)."""
+    """A :class:`~.population.Snapshot` drawable as ``dynamic=`` (mesh built on first use, then reused).
 
-    def __init__(self, snap: Snapshot):
+    ``models``: the ``photo`` style's :class:`~.population_photo.PhotoModels` (textured people and vehicles,
+    shadows), or ``None`` for the realistic style's box meshes (and no shadow layer)."""
+
+    def __init__(self, snap: Snapshot, models=None):
         self.snapshot = snap
         self.placements = snap.placements
+        self.models = models
         self._mesh: MeshData | None = None
         self._gl: dict = {}
+        self._shade: dict = {}
 
     def __bool__(self) -> bool:
         return bool(self.placements)
 
     def mesh(self) -> MeshData:
         if self._mesh is None:
-            self._mesh = placements_mesh(self.placements)
+            if self.models is not None:
+                from urbanarena.render.scene3d.population_photo import photo_placements_mesh
+
+                self._mesh = photo_placements_mesh(self.placements, self.models,
+                                                   camera_xy=(self.snapshot.x_m, self.snapshot.y_m))
+            else:
+                self._mesh = placements_mesh(self.placements)
         return self._mesh
+
+    def draw_shade(self, ctx, prog, light) -> int:
+        """Photo style: multiply the ground by the population's shadows (:func:`.population_photo.shade_mesh`)
+        with the shade program ``prog`` (``mvp`` set; the renderer sets the blending); ``light`` the condition's
+        :class:`~.conditions.Lighting`. Nothing without models. Returns the triangles drawn."""
+        import moderngl
+
+        if self.models is None:
+            return 0
+        key = (id(ctx), id(prog))
+        got = self._shade.get(key)
+        if got is None:
+            from urbanarena.render.scene3d.population_photo import shade_mesh
+            from urbanarena.render.scene3d.realistic import shadow_factor
+
+            mesh = shade_mesh(self.placements, light.sun_dir, shadow_factor(light))
+            if mesh.n_triangles == 0:
+                return 0
+            names = ("in_pos", "in_normal", "in_colour")
+            fmt = " ".join("3f" if name in prog else "12x" for name in names)
+            buf = ctx.buffer(mesh.interleaved(("positions", "normals", "colours")).tobytes())
+            vao = ctx.vertex_array(prog, [(buf, fmt, *[n for n in names if n in prog])])
+            got = self._shade[key] = (buf, vao, mesh.n_triangles)
+        got[1].render(moderngl.TRIANGLES)
+        return got[2]
 
     def draw(self, ctx, prog) -> int:
         """Draw into the bound framebuffer with ``prog`` (its ``mvp`` set): the mesh is uploaded on first use and
@@ -64,10 +102,11 @@ class PopulationObjects:
 
     def release(self) -> None:
         """Free the GL arrays :meth:`vertex_array` made (call with the renderer's context current)."""
-        for buf, vao, _, _ in self._gl.values():
+        for buf, vao, *_ in (*self._gl.values(), *self._shade.values()):
             vao.release()
             buf.release()
         self._gl.clear()
+        self._shade.clear()
 
 
 def release_population(renderer, population: PopulationObjects | None) -> None:
@@ -81,9 +120,17 @@ def release_population(renderer, population: PopulationObjects | None) -> None:
 
 def node_population(scene, settings, node: str, x_m: float, y_m: float) -> PopulationObjects | None:
     """What the panorama store draws into ``node``'s panorama: its snapshot when ``settings.population`` is
-    ``snapshot`` (and it places anything), else ``None``."""
+    ``snapshot`` (and it places anything), else ``None``. The ``photo`` style draws the fetched models
+    (:func:`.population_photo.photo_models`); without them (one line on stderr) the realistic boxes."""
     snap = snapshot_for_settings(scene, settings, node, x_m, y_m)
-    return PopulationObjects(snap) if snap is not None and snap.placements else None
+    if snap is None or not snap.placements:
+        return None
+    models = None
+    if getattr(settings, "style", "flat") == "photo":
+        from urbanarena.render.scene3d.population_photo import photo_models
+
+        models = photo_models()
+    return PopulationObjects(snap, models)
 
 
 def population_pixels(renderer, objs: PopulationObjects, x_m: float, y_m: float, yaw_deg: float,

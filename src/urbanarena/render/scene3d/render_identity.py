@@ -37,7 +37,19 @@ def render_identity(scene: Scene, settings: RenderSettings, width: int | None = 
         "attribution": scene.attribution,
         **({"realistic": realistic_identity(), "sign_families": _sign_families()} if settings.is_realistic else {}),
         **({"population": _population_identity()} if settings.population != "none" else {}),
+        **({"photo": _photo_identity()} if settings.style == "photo" else {}),
     }
+
+
+def _photo_identity() -> dict:
+    from urbanarena.render.assets import package_by_name
+    from urbanarena.render.scene3d.photo_models import MODELS_VERSION
+    from urbanarena.render.scene3d.population_photo import PACKAGE, photo_models
+
+    pkg = package_by_name(PACKAGE)
+    models = photo_models(quiet=True)
+    return {"models": MODELS_VERSION, "package": pkg.name, "version": pkg.version, "sha256": pkg.sha256,
+            "catalogue": None if models is None else models.identity}
 
 
 def _population_identity() -> dict:

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-RENDER_STYLES = ("realistic", "flat")
+RENDER_STYLES = ("realistic", "flat", "photo")
 DEFAULT_RENDER_STYLE = "realistic"
 
 
@@ -44,7 +44,8 @@ class RenderSettings:
         weather: ``clear``, ``cloudy``, ``rain`` or ``fog``; time_of_day: ``day``, ``dusk`` or ``night``
             (:mod:`.conditions`: what each changes, on top of the settings above, which describe the clear
             day). rain_seed: seed of the rain streaks. style: ``flat`` (the original look; this class's
-            default) or ``realistic`` (:mod:`.styles`; the commands' default). :meth:`for_condition` builds settings from a name
+            default), ``realistic`` (:mod:`.styles`; the commands' default) or ``photo`` (realistic with the
+            fetched textured people and vehicles, :mod:`.population_photo`). :meth:`for_condition` builds settings from a name
             (``night``, ``rain+dusk``); :attr:`condition` names them. The clear day (the default) draws
             with the original shaders: exactly the pixels and cache keys of the renderer before conditions.
         population: ``none`` (this class's default) or ``snapshot``: the people and vehicles of each node's
@@ -110,8 +111,8 @@ class RenderSettings:
 
     @property
     def is_realistic(self) -> bool:
-        """True for the ``realistic`` style (:mod:`.styles`)."""
-        return self.style == "realistic"
+        """True for the ``realistic`` style and for ``photo``, which starts from it (:mod:`.styles`)."""
+        return self.style in ("realistic", "photo")
 
     @property
     def is_clear_day(self) -> bool:

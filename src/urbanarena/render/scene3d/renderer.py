@@ -111,7 +111,8 @@ class SceneRenderer:
                 from urbanarena.render.scene3d.conditions import lighting
 
                 light = lighting(self.settings)
-            meshes = build_scene_meshes(scene, px_per_m=self.settings.sign_px_per_m, style=self.settings.style,
+            meshes = build_scene_meshes(scene, px_per_m=self.settings.sign_px_per_m,
+                                        style="realistic" if self.settings.is_realistic else self.settings.style,
                                         light=light, floor_h_m=self.settings.floor_h_m,
                                         ground_h_m=self.settings.ground_h_m)
         self.meshes = meshes
@@ -376,6 +377,13 @@ class SceneRenderer:
                 ctx.enable(mgl.BLEND)
                 ctx.blend_func = mgl.ZERO, mgl.SRC_COLOR
                 self.vao_shade.render(mgl.TRIANGLES)
+                ctx.disable(mgl.BLEND)
+            shade_own = getattr(dynamic, "draw_shade", None) if dynamic else None
+            if shade_own is not None and self.prog_shade is not None and self.weather is not None:
+                # photo style: the population's contact and sun shadows multiply the ground too
+                ctx.enable(mgl.BLEND)
+                ctx.blend_func = mgl.ZERO, mgl.SRC_COLOR
+                shade_own(ctx, self.prog_shade, self.weather.lighting)
                 ctx.disable(mgl.BLEND)
             ms.depth_mask = True
         if self.weather is not None:  # 4. rain streaks (conditions.py)

@@ -10,6 +10,11 @@
   :mod:`.building_look`, :mod:`.sun_shadow`).
   The default of the commands and of the observers (:data:`DEFAULT_RENDER_STYLE`); frozen suite
   ``helsinki-arena7-v2``.
+* ``photo`` -- issue 24's photographic style, opt-in (``--render-style photo``), first step: ``realistic`` with the
+  population's box people and vehicles replaced by the real textured models of the fetched
+  ``sweethome3d-furniture`` package and a contact and sun shadow under each (:mod:`.population_photo`). Without
+  the fetched package (``urbanarena assets fetch``; never fetched implicitly) :func:`settings_for_style` says so
+  in one line on stderr and returns the ``realistic`` style.
 
 :class:`~.renderer.RenderSettings` itself defaults to ``flat`` (the library-level default, so code and tests
 that build a renderer by hand keep their pixels); the product-level default is :data:`DEFAULT_RENDER_STYLE`,
@@ -32,6 +37,9 @@ def settings_for_style(style: str | None = None, settings=None, population: str 
     (``snapshot`` or ``none``; default the style's, :data:`~.population.DEFAULT_POPULATION_OF_STYLE`: people and
     vehicles in realistic panoramas, none in flat ones) whenever the style is set here or ``population`` is given.
 
+    ``photo`` without its fetched assets (:func:`.population_photo.photo_models` is ``None``, which prints
+    the one line) gives the ``realistic`` style instead.
+
     Raises:
         ValueError: unknown style or population.
     """
@@ -43,6 +51,11 @@ def settings_for_style(style: str | None = None, settings=None, population: str 
     if settings is not None and style is None:
         return settings if population is None else replace(settings, population=check_population(population))
     style = check_style(style or DEFAULT_RENDER_STYLE)
+    if style == "photo":
+        from urbanarena.render.scene3d.population_photo import photo_models
+
+        if photo_models() is None:
+            style = "realistic"
     pop = check_population(population) if population is not None else DEFAULT_POPULATION_OF_STYLE[style]
     if settings is None:
         return RenderSettings(style=style, population=pop)

@@ -1,0 +1,309 @@
+"""Textured 3D models of people and vehicles for the ``photo`` style (issue 24 item 2), read from the fetched
+``sweethome3d-furniture`` package (:mod:`urbanarena.render.assets`).
+
+A model is a Wavefront OBJ (``v``, ``vt``, ``f`` with ``v``, ``v/vt``, ``v//vn``, ``v/vt/vn`` corners, negative
+indices, polygons fanned into triangles, ``usemtl``/``mtllib``) with its MTL (``Kd``, ``map_Kd``) and textures
+(PNG/JPEG, read with Pillow). :func:`read_obj` and :func:`read_mtl` parse them; :func:`load_model` turns one
+into a :class:`Model`:
+
+* **axes and units**: Sweet Home 3D models are y up, front towards +z, in any unit (most cm, some m); the model
+  is rotated to the renderer's local frame (x right, y forward = heading north, z up; ``(x, y, z)_local =
+  (-x, z, y)_model``), centred on its bounding box's vertical axis, standing on ``z = 0``, and scaled so its
+  height is 1 (people) or its length is 1 (vehicles): a placement scales it to its own metres.
+* **textures** are baked into per-corner colours: each corner takes the bilinear texture sample at its UV,
+  pulled 20 % towards the triangle's UV centroid (so a corner on a UV seam does not bleed the neighbouring
+  island), times the material's ``Kd``. The lit street-furniture program then draws them like any other mesh
+  (no texture unit, same lighting, fog, ID pass and culling).
+* **decimation** once at load by vertex clustering (:func:`cluster_decimate`): corners are snapped to a grid of
+  ``cell`` (fraction of the model's height or length), triangles that collapse are dropped, each kept triangle
+  keeps its corners' baked colours, normals are the area-weighted average of the faces at each cluster.
+* **cache**: the result is written as ``.npz`` (no pickle) under ``<urbanarena home>/models/``, keyed by the
+  sha256 of the OBJ, MTL and texture bytes and :data:`MODELS_VERSION`.
+
+Raises :class:`ModelFormatError` (a ``ValueError``) naming the file and line for a malformed OBJ/MTL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+#: bumped whenever the conversion changes (part of the cache key and of the photo style's render identity)
+MODELS_VERSION = "photo-models-2"
+#: share of the way from a corner's UV to its triangle's UV centroid where the texture is sampled
+UV_PULL = 0.2
+#: materials painted in the placement's car colour (the catalogues' body paint)
+PAINT_MATERIALS = frozenset({"firstcolor", "color-exterior", "chapa_roja", "color-beige-green", "paint_yellow"})
+
+
+class ModelFormatError(ValueError):
+    """A model file (OBJ, MTL or texture) that cannot be read; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Model:
+    """A converted model (module docstring), as a triangle list of ``T`` triangles.
+
+    Attributes:
+        positions: ``(3T, 3)`` float32, local frame, unit height (people) or unit length (vehicles).
+        normals: ``(3T, 3)`` float32 unit normals.
+        colours: ``(3T, 3)`` float32 baked colours 0..1.
+        paint: ``(3T,)`` float32: 0 for fixed colours, else the corner's brightness relative to its body paint
+            (the placement's colour times this replaces the colour).
+        size: ``(width, length, height)`` of the model before normalisation, in the file's unit.
+        source: path of the OBJ it came from (for messages).
+    """
+
+    positions: np.ndarray
+    normals: np.ndarray
+    colours: np.ndarray
+    paint: np.ndarray
+    size: tuple[float, float, float]
+    source: str
+
+    @property
+    def n_triangles(self) -> int:
+        return len(self.positions) // 3
+
+
+def read_mtl(path: Path) -> dict[str, dict]:
+    """``{material: {"kd": (r, g, b), "map_kd": Path | None, "d": float}}`` of an MTL file.
+
+    Raises:
+        ModelFormatError: unreadable file or a malformed number (message: file and line).
+    """
+    out: dict[str, dict] = {}
+    cur = None
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as e:
+        raise ModelFormatError(f"{path}: cannot read material file: {e}") from e
+    for no, line in enumerate(lines, 1):
+        parts = line.split()
+        if not parts or parts[0].startswith("#"):
+            continue
+        key = parts[0].lower()
+        try:
+            if key == "newmtl":
+                cur = out.setdefault(" ".join(parts[1:]), {"kd": (1.0, 1.0, 1.0), "map_kd": None, "d": 1.0})
+            elif cur is None:
+                continue
+            elif key == "kd":
+                cur["kd"] = tuple(float(v) for v in parts[1:4])
+            elif key == "d":
+                cur["d"] = float(parts[1])
+            elif key == "map_kd" and len(parts) > 1:
+                cur["map_kd"] = Path(path).parent / parts[-1]
+        except (ValueError, IndexError) as e:
+            raise ModelFormatError(f"{path}:{no}: bad {parts[0]!r} line: {line.strip()!r}") from e
+    return out
+
+
+def read_obj(path: Path) -> tuple[np.ndarray, np.ndarray, list[str], list[str]]:
+    """Triangles of an OBJ file.
+
+    Returns:
+        ``(positions (T, 3, 3) float64, uvs (T, 3, 2) float64 with NaN where a corner has none,
+        material name per triangle (T,), mtllib file names)``.
+    Raises:
+        ModelFormatError: unreadable file, malformed number or index out of range (message: file and line).
+    """
+    V: list[list[float]] = []
+    VT: list[list[float]] = []
+    tri_v: list[tuple[int, int, int]] = []
+    tri_t: list[tuple[int, int, int]] = []
+    mats: list[str] = []
+    libs: list[str] = []
+    mat = ""
+    try:
+        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError as e:
+        raise ModelFormatError(f"{path}: cannot read model file: {e}") from e
+    for no, line in enumerate(lines, 1):
+        if not line or line[0] == "#":
+            continue
+        parts = line.split()
+        if not parts:
+            continue
+        key = parts[0]
+        try:
+            if key == "v":
+                V.append([float(parts[1]), float(parts[2]), float(parts[3])])
+            elif key == "vt":
+                VT.append([float(parts[1]), float(parts[2]) if len(parts) > 2 else 0.0])
+            elif key == "usemtl":
+                mat = " ".join(parts[1:])
+            elif key == "mtllib":
+                libs.append(" ".join(parts[1:]))
+            elif key == "f":
+                vi, ti = [], []
+                for c in parts[1:]:
+                    s = c.split("/")
+                    a = int(s[0])
+                    vi.append(a - 1 if a > 0 else len(V) + a)
+                    t = int(s[1]) if len(s) > 1 and s[1] else 0
+                    ti.append(t - 1 if t > 0 else (len(VT) + t if t < 0 else -1))
+                if len(vi) < 3:
+                    raise ValueError("a face needs 3 corners")
+                if min(vi) < 0 or max(vi) >= len(V) or max(ti) >= len(VT):
+                    raise IndexError("index out of range")
+                for k in range(1, len(vi) - 1):
+                    tri_v.append((vi[0], vi[k], vi[k + 1]))
+                    tri_t.append((ti[0], ti[k], ti[k + 1]))
+                    mats.append(mat)
+        except (ValueError, IndexError) as e:
+            raise ModelFormatError(f"{path}:{no}: bad {key!r} line ({e}): {line.strip()[:80]!r}") from e
+    if not tri_v:
+        raise ModelFormatError(f"{path}: no faces")
+    P = np.asarray(V, np.float64)[np.asarray(tri_v)]
+    uv_table = np.concatenate([np.asarray(VT, np.float64).reshape(-1, 2), np.full((1, 2), np.nan)])
+    T = np.asarray(tri_t)
+    UV = uv_table[np.where(T < 0, len(uv_table) - 1, T)]
+    return P, UV, mats, libs
+
+
+def _texture(path: Path) -> np.ndarray:
+    from PIL import Image
+
+    try:
+        with Image.open(path) as im:
+            return np.asarray(im.convert("RGB"), np.float32) / 255.0
+    except OSError as e:
+        raise ModelFormatError(f"{path}: cannot read texture: {e}") from e
+
+
+def _sample(tex: np.ndarray, uv: np.ndarray) -> np.ndarray:
+    """Bilinear, repeating samples ``(N, 3)`` of ``tex`` at ``uv`` ``(N, 2)`` (OBJ's v up)."""
+    h, w = tex.shape[:2]
+    x = (uv[:, 0] % 1.0) * w - 0.5
+    y = (1.0 - uv[:, 1] % 1.0) * h - 0.5
+    x0, y0 = np.floor(x), np.floor(y)
+    fx, fy = (x - x0)[:, None], (y - y0)[:, None]
+    x0i, y0i = x0.astype(np.int64) % w, y0.astype(np.int64) % h
+    x1i, y1i = (x0i + 1) % w, (y0i + 1) % h
+    return ((tex[y0i, x0i] * (1 - fx) + tex[y0i, x1i] * fx) * (1 - fy)
+            + (tex[y1i, x0i] * (1 - fx) + tex[y1i, x1i] * fx) * fy)
+
+
+def bake_colours(uvs: np.ndarray, mats: list[str], materials: dict[str, dict]) -> tuple[np.ndarray, np.ndarray]:
+    """``(colours (T, 3, 3), paint (T, 3))`` of triangles with corner ``uvs`` ``(T, 3, 2)`` and materials
+    (module docstring: sampled at :data:`UV_PULL` towards the UV centroid, times ``Kd``; unknown materials
+    white). ``paint`` is the corner's brightness over its ``Kd``'s for :data:`PAINT_MATERIALS`, else 0."""
+    T = len(mats)
+    col = np.ones((T, 3, 3), np.float32)
+    paint = np.zeros((T, 3), np.float32)
+    names = np.asarray(mats, dtype=object)
+    cache: dict[Path, np.ndarray] = {}
+    for name in sorted(set(mats)):
+        sel = np.nonzero(names == name)[0]
+        m = materials.get(name, {"kd": (1.0, 1.0, 1.0), "map_kd": None})
+        kd = np.asarray(m["kd"], np.float32)
+        c = np.broadcast_to(kd, (len(sel), 3, 3)).copy()
+        tex_path = m.get("map_kd")
+        if tex_path is not None and Path(tex_path).is_file():
+            uv = uvs[sel]
+            ok = ~np.isnan(uv).any(axis=(1, 2))
+            if ok.any():
+                tex = cache.get(tex_path)
+                if tex is None:
+                    tex = cache[tex_path] = _texture(Path(tex_path))
+                u = uv[ok]
+                pulled = (1 - UV_PULL) * u + UV_PULL * u.mean(axis=1, keepdims=True)
+                c[ok] = _sample(tex, pulled.reshape(-1, 2)).reshape(-1, 3, 3) * kd
+        col[sel] = c
+        if name.lower() in PAINT_MATERIALS:
+            lum = c.mean(axis=2) / max(float(kd.mean()), 1e-3)
+            paint[sel] = np.clip(lum, 0.05, 1.3)
+    return col, paint
+
+
+def cluster_decimate(pos: np.ndarray, cols: np.ndarray, paint: np.ndarray, cell: float
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Vertex clustering of a triangle list ``pos`` ``(T, 3, 3)`` on a grid of ``cell`` (module docstring).
+
+    Returns ``(positions (3K, 3), normals (3K, 3), colours (3K, 3), paint (3K,))`` of the ``K`` kept triangles
+    (``cell <= 0``: all triangles, smooth normals of the shared positions)."""
+    flat = pos.reshape(-1, 3)
+    q = np.floor(flat / cell).astype(np.int64) if cell > 0 else np.round(flat * 1e6).astype(np.int64)
+    _, cid = np.unique(q, axis=0, return_inverse=True)
+    cid = cid.reshape(-1)
+    n = int(cid.max()) + 1
+    cnt = np.bincount(cid, minlength=n).astype(np.float64)
+    rep = np.stack([np.bincount(cid, weights=flat[:, k], minlength=n) for k in range(3)], axis=1) / cnt[:, None]
+    tri = cid.reshape(-1, 3)
+    keep = (tri[:, 0] != tri[:, 1]) & (tri[:, 1] != tri[:, 2]) & (tri[:, 0] != tri[:, 2])
+    srt = np.sort(tri, axis=1)
+    _, first = np.unique(srt[keep], axis=0, return_index=True)
+    idx = np.nonzero(keep)[0][np.sort(first)]
+    tri = tri[idx]
+    p = rep[tri]                                                   # (K, 3, 3)
+    fn = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])            # area-weighted face normals
+    vn = np.zeros((n, 3))
+    for k in range(3):
+        np.add.at(vn, tri[:, k], fn)
+    vn /= np.maximum(np.linalg.norm(vn, axis=1, keepdims=True), 1e-12)
+    return (p.reshape(-1, 3).astype(np.float32), vn[tri].reshape(-1, 3).astype(np.float32),
+            cols[idx].reshape(-1, 3).astype(np.float32), paint[idx].reshape(-1).astype(np.float32))
+
+
+def _files_hash(obj: Path, materials: dict[str, dict], libs: list[Path]) -> str:
+    h = hashlib.sha256(MODELS_VERSION.encode())
+    files = [obj, *libs, *sorted({m["map_kd"] for m in materials.values() if m.get("map_kd") is not None})]
+    for f in files:
+        h.update(str(Path(f).name).encode())
+        if Path(f).is_file():
+            h.update(Path(f).read_bytes())
+    return h.hexdigest()
+
+
+def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = None) -> Model:
+    """Read, convert and decimate one model (module docstring), or read its cached conversion.
+
+    Args:
+        obj: the OBJ file (its MTL and textures beside it, as its ``mtllib`` says).
+        normalise: ``height`` (people: unit height) or ``length`` (vehicles: unit length).
+        cell: clustering cell in normalised units (0: no decimation).
+        cache_dir: where converted models are kept as ``.npz`` (``None``: no cache).
+    Raises:
+        ModelFormatError: malformed or missing files.
+    """
+    obj = Path(obj)
+    P, UV, mats, lib_names = read_obj(obj)
+    libs = [obj.parent / n for n in lib_names]
+    materials: dict[str, dict] = {}
+    for lib in libs:
+        if lib.is_file():
+            materials.update(read_mtl(lib))
+    key = hashlib.sha256(f"{_files_hash(obj, materials, libs)}|{normalise}|{cell!r}".encode()).hexdigest()[:24]
+    cached = None if cache_dir is None else Path(cache_dir) / f"{obj.stem}-{key}.npz"
+    if cached is not None and cached.is_file():
+        with np.load(cached, allow_pickle=False) as z:
+            size = tuple(float(v) for v in z["size"])
+            return Model(z["positions"], z["normals"], z["colours"], z["paint"], size, str(obj))
+    cols, paint = bake_colours(UV, mats, materials)
+    loc = np.stack([-P[..., 0], P[..., 2], P[..., 1]], axis=-1)   # y up, front +z -> x right, y forward, z up
+    flat = loc.reshape(-1, 3)
+    lo, hi = flat.min(axis=0), flat.max(axis=0)
+    size = tuple(float(v) for v in hi - lo)                       # (width, length, height)
+    unit = size[2] if normalise == "height" else size[1]
+    if unit <= 0:
+        raise ModelFormatError(f"{obj}: the model has no {normalise}")
+    centre = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2]])
+    loc = (loc - centre) / unit
+    pos, nrm, col, pnt = cluster_decimate(loc, cols, paint, cell)
+    model = Model(pos, nrm, col, pnt, size, str(obj))
+    if cached is not None:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cached.with_suffix(f".tmp{np.random.default_rng().integers(1 << 30)}.npz")
+        np.savez_compressed(tmp, positions=pos, normals=nrm, colours=col, paint=pnt, size=np.asarray(size),
+                            source=np.asarray(json.dumps(str(obj))))
+        tmp.replace(cached)
+    return model
+
+
+__all__ = ["MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "cluster_decimate", "load_model",
+           "read_mtl", "read_obj"]

@@ -1,0 +1,267 @@
+"""The ``photo`` style's people and vehicles (issue 24 item 2): real textured models instead of boxes, and a contact
+shadow and sun shadow under each.
+
+* **Models** (:class:`PhotoCatalogue`, :func:`photo_models`): the standing Reallusion people of the
+  ``sweethome3d-furniture`` package (:data:`ADULTS`, :data:`CHILDREN`), its Scopia/KatorLegaz cars
+  (:data:`CARS`; KatorLegaz's concept sedan is left out: a toy-like show car) and van (:data:`VANS`), converted by :mod:`.photo_models` (textures baked into corner colours,
+  decimated once, cached as ``.npz``). The sitting and lying poses and the bus are not used: the population has
+  no benches to seat people on and no bus kind.
+* **Choice**: a person's model is ``ADULTS[h % n]`` (``CHILDREN`` under 1.4 m) with ``h`` a hash of the
+  placement's ``variant`` (drawn from the city seed), so the same seed gives the same people; a car's model is
+  ``CARS[h % n]``, a van (odd ``variant``, as :mod:`.population_meshes`) the van. Body paint materials take the
+  placement's car colour.
+* **Levels of detail**: each model is decimated at three cells (:data:`PERSON_CELLS`, :data:`VEHICLE_CELLS`); a
+  placement farther than :data:`LOD_FROM_M` from the snapshot's camera draws the coarser level (a cell stays
+  about a pixel of a 2048-pixel panorama at the distances it is used from).
+* **Size and orientation**: as the boxes (:mod:`.population_meshes`): people scaled uniformly to ``height_m``,
+  vehicles uniformly to ``length_m``; turned to ``heading_deg`` (model front along the heading), at ``(x_m, y_m)``.
+  Cyclists and trams keep the box meshes (no model in the package).
+* **Shadows** (:func:`shade_mesh`): under every person and vehicle a soft contact blob (an ellipse
+  :data:`CONTACT_GROW` times the footprint, a triangle fan from :data:`CONTACT_K` at the centre to 1 at the
+  rim), and, when the condition has a sun, its shadow on the ground: the convex hull of the placement's box
+  (footprint at ``z = 0`` and at ``height_m``) projected along the sun onto the ground, at the ground's
+  shadow factor (:func:`.realistic.shadow_factor`). The renderer multiplies the ground by it (after the ground
+  layers, as the baked shade). The walls' shadow map (:mod:`.sun_shadow`) is baked once per renderer and does not
+  hold the population.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from urbanarena.render.scene3d.mesh_primitives import MeshData
+from urbanarena.render.scene3d.photo_models import MODELS_VERSION, Model, ModelFormatError, load_model
+
+PACKAGE = "sweethome3d-furniture"
+ADULTS = tuple(f"people/{n}/{n}.obj" for n in ("male01", "male02", "male03", "female01", "female02", "female03",
+                                                  "holdingFemale01", "holdingFemale02", "holdingFemale03",
+                                                  "holdingMale01"))
+CHILDREN = tuple(f"people/{n}/{n}.obj" for n in ("boyStanding", "girlStanding"))
+CARS = ("scopia/seat_leon/seat_leon.obj", "scopia/peugeot-308/peugeot-308.obj",
+        "scopia/renault-scenic/renault-scenic.obj", "scopia/suv/suv.obj", "scopia/chevrolet/chevrolet.obj",
+        "katorlegaz/VW-new-beetle/VW-new-beetle.obj")
+VANS = ("scopia/van/van.obj",)
+#: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
+#: (male01: 2,289 / 745 / 167 triangles; the Seat Leon 3,225 / 1,002 / 358)
+PERSON_CELLS = (0.02, 0.05, 0.1)
+VEHICLE_CELLS = (0.03, 0.06, 0.1)
+#: distances from the snapshot's camera (metres) beyond which the next level is drawn
+LOD_FROM_M = (10.0, 30.0)
+#: the contact blob: ellipse semi-axes = CONTACT_GROW x half the footprint; darkest share of light at its centre
+CONTACT_GROW = 1.25
+CONTACT_K = 0.45
+CONTACT_SIDES = 16
+SHADE_Z_M = 0.0
+CHILD_BELOW_M = 1.4
+
+
+@dataclass(frozen=True)
+class PhotoCatalogue:
+    """Which model files (paths under the package's cache folder) each kind draws from."""
+
+    adults: tuple[str, ...] = ADULTS
+    children: tuple[str, ...] = CHILDREN
+    cars: tuple[str, ...] = CARS
+    vans: tuple[str, ...] = VANS
+
+
+@dataclass(frozen=True)
+class PhotoModels:
+    """Converted models of a catalogue (:func:`load_photo_models`): per model a tuple of its levels of detail
+    (nearest first); empty tuples where the catalogue has none."""
+
+    adults: tuple[tuple[Model, ...], ...]
+    children: tuple[tuple[Model, ...], ...]
+    cars: tuple[tuple[Model, ...], ...]
+    vans: tuple[tuple[Model, ...], ...]
+    identity: str
+
+
+def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue(),
+                      cache_dir: Path | None = None) -> PhotoModels:
+    """Load every model of ``catalogue`` from the package folder ``folder`` (:mod:`.photo_models`).
+
+    Raises:
+        ModelFormatError: a missing or malformed model file (message names it).
+    """
+    folder = Path(folder)
+
+    def load(rels, normalise, cells):
+        out = []
+        for rel in rels:
+            p = folder / rel
+            if not p.is_file():
+                raise ModelFormatError(f"{p}: model file missing")
+            out.append(tuple(load_model(p, normalise, cell, cache_dir) for cell in cells))
+        return tuple(out)
+
+    ident = hashlib.sha256(repr((MODELS_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS, LOD_FROM_M)).encode()
+                           ).hexdigest()[:16]
+    return PhotoModels(load(catalogue.adults, "height", PERSON_CELLS),
+                       load(catalogue.children, "height", PERSON_CELLS),
+                       load(catalogue.cars, "length", VEHICLE_CELLS), load(catalogue.vans, "length", VEHICLE_CELLS),
+                       ident)
+
+
+_LOADED: dict = {}
+_LOCK = threading.Lock()
+
+
+def photo_models(quiet: bool = False) -> PhotoModels | None:
+    """The pinned package's models when it is installed and whole (loaded once per process), else ``None`` after
+    one line on stderr (said once per process, by the first call without ``quiet``): the photo style then draws
+    the realistic style's boxes. Never fetches."""
+    from urbanarena import paths
+    from urbanarena.render.assets import ensure_assets, package_by_name
+
+    root = paths.assets_dir()
+    with _LOCK:
+        if str(root) in _LOADED:
+            got, message = _LOADED[str(root)]
+            if got is None and message and not quiet:   # said once per process, by the first caller that may
+                print(message, file=sys.stderr)
+                _LOADED[str(root)] = (None, "")
+            return got
+        pkg = package_by_name(PACKAGE)
+        status = ensure_assets([pkg], root=root, fetch=False)
+        got = None
+        if status.available:
+            try:
+                got = load_photo_models(root / pkg.key, cache_dir=paths.home() / "models")
+            except (ModelFormatError, OSError) as e:
+                status.message = (f"photo assets unavailable ({str(e).splitlines()[0]}); rendering the procedural "
+                                  f"'realistic' style")
+        message = "" if got is not None else status.message + " (run: urbanarena assets fetch)"
+        if message and not quiet:
+            print(message, file=sys.stderr)
+            message = ""
+        _LOADED[str(root)] = (got, message)
+        return got
+
+
+def _h(v: int, salt: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{salt}:{int(v)}".encode()).digest()[:8], "big")
+
+
+def model_for(p, models: PhotoModels) -> tuple[Model, ...] | None:
+    """The model (its levels of detail) a placement draws (module docstring), or ``None`` for the box meshes."""
+    if p.kind in ("pedestrian", "waiting", "crossing"):
+        pool = models.children if p.height_m < CHILD_BELOW_M and models.children else models.adults
+        return pool[_h(p.variant, "person") % len(pool)] if pool else None
+    if p.kind in ("car", "parked_car"):
+        pool = models.vans if int(p.variant) % 2 == 1 and models.vans else models.cars
+        return pool[_h(p.variant, "car") % len(pool)] if pool else None
+    return None
+
+
+def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1,
+                          camera_xy: tuple[float, float] | None = None) -> MeshData:
+    """One triangle list of ``placements``: models where :func:`model_for` has one (the level of detail of the
+    placement's distance from ``camera_xy``, local metres; ``None``: the finest), the box meshes of
+    :func:`.population_meshes.placements_mesh` for the rest; placement ``i`` carries feature
+    ``first_feature + i``."""
+    from urbanarena.render.scene3d.meshes import concat_meshes
+    from urbanarena.render.scene3d.population_meshes import placements_mesh
+
+    P, N, C, F = [], [], [], []
+    rest = []
+    for i, p in enumerate(placements):
+        levels = model_for(p, models)
+        if levels is None:
+            rest.append(i)
+            continue
+        level = 0
+        if camera_xy is not None:
+            d = math.hypot(p.x_m - camera_xy[0], p.y_m - camera_xy[1])
+            level = min(sum(d > f for f in LOD_FROM_M), len(levels) - 1)
+        m = levels[level]
+        s = p.height_m if p.kind in ("pedestrian", "waiting", "crossing") else p.length_m
+        a = math.radians(p.heading_deg)
+        fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
+        loc = m.positions.astype(np.float64) * s
+        xy = loc[:, 0:1] * right + loc[:, 1:2] * fwd + np.array([p.x_m, p.y_m])
+        P.append(np.concatenate([xy, loc[:, 2:3]], axis=1))
+        nxy = m.normals[:, 0:1] * right + m.normals[:, 1:2] * fwd
+        N.append(np.concatenate([nxy, m.normals[:, 2:3]], axis=1))
+        col = m.colours
+        if m.paint.any() and p.kind in ("car", "parked_car"):
+            paint = np.asarray(p.colour, np.float32) / 255.0
+            col = np.where(m.paint[:, None] > 0, np.clip(m.paint[:, None] * paint, 0, 1), col)
+        C.append(col)
+        F.append(np.full(len(loc), first_feature + i, np.float32))
+    mesh = None
+    if P:
+        mesh = MeshData(np.concatenate(P).astype(np.float32), np.concatenate(N).astype(np.float32),
+                        np.concatenate(C).astype(np.float32), feature=np.concatenate(F))
+    if rest:
+        boxes = placements_mesh([placements[i] for i in rest])
+        lut = np.array([first_feature + i for i in rest], np.float32)
+        boxes = MeshData(boxes.positions, boxes.normals, boxes.colours,
+                         feature=lut[boxes.feature.astype(np.int64) - 1])
+        mesh = boxes if mesh is None else concat_meshes(mesh, boxes)
+    if mesh is None:
+        z = np.zeros((0, 3), np.float32)
+        return MeshData(z, z.copy(), z.copy(), feature=np.zeros((0,), np.float32))
+    return mesh
+
+
+def _fan(cx: float, cy: float, ring: np.ndarray, k_centre: float, k_rim: float):
+    """Triangles ``(n, 3, 3)`` and colours ``(n, 3, 3)`` of a fan from ``(cx, cy)`` to ``ring`` ``(n+1, 2)``."""
+    n = len(ring) - 1
+    c = np.broadcast_to([cx, cy, SHADE_Z_M], (n, 3))
+    r0 = np.concatenate([ring[:-1], np.full((n, 1), SHADE_Z_M)], axis=1)
+    r1 = np.concatenate([ring[1:], np.full((n, 1), SHADE_Z_M)], axis=1)
+    tri = np.stack([c, r0, r1], axis=1)
+    col = np.empty((n, 3, 3), np.float32)
+    col[:, 0] = k_centre
+    col[:, 1:] = k_rim
+    return tri, col
+
+
+def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
+    """The ground shade of ``placements`` (module docstring): vertex colour = share of light kept (the renderer
+    multiplies the ground by it). ``sun_dir``: unit vector towards the sun; ``shadow_k``: the ground's share
+    in shadow (no sun shadows when the sun is under 2 degrees or ``shadow_k >= 0.999``)."""
+    import shapely
+    from shapely.geometry import MultiPoint
+
+    tris, cols = [], []
+    sx, sy, sz = (float(v) for v in sun_dir)
+    sun = sz > math.sin(math.radians(2.0)) and shadow_k < 0.999
+    ang = np.linspace(0.0, 2 * math.pi, CONTACT_SIDES + 1)
+    for p in placements:
+        a = math.radians(p.heading_deg)
+        fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
+        hl, hw = CONTACT_GROW * p.length_m / 2, CONTACT_GROW * p.width_m / 2
+        ring = (np.cos(ang)[:, None] * hw * right + np.sin(ang)[:, None] * hl * fwd) + [p.x_m, p.y_m]
+        t, c = _fan(p.x_m, p.y_m, ring, CONTACT_K, 1.0)
+        tris.append(t)
+        cols.append(c)
+        if sun:
+            foot = np.asarray(p.footprint().exterior.coords)[:-1]
+            d = p.height_m / sz
+            top = foot + [-sx * d, -sy * d]
+            hull = MultiPoint(np.concatenate([foot, top]).tolist()).convex_hull
+            if hull.geom_type == "Polygon":
+                ring2 = np.asarray(hull.exterior.coords)
+                ctr = np.asarray(shapely.centroid(hull).coords)[0]
+                t, c = _fan(float(ctr[0]), float(ctr[1]), ring2, shadow_k, shadow_k)
+                tris.append(t)
+                cols.append(c)
+    if not tris:
+        z = np.zeros((0, 3), np.float32)
+        return MeshData(z, z.copy(), z.copy())
+    T = np.concatenate(tris).reshape(-1, 3).astype(np.float32)
+    return MeshData(T, np.broadcast_to(np.array([0, 0, 1], np.float32), T.shape).copy(),
+                    np.concatenate(cols).reshape(-1, 3).astype(np.float32))
+
+
+__all__ = ["ADULTS", "CARS", "CHILDREN", "PACKAGE", "PhotoCatalogue", "PhotoModels", "VANS", "load_photo_models",
+           "model_for", "photo_models", "photo_placements_mesh", "shade_mesh"]
