@@ -88,3 +88,32 @@ def test_refusal_and_content_parts(server):
 def test_a_body_that_is_no_chat_completion_is_a_typed_error(server, body):
     with pytest.raises(ModelClientError, match="m1"):
         _ask(server, body)
+
+
+def test_request_bytes_are_what_the_sdk_would_serialize(server):
+    # second implementation: the SDK's own serializer over the plain payload
+    import numpy as np
+    from openai._utils._json import openapi_dumps
+
+    from urbanarena.agents.clients import Image, encode_image
+    from urbanarena.agents.clients.types import Text
+
+    rng = np.random.default_rng(3)
+    im1, im2 = (Image(rng.integers(0, 256, (24, 40, 3), dtype=np.uint8)) for _ in range(2))
+    req = ModelRequest([Message("user", [im1, Text("Straße \u00e9 \"q\" \\ \n ok")]),
+                        Message("assistant", "sure"),
+                        Message("user", [Text("again"), im2, im1])], system="sys \u2192")
+    client = make_client(f"openai-compatible:{server.url}:m1")
+    try:
+        enc = {im.sha256: encode_image(im, client.images, client.spec.provider) for im in (im1, im2)}
+        want = openapi_dumps(client.build_payload(req, enc))
+        assert client.payload_bytes(req, enc) == want
+        # and the server receives it: the image URLs carry the encoded bytes
+        server.body = json.dumps({"choices": [{"finish_reason": "stop", "message": {"content": "x"}}]}).encode()
+        client.complete(req, UsageCounters())
+    finally:
+        client.close()
+    got = server.requests[-1]
+    assert got == json.loads(want)
+    url = got["messages"][3]["content"][2]["image_url"]["url"]
+    assert url == "data:image/jpeg;base64," + enc[im1.sha256].b64()
