@@ -205,7 +205,9 @@ def _errored(level: str, lv: dict[str, Any] | None) -> str | None:
 
 def summarize(raw: dict[str, Any]) -> dict[str, Any]:
     """Top-level figures from a child's result: ``sweep_wall_s_N``, ``sweep_speedup_N`` (``wall(1) /
-    wall(N)``), ``sweep_ideal_speedup_N`` (``min(N, episodes)``), ``sweep_cpu_ms_per_step``,
+    wall(N)``), ``sweep_ideal_speedup_N`` (``min(N, episodes)``), ``sweep_cpu_ms_per_step_N`` (the sweep
+    process's CPU milliseconds per step at concurrency N: ``cpu_s / (episodes x steps)``),
+    ``sweep_cpu_ms_per_step`` (the same at concurrency 1),
     ``sweep_episode_mb`` (RSS slope per concurrent episode), ``sweep_rss_mb_1``, ``sweep_rss_mb_max``.
 
     A figure over a level with errored episodes (every one at concurrency 1, for the ratios) is ``None``,
@@ -224,7 +226,11 @@ def summarize(raw: dict[str, Any]) -> dict[str, Any]:
         out[f"sweep_speedup_{n}"] = (rounded(base["wall_s"] / lv["wall_s"], 2)
                                      if base and lv["wall_s"] and not bad and not base_bad else None)
         out[f"sweep_ideal_speedup_{n}"] = min(n, episodes)
+        # our CPU per step at this level: the sweep process's CPU seconds over its episodes x steps
+        out[f"sweep_cpu_ms_per_step_{n}"] = (None if bad or lv.get("cpu_s") is None
+                                             else rounded(1000.0 * lv["cpu_s"] / (episodes * steps), 2))
         if bad:
+            notes[f"sweep_cpu_ms_per_step_{n}"] = bad
             notes[f"sweep_wall_s_{n}"] = bad
         if bad or base_bad:
             notes[f"sweep_speedup_{n}"] = bad or base_bad  # type: ignore[assignment]
