@@ -121,7 +121,7 @@ def planned_size(width: int, height: int, settings: ImageSettings, provider: str
     return w, h
 
 
-#: encodings kept by :func:`encode_image`, least recently used dropped first (a 640x360 JPEG is ~30-60 kB)
+#: encodings kept by :func:`encode_image`, least recently used dropped first (the sweep's 640x360 view: a 47 kB JPEG)
 MAX_CACHED_ENCODINGS = 64
 _ENCODED: OrderedDict[tuple[str, ImageSettings, str], EncodedImage] = OrderedDict()
 _ENCODED_LOCK = threading.Lock()
