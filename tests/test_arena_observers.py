@@ -74,3 +74,42 @@ def test_location_map_marker_and_graph_only_city():
     assert obs["view"] is None and obs["map"].shape == (96, 64, 3)
     u, v = map_renderer_for(city, 64, 96).world_to_px(info["pose"]["x_m"], info["pose"]["y_m"])
     assert tuple(obs["map"][int(round(float(v))), int(round(float(u)))]) == (220, 20, 20)  # the agent disc
+
+
+def test_repeated_poses_are_served_from_the_view_cache_with_the_same_pixels(tmp_path):
+    # second implementation: the same observer with the cache off (max_views=0) cuts every view afresh
+    city = with_panoramas(t_junction(), tmp_path, {})
+    rng = np.random.default_rng(5)
+    for n in city.graph.nodes:  # textured panoramas, so a wrong yaw or node would show
+        Image.fromarray(rng.integers(0, 256, (32, 64, 3), dtype=np.uint8)).save(tmp_path / f"{n}.png")
+    store = panorama_observer_for(city).store
+    cached = PanoramaObserver(store, width=160, height=90, max_views=4)
+    fresh = PanoramaObserver(store, width=160, height=90, max_views=0)
+    env = ArenaEnv(city, observer=cached)
+    poses = []
+    obs, _ = env.reset(options={"start_node": "s", "start_heading_deg": 0.0})
+    poses.append(env.pose())
+    for a in (ArenaAction("W", "LARGE"),) * 3 + (ArenaAction("D", "MEDIUM"),):
+        env.step(a)
+        poses.append(env.pose())
+    # between panoramas the nearer node's view is shown: poses with one node, yaw and arrows share a view
+    distinct = list(dict.fromkeys((p.nearest_node, p.yaw_deg, p.pitch_deg, p.arrows) for p in poses))
+    assert len(distinct) == 4 and cached.view_misses == 4 and cached.view_hits == len(poses) - 4
+    last = {k: p for p in poses for k in [(p.nearest_node, p.yaw_deg, p.pitch_deg, p.arrows)]}
+    views = [cached(city, last[k]) for k in distinct]  # all 4 fit in the cache: all hits
+    assert cached.view_hits == len(poses) and cached.view_misses == 4
+    for k, v in zip(distinct, views):
+        assert v.flags.writeable and np.array_equal(v, fresh(city, last[k]))
+        # the arrows' placements of a hit are those of the cut view
+        cached(city, last[k])
+        assert [(q.reason, q.drawn, q.tip_px) for q in cached.last_placements] == \
+            [(q.reason, q.drawn, q.tip_px) for q in fresh.last_placements]
+    assert red_pixels(views[-1]) > 50  # the turned view shows the east arm's arrow
+    # editing a returned view does not change the next one
+    views[-1][:] = 0
+    assert np.array_equal(cached(city, last[distinct[-1]]), fresh(city, last[distinct[-1]]))
+    # least recently used dropped first: a fifth view pushes out the first, which is then cut again
+    extra = env.pose(TrajState("s", None, 0.0, travel_deg=0.0, yaw_deg=123.0, pitch_deg=0.0))
+    assert np.array_equal(cached(city, extra), fresh(city, extra)) and cached.view_misses == 5
+    assert np.array_equal(cached(city, last[distinct[0]]), fresh(city, last[distinct[0]]))
+    assert cached.view_misses == 6

@@ -93,6 +93,7 @@ def test_sweep_summary_and_goals_hand_worked():
     assert s["sweep_speedup_256"] == 40.0     # 128 / 3.2
     assert s["sweep_ideal_speedup_256"] == 64  # only 64 episodes
     assert s["sweep_cpu_ms_per_step"] == 20.0  # 12.8 s / 640 steps
+    assert s["sweep_cpu_ms_per_step_1"] == 20.0 and s["sweep_cpu_ms_per_step_64"] == 18.75  # 12 s / 640
     assert s["sweep_server_cpu_ms_per_step"] == 2.0
     assert s["sweep_episode_mb"] == 2.06      # (330 - 200) / (64 - 1) = 2.063
     g = judge(s, quick=False, cores=2)
@@ -106,6 +107,12 @@ def test_sweep_summary_and_goals_hand_worked():
     assert "at most about 10.0 (GIL-bound) to 18.2 (both cores)" in g["sweep_speedup_64"]["why"]
     assert "only 64 episodes" in g["sweep_speedup_256"]["why"]
     assert "only 64 episodes" not in g["sweep_speedup_64"]["why"]
+    # the report prints our CPU per step beside each speed-up
+    from urbanarena.cli.bench_cmd import render_table
+
+    text = render_table({**s, "goals": g, "machine": {}})
+    assert ("sweep speed-up vs concurrency 1 (our CPU per step): 1: 1 (best 1; 20 ms), 16: 12.8 (best 16; 18.75 ms), "
+            "64: 32 (best 64; 18.75 ms), 256: 40 (best 64; 18.75 ms)") in text
 
 
 def _city(records) -> City:
@@ -191,6 +198,7 @@ def test_sweep_figures_over_errored_episodes_are_null_with_the_reason():
     assert s["_notes"]["sweep_speedup_64"].startswith("3 of 64 episodes at concurrency 64 ended in an error")
     assert "ModelTransportError: timeout after 7 attempts" in s["_notes"]["sweep_speedup_64"]
     assert s["sweep_rss_mb_max"] is None and s["sweep_episode_mb"] is None
+    assert s["sweep_cpu_ms_per_step_16"] == 18.75 and s["sweep_cpu_ms_per_step_64"] is None
     # every episode errored at concurrency 1: no ratio and no per-step figure at all
     raw["levels"]["1"].update(errors=64, first_error="ModuleNotFoundError: No module named 'httpx'")
     s = summarize(raw)

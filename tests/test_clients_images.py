@@ -127,3 +127,34 @@ def test_image_validation_and_content_hash():
     assert Image(a).sha256 != h0 and img.sha256 == h0
     # same bytes, different shape -> different hash
     assert Image(a.reshape(8, 6, 3)).sha256 != Image(a).sha256
+
+
+def test_an_image_sent_again_is_not_encoded_again(monkeypatch):
+    import urbanarena.agents.clients.images as images
+
+    calls = []
+    real = images._render_encode
+    monkeypatch.setattr(images, "_render_encode", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(images, "_ENCODED", images.OrderedDict())
+    monkeypatch.setattr(images, "MAX_CACHED_ENCODINGS", 2)
+    rng = np.random.default_rng(9)
+    a, b, c = (rng.integers(0, 256, (20, 30, 3), dtype=np.uint8) for _ in range(3))
+    jpeg = ImageSettings(format="jpeg", jpeg_quality=80)
+    first = encode_image(Image(a), jpeg, "openai")
+    again = encode_image(Image(a.copy()), jpeg, "openai")  # same pixels, another array
+    assert again == first and len(calls) == 1
+    # the bytes are the encoder's: decoding them gives the JPEG of a 30x20 image
+    assert PILImage.open(io.BytesIO(base64.b64decode(again.b64()))).size == (30, 20)
+    assert again.data_url() == "data:image/jpeg;base64," + base64.b64encode(first.data).decode()
+    # other settings or another provider: encoded anew
+    encode_image(Image(a), ImageSettings(format="png"), "openai")
+    encode_image(Image(a), jpeg, "anthropic")
+    assert len(calls) == 3
+    # at most MAX_CACHED_ENCODINGS kept, least recently used dropped first
+    encode_image(Image(b), jpeg, "openai")
+    encode_image(Image(c), jpeg, "openai")
+    n = len(calls)
+    encode_image(Image(c), jpeg, "openai")
+    assert len(calls) == n
+    encode_image(Image(a), jpeg, "openai")
+    assert len(calls) == n + 1

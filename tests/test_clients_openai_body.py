@@ -21,6 +21,7 @@ class _Server:
     def __init__(self):
         self.body = b"{}"
         self.requests = []
+        self.raw = []
         outer = self
 
         class H(BaseHTTPRequestHandler):
@@ -28,7 +29,8 @@ class _Server:
 
             def do_POST(self):  # noqa: N802 - http.server API
                 n = int(self.headers["Content-Length"])
-                outer.requests.append(json.loads(self.rfile.read(n)))
+                outer.raw.append(self.rfile.read(n))
+                outer.requests.append(json.loads(outer.raw[-1]))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("x-request-id", "req-7")
@@ -88,3 +90,34 @@ def test_refusal_and_content_parts(server):
 def test_a_body_that_is_no_chat_completion_is_a_typed_error(server, body):
     with pytest.raises(ModelClientError, match="m1"):
         _ask(server, body)
+
+
+def test_request_bytes_are_what_the_sdk_would_serialize(server):
+    # second implementation: the SDK serializing the plain payload itself (a dict body), bytes as received
+    import time
+
+    import numpy as np
+
+    from urbanarena.agents.clients import Image, encode_image
+    from urbanarena.agents.clients.transport import post_json
+    from urbanarena.agents.clients.types import Text
+
+    rng = np.random.default_rng(3)
+    im1, im2 = (Image(rng.integers(0, 256, (24, 40, 3), dtype=np.uint8)) for _ in range(2))
+    req = ModelRequest([Message("user", [im1, Text("Straße \u00e9 \"q\" \\ \n ok")]),
+                        Message("assistant", "sure"),
+                        Message("user", [Text("again"), im2, im1])], system="sys \u2192")
+    server.body = json.dumps({"choices": [{"finish_reason": "stop", "message": {"content": "x"}}]}).encode()
+    client = make_client(f"openai-compatible:{server.url}:m1")
+    try:
+        enc = {im.sha256: encode_image(im, client.images, client.spec.provider) for im in (im1, im2)}
+        post_json(client._sdk, "/chat/completions", client.build_payload(req, enc), timeout_s=30.0,
+                  deadline=time.monotonic() + 30.0, max_reply_bytes=1 << 20, label="t")
+        by_sdk = server.raw[-1]
+        assert client.payload_bytes(req, enc) == by_sdk
+        client.complete(req, UsageCounters())  # what the client sends
+    finally:
+        client.close()
+    assert server.raw[-1] == by_sdk
+    url = server.requests[-1]["messages"][3]["content"][2]["image_url"]["url"]
+    assert url == "data:image/jpeg;base64," + enc[im1.sha256].b64()

@@ -157,6 +157,40 @@ def test_store_caches_and_evicts(tmp_path):
         store.get("zz")
 
 
+def test_threads_asking_for_one_panorama_at_once_decode_it_once(tmp_path, monkeypatch):
+    import threading
+
+    import urbanarena.render.panorama_store as ps
+
+    city = _toy_city(2)
+    for i in range(2):
+        _save(_pano(seed=i), tmp_path / f"n{i}.png")
+    attach_panorama_folder(city, tmp_path, "{node}.png")
+    store = PanoramaStore(city)
+    decodes: list[str] = []
+    gate = threading.Event()
+    real = ps.load_equirect
+
+    def slow(path, max_width=None):
+        decodes.append(path.name)
+        gate.wait(5)  # hold the first decode until every thread has asked
+        return real(path, max_width)
+
+    monkeypatch.setattr(ps, "load_equirect", slow)
+    got: list = []
+    threads = [threading.Thread(target=lambda n=n: got.append(store.get(n))) for n in ["n0"] * 8 + ["n1"] * 4]
+    for t in threads:
+        t.start()
+    while store.stats.misses < 12:  # every thread has looked and missed
+        threading.Event().wait(0.01)
+    gate.set()
+    for t in threads:
+        t.join(10)
+    assert sorted(decodes) == ["n0.png", "n1.png"]  # once each, not 12 times
+    assert len(got) == 12 and sum(g is store.get("n0") for g in got) == 8
+    assert np.array_equal(store.get("n1"), _pano(seed=1))
+
+
 def test_store_missing_file_names_it(tmp_path):
     city = _toy_city(2)
     attach_panorama_folder(city, tmp_path, "{node}.jpg")

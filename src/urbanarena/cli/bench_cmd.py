@@ -57,9 +57,9 @@ def render_table(result: dict) -> str:
     if walls:
         walls.sort()
         ratios.append("sweep wall s by concurrency: " + ", ".join(f"{n}: {_fmt(w)}" for n, w in walls))
-        ratios.append("sweep speed-up vs concurrency 1: " + ", ".join(
-            f"{n}: {_fmt(result.get(f'sweep_speedup_{n}'))} (best {result.get(f'sweep_ideal_speedup_{n}')})"
-            for n, _ in walls))
+        ratios.append("sweep speed-up vs concurrency 1 (our CPU per step): " + ", ".join(
+            f"{n}: {_fmt(result.get(f'sweep_speedup_{n}'))} (best {result.get(f'sweep_ideal_speedup_{n}')}; "
+            f"{_fmt(result.get(f'sweep_cpu_ms_per_step_{n}'))} ms)" for n, _ in walls))
     if result.get("render_fps_640") is not None:
         md = result.get("metadrive_fps_640")
         ratios.append(f"render 640x360: ours {_fmt(result['render_fps_640'])} fps vs MetaDrive {_fmt(md)} fps")

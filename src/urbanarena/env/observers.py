@@ -58,6 +58,7 @@ the scene's meshes.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Literal
 
@@ -91,13 +92,19 @@ class PanoramaObserver:
         camera: a :class:`~urbanarena.render.camera_model.CameraModel` applied to each view before the
             arrows are drawn (default none: the renderer's pixels). Its random draws are keyed by the
             view: the store's identity (or the city's content hash), node, yaw, pitch, field of view and size.
+        max_views: finished views (cut, camera model, arrows) kept, least recently used dropped first
+            (default 64, 0.69 MB each at 640x360). A view is a function of the node, the yaw, the pitch
+            and the arrows' bearings and labels (the store, camera and geometry are fixed per observer),
+            so a pose seen before (another seed or episode of the same task, a turn back) is copied from
+            here instead of cut again; ``0`` turns this off. :attr:`view_hits` / :attr:`view_misses`
+            count calls.
     Raises (on call): ``KeyError``/``ImageFormatError`` from the store when the
     nearest node's panorama is missing or invalid.
     """
 
     def __init__(self, store: PanoramaStore, *, hfov_deg: float = 90.0, width: int = 640, height: int = 360,
                  draw_arrows: bool = True, arrow_labels: bool = False, renderer: ViewRenderer | None = None,
-                 camera=None):
+                 camera=None, max_views: int = 64):
         self.store = store
         self.camera = camera if camera is not None and not camera.is_identity else None
         self.hfov_deg = float(hfov_deg)
@@ -107,8 +114,37 @@ class PanoramaObserver:
         self.arrow_labels = arrow_labels
         self.renderer = renderer
         self.last_placements: list = []
+        self.max_views = int(max_views)
+        self._views: OrderedDict[tuple, tuple[np.ndarray, list]] = OrderedDict()
+        self._views_lock = threading.Lock()
+        self.view_hits = 0
+        self.view_misses = 0
 
     def __call__(self, city: City, pose: ArenaPose) -> np.ndarray:
+        """The finished view ``(height, width, 3)`` RGB ``uint8`` at ``pose`` (a fresh, writable array)."""
+        if self.max_views <= 0:
+            return self._draw(city, pose)[0]
+        key = (pose.nearest_node, float(pose.yaw_deg), float(pose.pitch_deg),
+               tuple((float(b.bearing_deg), tuple(b.keys)) for b in pose.arrows) if self.draw_arrows else ())
+        with self._views_lock:
+            hit = self._views.get(key)
+            if hit is not None:
+                self._views.move_to_end(key)
+                self.view_hits += 1
+        if hit is not None:
+            self.last_placements = list(hit[1])
+            return hit[0].copy()
+        view, placements = self._draw(city, pose)
+        kept = view.copy()
+        kept.setflags(write=False)
+        with self._views_lock:
+            self.view_misses += 1
+            self._views[key] = (kept, list(placements))
+            while len(self._views) > self.max_views:
+                self._views.popitem(last=False)
+        return view
+
+    def _draw(self, city: City, pose: ArenaPose) -> tuple[np.ndarray, list]:
         view = node_view(self.store, pose.nearest_node, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
                          self.width, self.height, renderer=self.renderer)
         if self.camera is not None:
@@ -120,7 +156,9 @@ class PanoramaObserver:
             branches = [(b.bearing_deg, "/".join(b.keys) if self.arrow_labels else "") for b in pose.arrows]
             view, self.last_placements = draw_branch_arrows(view, pose.yaw_deg, pose.pitch_deg, self.hfov_deg,
                                                             branches, inplace=bool(view.flags.writeable))
-        return view
+        if not view.flags.writeable:
+            view = view.copy()
+        return view, self.last_placements
 
 
 #: ``max_width`` value of :func:`panorama_observer_for` meaning "the view's matching width"

@@ -82,6 +82,15 @@ class LRUByteCache(Generic[V]):
             self._hits += 1
             return item[0]
 
+    def peek(self, key: Hashable) -> V | None:
+        """Value for ``key`` (marked most recently used) or ``None``; not counted as a hit or a miss."""
+        with self._lock:
+            item = self._data.get(key)
+            if item is None:
+                return None
+            self._data.move_to_end(key)
+            return item[0]
+
     def put(self, key: Hashable, value: V) -> None:
         """Insert (or replace) ``key`` and evict LRU entries until within budget."""
         size = int(self._size_of(value))
@@ -237,6 +246,8 @@ class PanoramaStore:
         self.max_width = max_width
         self.base_dir = base_dir
         self.cache: LRUByteCache[np.ndarray] = LRUByteCache(budget_bytes)
+        self._loading: dict[str, threading.Lock] = {}
+        self._loading_lock = threading.Lock()
 
     def path(self, node: str) -> Path:
         """File of ``node``'s panorama. Raises ``KeyError`` for an unknown node."""
@@ -247,15 +258,24 @@ class PanoramaStore:
     def get(self, node: str) -> np.ndarray:
         """RGB ``uint8`` ``(H, W, 3)`` panorama of ``node`` (read-only view of the cached array).
 
+        Thread-safe; a panorama is decoded once however many threads ask for it at the same time (the
+        others wait for that decode: when many episodes start at one node, the first step of each would
+        otherwise decode the same file again).
+
         Raises:
             KeyError: unknown node.
             ImageFormatError: missing or invalid file (names the file).
         """
         img = self.cache.get(node)
         if img is None:
-            img = load_equirect(self.path(node), self.max_width)
-            img.setflags(write=False)
-            self.cache.put(node, img)
+            with self._loading_lock:
+                lock = self._loading.setdefault(node, threading.Lock())
+            with lock:
+                img = self.cache.peek(node)  # decoded by another thread while this one waited
+                if img is None:
+                    img = load_equirect(self.path(node), self.max_width)
+                    img.setflags(write=False)
+                    self.cache.put(node, img)
         return img
 
     def centre_bearing_deg(self, node: str) -> float:

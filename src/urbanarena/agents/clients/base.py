@@ -160,7 +160,7 @@ class ModelClient(ABC):
         SDK exceptions and :class:`~urbanarena.agents.clients.errors.ReplyFault` propagate.
         """
 
-    def _post(self, path: str, body: dict[str, Any], deadline: float) -> tuple[Any, Mapping[str, str]]:
+    def _post(self, path: str, body: dict[str, Any] | bytes, deadline: float) -> tuple[Any, Mapping[str, str]]:
         """POST ``body`` under the attempt deadline and the reply-size limit (:mod:`.transport`)."""
         from urbanarena.agents.clients.transport import post_json
 

@@ -24,8 +24,11 @@ estimates see the size that will be sent when no byte-limit step is needed.
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from urbanarena.agents.clients.errors import ImageEncodingError
@@ -62,12 +65,16 @@ class EncodedImage:
         return "jpg" if self.media_type == "image/jpeg" else "png"
 
     def b64(self) -> str:
-        """Base64 text of :attr:`data`."""
+        """Base64 text of :attr:`data` (computed once per object)."""
+        return self._b64
+
+    @functools.cached_property
+    def _b64(self) -> str:
         return base64.b64encode(self.data).decode("ascii")
 
     def data_url(self) -> str:
         """``data:<media type>;base64,<data>`` (OpenAI ``image_url``)."""
-        return f"data:{self.media_type};base64,{self.b64()}"
+        return f"data:{self.media_type};base64,{self._b64}"
 
     @property
     def b64_len(self) -> int:
@@ -114,8 +121,18 @@ def planned_size(width: int, height: int, settings: ImageSettings, provider: str
     return w, h
 
 
+#: encodings kept by :func:`encode_image`, least recently used dropped first (the sweep's 640x360 view: a 47 kB JPEG)
+MAX_CACHED_ENCODINGS = 64
+_ENCODED: OrderedDict[tuple[str, ImageSettings, str], EncodedImage] = OrderedDict()
+_ENCODED_LOCK = threading.Lock()
+
+
 def encode_image(image: Image, settings: ImageSettings, provider: str) -> EncodedImage:
     """Encode ``image`` under ``settings`` and ``provider``'s limits (module docstring).
+
+    The encoding is a function of the pixels (:attr:`Image.sha256`), the settings and the provider, so
+    the last :data:`MAX_CACHED_ENCODINGS` are kept per process and an image sent before (the same view
+    in another episode or seed, a conversation that repeats a picture) is not encoded again.
 
     Args:
         image: the RGB array wrapper.
@@ -125,6 +142,21 @@ def encode_image(image: Image, settings: ImageSettings, provider: str) -> Encode
     Raises:
         ImageEncodingError: the byte limit cannot be met above ``min_side_px``.
     """
+    key = (image.sha256, settings, provider)
+    with _ENCODED_LOCK:
+        hit = _ENCODED.get(key)
+        if hit is not None:
+            _ENCODED.move_to_end(key)
+            return hit
+    enc = _encode(image, settings, provider)
+    with _ENCODED_LOCK:
+        _ENCODED[key] = enc
+        while len(_ENCODED) > MAX_CACHED_ENCODINGS:
+            _ENCODED.popitem(last=False)
+    return enc
+
+
+def _encode(image: Image, settings: ImageSettings, provider: str) -> EncodedImage:
     limits = provider_limits(provider)
     max_side, max_pixels = _caps(settings, provider)
     try:

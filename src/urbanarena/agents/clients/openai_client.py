@@ -23,6 +23,8 @@ Reply mapping: ``choices[0].message.content`` (``""`` when null), finish
 
 from __future__ import annotations
 
+import json
+import uuid
 from typing import Any, Literal, Mapping
 
 import openai
@@ -33,6 +35,18 @@ from urbanarena.agents.clients.errors import ReplyFault
 from urbanarena.agents.clients.images import EncodedImage
 from urbanarena.agents.clients.spec import ModelSpec
 from urbanarena.agents.clients.types import Image, ModelReply, ModelRequest
+
+class _Mark:
+    """Stands in for an :class:`EncodedImage` while :meth:`OpenAIClient.payload_bytes` serializes a request."""
+
+    __slots__ = ("url",)
+
+    def __init__(self, url: str):
+        self.url = url
+
+    def data_url(self) -> str:
+        return self.url
+
 
 _FINISH = {"stop": "stop", "length": "length", "content_filter": "refusal", "tool_calls": "tool_use", "function_call": "tool_use"}
 
@@ -87,14 +101,37 @@ class OpenAIClient(ModelClient):
                 payload[name] = g[name]
         return payload
 
+    def payload_bytes(self, request: ModelRequest, encoded: dict[str, EncodedImage]) -> bytes:
+        """:meth:`build_payload` as the UTF-8 JSON bytes the ``openai`` SDK would send for it (``json.dumps``
+        with ``ensure_ascii=False`` and separators ``(",", ":")``, as its ``openapi_dumps``).
+
+        Each image's data URL (tens of kilobytes of base64 text, which needs no JSON escaping) is spliced
+        into the serialized text whole instead of being scanned by the JSON encoder on every request:
+        the conversation is serialized with a placeholder per image (a fresh random token), and each
+        placeholder is then replaced by its data URL. Same bytes, less CPU per request (docs/bench.md).
+        """
+        token = uuid.uuid4().hex
+        urls: dict[bytes, bytes] = {}
+        marks: dict[str, _Mark] = {}
+        for i, (sha, enc) in enumerate(encoded.items()):
+            mark = f"urbanarena-image-{token}-{i}"
+            urls[mark.encode("ascii")] = enc.data_url().encode("ascii")
+            marks[sha] = _Mark(mark)
+        data = json.dumps(self.build_payload(request, marks), ensure_ascii=False,  # type: ignore[arg-type]
+                          separators=(",", ":")).encode("utf-8")
+        for mark_b, url in urls.items():
+            data = data.replace(mark_b, url)
+        return data
+
     def _send(self, request: ModelRequest, encoded: dict[str, EncodedImage], deadline: float) -> tuple[ModelReply, Mapping[str, str]]:
         # The payload is plain JSON already (build_payload): it is posted through the SDK's transport (base URL,
         # auth, timeout, typed status/connection errors) and the reply read from its JSON, skipping
         # ``chat.completions.create``'s typed-dict transform of the request and model construction of the
         # reply. Measured on the concurrency sweep (docs/bench.md): 18 % less client CPU and 10 % less wall
         # time at 16 episodes in flight, where the run is CPU-bound. The body streams under the attempt
-        # deadline and the reply-size limit (transport.post_json).
-        completion, headers = self._post("/chat/completions", self.build_payload(request, encoded), deadline)
+        # deadline and the reply-size limit (transport.post_json). The body goes as bytes (payload_bytes: the
+        # images' base64 text is spliced in, not re-scanned by the JSON encoder on every request).
+        completion, headers = self._post("/chat/completions", self.payload_bytes(request, encoded), deadline)
         if not isinstance(completion.get("choices"), list):
             raise ReplyFault("not_json", f"{self.spec.provider}:{self.spec.model}: the reply is not a chat "
                                          f"completion (no 'choices' list; keys {sorted(completion)[:8]})")

@@ -35,14 +35,14 @@ import httpx2
 
 from urbanarena.agents.clients.errors import ReplyFault
 
-def post_json(sdk: Any, path: str, body: dict[str, Any], *, timeout_s: float, deadline: float,
+def post_json(sdk: Any, path: str, body: dict[str, Any] | bytes, *, timeout_s: float, deadline: float,
               max_reply_bytes: int, label: str) -> tuple[Any, Mapping[str, str]]:
     """POST ``body`` to ``path`` through ``sdk`` and return ``(parsed JSON, response headers)``.
 
     Args:
         sdk: an ``openai.OpenAI`` or ``anthropic.Anthropic`` client (``max_retries=0``).
         path: request path below the SDK's base URL (``/chat/completions``, ``/v1/messages``).
-        body: the JSON body.
+        body: the JSON body, or its serialized UTF-8 bytes (sent as they are).
         timeout_s: per socket operation (connect, write, each read), seconds.
         deadline: ``time.monotonic()`` value by which the whole attempt must be done.
         max_reply_bytes: largest decoded reply body accepted, bytes.
@@ -56,7 +56,8 @@ def post_json(sdk: Any, path: str, body: dict[str, Any], *, timeout_s: float, de
     if left <= 0:
         raise ReplyFault("timeout", f"{label}: no time left in the attempt deadline")
     per_op = max(0.001, min(timeout_s, left))
-    raw = sdk.post(path, body=body, cast_to=httpx2.Response, stream=True, options={"timeout": per_op})
+    sent = {"content": body} if isinstance(body, bytes) else {"body": body}
+    raw = sdk.post(path, **sent, cast_to=httpx2.Response, stream=True, options={"timeout": per_op})
     try:
         data = _read_limited(raw, deadline=deadline, max_bytes=max_reply_bytes, label=label)
     finally:

@@ -160,7 +160,7 @@ class Image:
         """sha256 hex of ``b"rgb8:H:W:" + pixel bytes``."""
         if self._sha256 is None:
             h = hashlib.sha256(f"rgb8:{self.height}:{self.width}:".encode())
-            h.update(self.array.tobytes())
+            h.update(self.array.data)  # the C-contiguous pixel buffer itself: the bytes of tobytes(), no copy
             self._sha256 = h.hexdigest()
         return self._sha256
 
