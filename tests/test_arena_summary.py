@@ -99,3 +99,15 @@ def test_report(runs, tmp_path):
             assert data["agents"][agent]["by_family"][k]["mean"] == f["mean"]
             assert f"| {k} (" in text
     assert "| **overall** |" in text
+
+
+def test_mdd_text_labels_this_runs_figure():
+    """The summary's closing sentence says what its last figure is (issue 27 item 7: it had no label)."""
+    from urbanarena.cli.main import _mdd_text
+
+    mdd = {"alpha": 0.05, "power": 0.8, "sd": 0.5,
+           "sizes": {"mini": {"tasks_per_family": 25, "per_family": 39.6, "overall": 14.98}},
+           "this_run": {"tasks": 175, "overall": 14.98}}
+    text = _mdd_text(mdd)
+    assert "mini (25/family) 39.6 per family, 15.0 overall" in text
+    assert text.endswith("Minimum detectable difference of this run (175 tasks): 14.98 points overall.")

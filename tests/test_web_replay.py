@@ -46,7 +46,11 @@ def replay(home, tmp_path_factory):
 
 def test_episode_list_and_states(replay):
     c, rr = replay["client"], replay["rr"]
-    assert TestClient(c.app).get("/api/episodes").status_code == 401
+    bare = TestClient(c.app)
+    r = bare.get("/api/episodes")
+    assert r.status_code == 401 and r.json()["detail"].startswith("viewer token required: open the link `urbanarena replay`")
+    page = bare.get("/", headers={"accept": "text/html"})
+    assert page.status_code == 401 and "viewer token required" in page.text and "participant" not in page.text
     eps = c.get("/api/episodes").json()["episodes"]
     assert len(eps) == 7 and all(e["arena"] for e in eps)
     nav = next(e for e in eps if "/map_navigation/" in e["task_id"])

@@ -18,6 +18,8 @@ Needs the ``web`` extra (fastapi, uvicorn, jinja2).
 
 from __future__ import annotations
 
+import html
+
 from pathlib import Path
 from urllib.parse import urlencode
 from typing import Any, Callable
@@ -58,11 +60,14 @@ def request_token(request: Request) -> str | None:
     return bearer_token(request.headers.get("authorization")) or request.cookies.get(COOKIE)
 
 
-def add_auth(app: FastAPI, tokens: ParticipantTokens) -> None:
+def add_auth(app: FastAPI, tokens: ParticipantTokens, who: str = "participant",
+             where: str = "the link `urbanarena play` printed for you") -> None:
     """Install the token check and the security headers on ``app`` (module docstring).
 
-    The participant of an authorised request is ``request.state.participant``.
+    The participant of an authorised request is ``request.state.participant``. ``who`` names the token in a
+    401 reply (``participant`` for play, ``viewer`` for replay) and ``where`` says where its link was printed.
     """
+    need = f"{who} token required: open {where} (it carries ?token=...)"
 
     @app.middleware("http")
     async def _auth(request: Request, call_next: Callable):
@@ -79,10 +84,11 @@ def add_auth(app: FastAPI, tokens: ParticipantTokens) -> None:
             pid = tokens.participant_for(request_token(request))
             if pid is None:
                 if request.headers.get("accept", "").startswith("text/html"):
-                    resp = HTMLResponse("<!doctype html><title>401</title><h1>401: participant token required</h1>"
-                                        "<p>Open the link with your personal token.</p>", status_code=401)
+                    resp = HTMLResponse(f"<!doctype html><title>401</title><h1>401: {html.escape(who)} token "
+                                        f"required</h1><p>Open {html.escape(where)}: it carries the token.</p>",
+                                        status_code=401)
                 else:
-                    resp = JSONResponse({"detail": "participant token required"}, status_code=401)
+                    resp = JSONResponse({"detail": need}, status_code=401)
                 resp.headers["WWW-Authenticate"] = "Bearer"
                 return _secure(resp)
             request.state.participant = pid

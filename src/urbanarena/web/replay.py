@@ -44,7 +44,7 @@ def _png(img) -> Response:
 def create_replay_app(replay: RunReplay, tokens: ParticipantTokens) -> FastAPI:
     """The replay app over ``replay`` (module docstring)."""
     app = FastAPI(title="urbanarena replay", docs_url=None, redoc_url=None, openapi_url=None)
-    add_auth(app, tokens)
+    add_auth(app, tokens, who="viewer", where="the link `urbanarena replay` printed")
     health_route(app)
     static_route(app)
     render_lock = app.state.render_lock = threading.Lock()  # views are drawn one at a time (CLI's draw-ahead too)
