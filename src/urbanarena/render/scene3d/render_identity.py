@@ -48,8 +48,14 @@ def _photo_identity() -> dict:
 
     pkg = package_by_name(PACKAGE)
     models = photo_models(quiet=True)
+    from urbanarena.render.scene3d import trees_photo as TP
+
+    trees_pkg = package_by_name(TP.PACKAGE)
+    kit = TP.photo_trees(quiet=True)
     return {"models": MODELS_VERSION, "package": pkg.name, "version": pkg.version, "sha256": pkg.sha256,
-            "catalogue": None if models is None else models.identity}
+            "catalogue": None if models is None else models.identity,
+            "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,
+                      "sha256": trees_pkg.sha256, "kit": None if kit is None else kit.identity}}
 
 
 def _population_identity() -> dict:

@@ -151,6 +151,13 @@ class SceneRenderer:
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
+        self._tree_tex, tree_kit = None, None
+        if self.settings.style == "photo":   # photo trees (.trees_photo); without the assets the realistic ones
+            from urbanarena.render.scene3d import trees_photo
+
+            tree_kit = trees_photo.photo_trees()
+            if tree_kit is not None:
+                self.meshes = trees_photo.with_photo_trees(self.meshes, self.scene, tree_kit)
         self._sky_tex = None
         ground_runs, ground_progs = [], {}
         if real:
@@ -158,6 +165,11 @@ class SceneRenderer:
 
             self.prog_ground, self.prog_facade, self.prog_sky = (real_program(n) for n in ("ground", "facade", "sky"))
             self.prog_foliage, self.prog_shade = real_program("foliage"), real_program("shade")
+            if tree_kit is not None:
+                from urbanarena.render.scene3d.trees_photo import program_sources as tree_sources
+
+                vs, fs = tree_sources(MAX_LAMPS, lamps)
+                self.prog_foliage = self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
             self.prog_sky_draw = real_program("sky_tex")  # samples the sky baked by prog_sky (_bake_sky)
             # one program per ground material, so that no pixel runs the other materials' code (llvmpipe
             # executes every branch of a shader); the runs keep the painter's order
@@ -206,7 +218,11 @@ class SceneRenderer:
         self.vao_facades = vao(self.prog_facade, m.facades, ("positions", "normals", "colours", "facade", "shop"),
                                ("in_pos", "in_normal", "in_colour", "in_facade", "in_shop"))
         self.vao_foliage = self.vao_shade = None
-        if real and m.foliage is not None:
+        if real and m.foliage is not None and tree_kit is not None:
+            self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours", "uv"),
+                                   ("in_pos", "in_normal", "in_colour", "in_uv"))
+            self._tree_tex = self._tree_texture(tree_kit)
+        elif real and m.foliage is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours"),
                                    ("in_pos", "in_normal", "in_colour"))
         if real and m.shade is not None:
@@ -260,6 +276,21 @@ class SceneRenderer:
                 for name, value in style_uniforms(s, self.weather.lighting).items():
                     if name in prog:
                         prog[name].value = value
+
+    def _tree_texture(self, kit):
+        """The photo trees' atlas (:mod:`.trees_photo`) as a texture with its coverage-preserving mip levels."""
+        from urbanarena.render.scene3d.trees_photo import TREE_UNIT
+
+        h, w = kit.atlas.shape[:2]
+        tex = self._keep(self.ctx.texture((w, h), 4, np.ascontiguousarray(kit.atlas).tobytes(), alignment=1))
+        tex.build_mipmaps(0, len(kit.mips) - 1)
+        for level, img in enumerate(kit.mips[1:], 1):
+            tex.write(np.ascontiguousarray(img).tobytes(), level=level, alignment=1)
+        tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
+        tex.repeat_x, tex.repeat_y = False, True
+        self._tree_unit = TREE_UNIT
+        self.prog_foliage["tree_tex"].value = TREE_UNIT
+        return tex
 
     def _bake_sky(self) -> None:
         """Render the realistic sky (``prog_sky``, its uniforms set) once into the equirectangular texture that
@@ -348,6 +379,8 @@ class SceneRenderer:
         if not real and self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
+            if self._tree_tex is not None:
+                self._tree_tex.use(self._tree_unit)
             self.vao_foliage.render(planes, eye, s.object_distance_m)
         for tex, tiled in self.sign_vaos:
             tex.use(0)
