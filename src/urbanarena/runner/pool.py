@@ -70,6 +70,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Iterable, Iterator
 
 from urbanarena.agents.clients import http_pool
+from urbanarena.pids import pid_alive
 from urbanarena.runner.dispatch import EpisodeDispatcher
 from urbanarena.runner.episode import RunStopped
 from urbanarena.runner.trace import EpisodeCancelled
@@ -254,21 +255,6 @@ _WORKER_CITY: City | None = None
 _WORKER_CAMERA: _SharedCamera | None = None
 
 
-def _pid_alive(pid: int) -> bool:
-    """True while process ``pid`` exists and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-        return stat[stat.rfind(b")") + 2:][:1] != b"Z"
-    except OSError:
-        return True
-
 
 def _watch_driver(driver_pid: int, parent_pid: int) -> None:
     """Exit the worker when the driver is gone (checked every 0.5 s).
@@ -279,7 +265,7 @@ def _watch_driver(driver_pid: int, parent_pid: int) -> None:
     """
     while True:
         time.sleep(0.5)
-        if os.getppid() != parent_pid or not _pid_alive(driver_pid):
+        if os.getppid() != parent_pid or not pid_alive(driver_pid):
             os._exit(0)
 
 

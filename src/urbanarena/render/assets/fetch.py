@@ -43,6 +43,7 @@ from urbanarena.render.assets.archive import deb_data_tar, save_member, tar_memb
 from urbanarena.render.assets import registry
 from urbanarena.render.assets.registry import AssetPackage, FileGroup
 from urbanarena.safe_paths import atomic_write
+from urbanarena.pids import pid_alive
 
 #: the style a renderer draws when the assets are not available
 FALLBACK_STYLE = "realistic"
@@ -273,15 +274,6 @@ def extract_package(pkg: AssetPackage, package_file: Path, out_dir: Path, work_d
 
 # ----------------------------------------------------------------------------------------------- the cache
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
 
 def clean_stale(root: str | Path | None = None) -> list[Path]:
     """Remove work folders (``.tmp-*``) left by fetches whose process is gone (killed); returns them."""
@@ -291,7 +283,7 @@ def clean_stale(root: str | Path | None = None) -> list[Path]:
             pid = int(d.name.rsplit("-", 2)[-2])
         except (ValueError, IndexError):
             pid = -1
-        if pid != os.getpid() and (pid <= 0 or not _pid_alive(pid)):
+        if pid != os.getpid() and (pid <= 0 or not pid_alive(pid)):
             shutil.rmtree(d, ignore_errors=True)
             removed.append(d)
     return removed
