@@ -122,7 +122,6 @@ def test_materialize_redraws_the_cuts_from_the_stored_pictures_or_names_a_missin
         mp.setenv("URBANARENA_HOME", str(empty))
         with pytest.raises(FrozenSuiteError, match="tasks fetch") as e:
             materialize(fs, "mini", city, dest_root=tmp_path / "b", check_panoramas=False)
-        params = fs.manifest["sizes"]["mini"]["assets"][rel]
         assert "reference picture ref-" in str(e.value) and "is not in" in str(e.value)
 
 
