@@ -14,7 +14,11 @@ cameras that hide it, and a suite still holding one without a passing goal-share
 
 On a city of real photographs (Panoramax, frames, video) the manifest pins every picture by id and sha256 with
 its licence and author, and the families its views exclude are listed (``excluded_families``).
-``urbanarena tasks fetch MANIFEST [--out DIR] [--osm FILE] [--instance URL] [--pictures DIR --city CITY]``
+``--confirm-landmark-references [--reference-pictures DIR_OR_CSV]`` adds ``landmark_image`` with references cut
+from other real pictures (as ``tasks generate``); the chosen pictures are pinned too (``reference_pictures``,
+:mod:`urbanarena.tasks.frozen_refs`).
+``urbanarena tasks fetch MANIFEST [--out DIR] [--osm FILE] [--instance URL] [--pictures DIR --city CITY]
+[--reference-pictures DIR]``
 rebuilds that city and suite elsewhere (:mod:`urbanarena.tasks.frozen_fetch`; docs/real-imagery.md).
 """
 
@@ -44,6 +48,14 @@ def freeze_cmd(
                                          help="Keep the task files of the suite at --out; redraw its images and "
                                               "fingerprints in this renderer and record REASON (the style is "
                                               "the suite's own; --sizes/--seed/--split/--name are not used)."),
+    reference_pictures: Optional[Path] = typer.Option(
+        None, "--reference-pictures", help="Real-imagery city: a folder or CSV of geotagged 360-degree pictures "
+        "other than the city's, cut into landmark_image references (a Panoramax city searches its STAC instead); "
+        "pinned in the manifest by id and sha256."),
+    confirm_landmark_references: bool = typer.Option(
+        False, "--confirm-landmark-references", help="Real-imagery city: you have looked at the reference "
+        "pictures (their geometry is checked, the storefront's visibility in their pixels is not); without it "
+        "landmark_image is an excluded family there."),
 ) -> None:
     """Generate and freeze a city's arena suite (task files + hashes) so every machine runs the same tasks."""
     from urbanarena.agents.arena_oracle import ArenaOracleSolver
@@ -64,12 +76,16 @@ def freeze_cmd(
             typer.echo(f"{fs.directory}: {fs.name}: {last['assets_changed']} images and "
                        f"{last['panoramas_changed']} fingerprint panoramas changed; task files kept")
             return
+        from urbanarena.cli.tasks_cmd import real_references_for
+        from urbanarena.tasks.generators import ALL_KINDS
+
+        real = real_references_for(c, ALL_KINDS, False, reference_pictures, confirm_landmark_references)
         size_list = tuple(s.strip() for s in sizes.split(",") if s.strip())
         style = checked_style(render_style)
         folder = out or user_dir() / (name or default_suite_name(c.name, style))
         fs = freeze(c, folder, suite=name, seed=seed, sizes=size_list, split=split or None,
                     solver=ArenaOracleSolver(c), build=_build_hint(c),
-                    log=lambda s: typer.echo(s, err=True), render_style=style)
+                    log=lambda s: typer.echo(s, err=True), render_style=style, real_references=real)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
     for size in fs.sizes():
@@ -104,6 +120,9 @@ def fetch_cmd(
     pictures: Optional[Path] = typer.Option(None, "--pictures", help="Frames/video: folder of the supplied pictures "
                                                                      "(pinned relative paths; verified by sha256)."),
     city: Optional[str] = typer.Option(None, "--city", help="Frames/video: the city built from --pictures."),
+    reference_pictures: Optional[Path] = typer.Option(
+        None, "--reference-pictures", help="The suite's supplied landmark_image reference pictures (pinned file "
+        "names under it; default --pictures); Panoramax ones are downloaded by id."),
     timeout_s: float = typer.Option(30.0, "--timeout-s", help="Panoramax: connect/read timeout per request (seconds)."),
     retries: int = typer.Option(5, "--retries", help="Panoramax: tries after the first per request."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out and a cached city of the same name."),
@@ -132,7 +151,8 @@ def fetch_cmd(
             warnings.simplefilter("ignore", UserWarning)
             res = fetch_suite(fs.directory, solver_for=ArenaOracleSolver, out_dir=out, osm=osm, client=client,
                               pictures_dir=pictures, city=resolve_city(city) if city else None, force=force,
-                              progress=progress, log=lambda s: typer.echo(s, err=True))
+                              progress=progress, log=lambda s: typer.echo(s, err=True),
+                              reference_pictures_dir=reference_pictures)
     except (UrbanArenaError, ValueError, OSError) as e:
         raise fail(e) from None
     for w in res.warnings:

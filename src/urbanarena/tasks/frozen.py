@@ -276,7 +276,8 @@ def default_reference_renderer(city: City, render_style: str = "flat") -> Refere
 def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: int = 0,
            sizes: Sequence[str] = tuple(SIZES), split: str | None = "test", solver=None,
            reference_renderer: ReferenceRenderer | None = None, build: str | None = None,
-           log: Callable[[str], None] = lambda s: None, render_style: str = "flat") -> FrozenSuite:
+           log: Callable[[str], None] = lambda s: None, render_style: str = "flat",
+           real_references: Any = None) -> FrozenSuite:
     """Generate and freeze a suite of ``city`` at each of ``sizes`` into ``out_dir``.
 
     Args:
@@ -290,6 +291,12 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
             the renderer works, counting tasks also keep only objects visible from their range
             (:class:`urbanarena.render.scene3d.visibility.CountVisibility`).
         build: how a user rebuilds the city (shown when hashes differ).
+        real_references: on a city of real photographs, the confirmed
+            :class:`~urbanarena.tasks.generators.real_references.ReferenceFinder` of ``landmark_image`` (without
+            it the family is an ``excluded_families`` entry there). Its chosen pictures are pinned in the
+            manifest's ``reference_pictures`` block (id, sha256, licence, author; Panoramax id) and stored locally
+            by sha256; the asset specs keep no local path and each cut's ``pixel_sha256`` is drawn from the stored
+            picture (:mod:`urbanarena.tasks.frozen_refs`).
 
     On a city of real photographs (:func:`urbanarena.tasks.generators.real_imagery.is_real_imagery`) the
     families its views exclude are recorded as ``excluded_families`` (family -> reason) instead of refusing,
@@ -300,7 +307,9 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         UrbanArenaError: unknown size, no solver, a family that could not be generated in full (other than a
             real-imagery exclusion), a real-imagery city whose pictures cannot be pinned.
     """
+    from urbanarena.tasks.frozen_refs import manifest_spec, pin_references, store, with_pinned_path
     from urbanarena.tasks.generators import generate_suite, real_imagery
+    from urbanarena.tasks.generators.suite import draw_asset
     from urbanarena.world.picture_pins import picture_pins
 
     bad = [s for s in sizes if s not in SIZES]
@@ -351,7 +360,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         log(f"generating {name} ({SIZES[size]} per family)")
         res = generate_suite(city, per_family=SIZES[size], seed=seed, split=split, name=name, solver=solver,
                              reference_renderer=ref, count_visibility=visibility, reference_check=check,
-                             reference_goal_share=share)
+                             reference_goal_share=share, real_references=real_references)
         hidden = unchecked_references(res.task_file.tasks)
         if hidden:
             raise UrbanArenaError(f"{name}: {len(hidden)} landmark reference photo(s) of scheme 4 do not pass the "
@@ -372,7 +381,12 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
             gz.write(blob)
         assets = {}
         for rel, spec in sorted(res.asset_specs.items()):
-            img = _decode_png(res.assets[rel])
+            if spec["kind"] == "real_reference":  # pinned: drawn again from the stored picture, no local path
+                store(spec["params"]["path"], spec["params"]["sha256"])
+                spec = manifest_spec(spec)
+                img = draw_asset(city, spec["kind"], with_pinned_path(spec)["params"])
+            else:
+                img = _decode_png(res.assets[rel])
             assets[rel] = {**spec, "pixel_sha256": _pixel_hash(img)}
         fams: dict[str, int] = {}
         for t in res.task_file.tasks:
@@ -385,6 +399,9 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
             else None,
             "shortfall": {k: f["shortfall"] for k, f in res.report["families"].items() if f.get("shortfall")},
         }
+    refs = pin_references(real_references) if real_references is not None else None
+    if refs is not None:
+        manifest["reference_pictures"] = refs
     nodes = fingerprint_nodes(city)
     log(f"rendering {len(nodes)} fingerprint panoramas")
     hashes, ident = _panorama_hashes(city, nodes, render_style)
@@ -466,11 +483,19 @@ def _draw_assets(assets: dict[str, dict[str, Any]], city: City, ref: ReferenceRe
     """Yield ``(relative path, spec, RGB uint8 (H, W, 3))`` for every asset of a size's manifest entry, drawn
     from its spec (maps with one renderer per map extent: the district map, or a split area's), reporting
     each drawn asset to ``progress`` as step ``label``."""
+    from urbanarena.tasks.frozen_refs import with_pinned_path
     from urbanarena.tasks.generators.suite import draw_asset
 
     map_renderers: dict[tuple, Any] = {}
     for rel, spec in counted(progress, label, _drawing_order(assets, ref)):
         map_renderer = None
+        if spec["kind"] == "real_reference":  # cut from the stored reference picture of its sha256
+            try:
+                drawable = with_pinned_path(spec)
+            except UrbanArenaError as e:
+                raise FrozenSuiteError(f"{rel}: {e}") from None
+            yield rel, spec, draw_asset(city, spec["kind"], drawable["params"], ref)
+            continue
         if spec["kind"] != "reference_view":
             from urbanarena.render.maps import map_renderer_for
             from urbanarena.tasks.generators.suite import MAP_PX, map_extent

@@ -14,11 +14,15 @@ another machine, so that a lab can publish the manifest without redistributing t
    ``city``. Missing or changed pictures raise
    :class:`~urbanarena.world.picture_pins.PinnedPictureError` naming each by its id.
 2. **Check.** The city's content hash (and annotations hash, when pinned) must equal the manifest's.
-3. **Suite.** Every size is generated again (:func:`urbanarena.tasks.frozen.freeze` with the manifest's
+3. **Reference pictures.** When the manifest pins ``landmark_image`` reference pictures (``reference_pictures``,
+   :mod:`urbanarena.tasks.frozen_refs`), each is got again — a Panoramax one by id from the instance, a supplied
+   one from ``reference_pictures_dir`` (default ``pictures_dir``) — and checked against its sha256 (a missing or
+   changed one is named by id); the suite is generated with exactly these pictures as references.
+4. **Suite.** Every size is generated again (:func:`urbanarena.tasks.frozen.freeze` with the manifest's
    name, seed, split and render style) into a temporary folder beside ``out_dir``; each task file's sha256
    and every reference image's pixel hash must equal the manifest's (fingerprint panoramas that differ only
    warn, as in runs: another GL driver). The published ``manifest.json`` is copied byte for byte.
-4. **Write.** Only then is the city saved into the cache (atomically) and the temporary folder renamed to
+5. **Write.** Only then is the city saved into the cache (atomically) and the temporary folder renamed to
    ``out_dir``: any failure leaves neither a half-written suite nor a city.
 """
 
@@ -64,7 +68,8 @@ def load_manifest(path: str | Path) -> FrozenSuite:
 def fetch_suite(manifest: str | Path, *, solver_for: Callable[[City], Any], out_dir: str | Path | None = None,
                 osm: str | Path | None = None, client: Any = None, pictures_dir: str | Path | None = None,
                 city: City | None = None, force: bool = False, progress: Progress | None = None,
-                log: Callable[[str], None] = lambda s: None) -> FetchResult:
+                log: Callable[[str], None] = lambda s: None,
+                reference_pictures_dir: str | Path | None = None) -> FetchResult:
     """Rebuild the city and suite of a frozen real-imagery ``manifest`` (module docstring).
 
     Args:
@@ -77,6 +82,8 @@ def fetch_suite(manifest: str | Path, *, solver_for: Callable[[City], Any], out_
             one for the pinned instance); its cache receives the verified pictures.
         pictures_dir: frames/video: the supplied pictures (pinned relative paths under it).
         city: frames/video: the city built from ``pictures_dir``.
+        reference_pictures_dir: the supplied ``landmark_image`` reference pictures (pinned ``file`` under it;
+            default ``pictures_dir``); Panoramax reference pictures come from ``client``'s instance.
         force: replace an existing ``out_dir`` and a cached city of the same name with another content hash.
     Returns:
         :class:`FetchResult`.
@@ -127,13 +134,26 @@ def fetch_suite(manifest: str | Path, *, solver_for: Callable[[City], Any], out_
                                   f"({fs.manifest['city'].get('build')}) and pass it with --city")
         c = city
     _check_city(fs, c)
+    finder = None
+    if fs.manifest.get("reference_pictures"):
+        from urbanarena.tasks.frozen_refs import finder_from_pins
+
+        block = fs.manifest["reference_pictures"]
+        log(f"getting the {block.get('count')} pinned landmark_image reference pictures")
+        if client is None and any(p.get("source") == "panoramax" for p in block.get("pictures") or []):
+            from urbanarena.world.importers.panoramax.client import PanoramaxClient
+
+            client = PanoramaxClient(str(block.get("instance")))
+        finder = finder_from_pins(c, block, client=client, progress=progress,
+                                  pictures_dir=reference_pictures_dir if reference_pictures_dir is not None
+                                  else pictures_dir)
     log(f"city {name} rebuilt: content hash {c.content_hash[:12]}... matches; generating {', '.join(fs.sizes())}")
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.fetch-{os.getpid()}-{uuid.uuid4().hex[:8]}"
     try:
         new = freeze(c, tmp, suite=fs.name, seed=int(fs.manifest.get("seed", 0)), sizes=fs.sizes(),
                      split=fs.manifest.get("split"), solver=solver_for(c), build=fs.manifest["city"].get("build"),
-                     log=log, render_style=fs.render_style)
+                     log=log, render_style=fs.render_style, real_references=finder)
         warnings = _compare(fs, new)
         (tmp / "manifest.json").write_bytes((fs.directory / "manifest.json").read_bytes())
         cached = paths.cities_dir() / name

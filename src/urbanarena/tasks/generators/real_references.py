@@ -270,6 +270,10 @@ class ReferenceFinder:
         self.with_reference: list[str] = []
         self.without_reference: list[str] = []
         self.download_errors: dict[str, str] = {}
+        #: every picture :meth:`reference` returned (by id), whether or not its candidate became a task: what a
+        #: frozen suite pins (:mod:`urbanarena.tasks.frozen_refs`); given these alone, a finder makes the same
+        #: choices (each was the best option of its POI among all pictures, so it is among any subset holding it)
+        self.chosen: dict[str, ReferencePicture] = {}
         g = city.graph
         self._node_ids = list(g.nodes)
         self._node_xy = np.array([city.xy(n) for n in self._node_ids], float).reshape(-1, 2)
@@ -357,6 +361,7 @@ class ReferenceFinder:
                     "pitch_deg": 0.0, "hfov_deg": REFERENCE_HFOV_DEG, "width": REFERENCE_SIZE_PX[0],
                     "height": REFERENCE_SIZE_PX[1]}
             self.with_reference.append(poi.id)
+            self.chosen.setdefault(pic.id, pic)
             return view, {**view, "path": pic.path}
         self.without_reference.append(poi.id)
         return None
