@@ -1,7 +1,7 @@
 """Blind sorting of rendered views against real photos (issue 24's measure of realism).
 
 ``build``: writes ``--n`` rendered views an agent receives (640x360, 90 degrees, the default city in the
-realistic style with its people and vehicles, through ``--camera``; pose nodes sampled by hash, yaws and
+``--style`` (realistic by default; photo) with its people and vehicles, through ``--camera``; pose nodes sampled by hash, yaws and
 conditions drawn from a seeded stream: clear day, cloudy, dusk, rain, night) and ``--n`` views cut from the
 real equirectangular photos in ``../shared/data/panoramas`` (random yaw, pitch -5..5 degrees), every image
 passed through one JPEG of quality 90 at the same size and stored as the PNG of the decoded pixels, named by a
@@ -12,7 +12,7 @@ random id and shuffled, into ``OUT/images``; the key
 and the key, and prints the share sorted correctly and the rendered views called rendered at >= 90 %
 confidence (issue 24's target: at most 60 % correct, and none of those).
 
-    LP_NUM_THREADS=2 python3 benchmarks/bench_blind_realism.py build --out /tmp/blind [--n 16] [--camera consumer360]
+    LP_NUM_THREADS=2 python3 benchmarks/bench_blind_realism.py build --out /tmp/blind [--n 16] [--camera consumer360] [--style photo]
     python3 benchmarks/bench_blind_realism.py score --out /tmp/blind --verdicts verdicts.json
 """
 
@@ -33,7 +33,7 @@ from _common import SHARED, need  # noqa: E402
 CONDITIONS = ("clear", "clear", "cloudy", "dusk", "rain", "night")
 
 
-def build(out: Path, n: int, camera: str, seed: int, city_name: str) -> None:
+def build(out: Path, n: int, camera: str, seed: int, city_name: str, style: str = "realistic") -> None:
     from urbanarena.bench.realism import _city
     from urbanarena.env.arena_env import ArenaEnv
     from urbanarena.env.observers import panorama_observer_for
@@ -48,7 +48,7 @@ def build(out: Path, n: int, camera: str, seed: int, city_name: str) -> None:
     city = _city(city_name)
     nodes = R.sample_nodes(map(str, city.graph.nodes), 4 * n)
     items = []
-    base = settings_for_style("realistic")
+    base = settings_for_style(style)
     by_cond: dict[str, list[int]] = {}
     for i in range(n):
         by_cond.setdefault(CONDITIONS[int(rng.integers(len(CONDITIONS)))], []).append(i)
@@ -69,7 +69,7 @@ def build(out: Path, n: int, camera: str, seed: int, city_name: str) -> None:
             heading = float(rng.uniform(0, 360))
             o, _ = env.reset(options={"start_node": node, "start_heading_deg": heading})
             items.append({"source": "rendered", "node": node, "heading_deg": round(heading, 1), "condition": cond,
-                          "camera": camera, "img": o["view"]})
+                          "camera": camera, "style": base.style, "img": o["view"]})
         print(f"rendered {len(idx)} views in {cond}", flush=True)
     for i in range(n):
         p = photos[int(rng.integers(len(photos)))]
@@ -119,12 +119,13 @@ def main() -> None:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--n", type=int, default=16)
     ap.add_argument("--camera", default="consumer360")
+    ap.add_argument("--style", default="realistic", help="render style of the rendered views (realistic, photo)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--city", default="helsinki")
     ap.add_argument("--verdicts", type=Path)
     a = ap.parse_args()
     if a.mode == "build":
-        build(a.out, a.n, a.camera, a.seed, a.city)
+        build(a.out, a.n, a.camera, a.seed, a.city, a.style)
     else:
         if a.verdicts is None:
             ap.error("score needs --verdicts")
