@@ -214,9 +214,15 @@ def test_panoramax_downloads_report_each_usable_picture(monkeypatch):
     pics = [Pic("a"), Pic("bad"), Pic("b"), Pic("c")]
     fetched = []
 
+    from dataclasses import dataclass
+
+    @dataclass
+    class Stats:  # the build reports the client's download counters (asdict)
+        downloaded: int = 0
+
     class Client:
         api, asset, cache_dir = "https://example.invalid/api", "hd", Path(".")
-        stats = None
+        stats = Stats()
 
         def search(self, bb, max_items=None):
             return pics
