@@ -162,17 +162,29 @@ def _render(style, models, snap, renderer_cache={}):
     from urbanarena.render.scene3d.population_draw import PopulationObjects
     from urbanarena.render.scene3d.renderer import SceneRenderer
 
-    r = renderer_cache.get(style)
+    from urbanarena.render.scene3d import photo_atmosphere
+
+    key = (style, photo_atmosphere.ENABLED)
+    r = renderer_cache.get(key)
     if r is None:
-        r = renderer_cache[style] = SceneRenderer(small_scene(), RenderSettings(style=style, population="snapshot"))
+        r = renderer_cache[key] = SceneRenderer(small_scene(), RenderSettings(style=style, population="snapshot"))
     objs = PopulationObjects(snap, models)
     img = r.render_view(0.0, -4.0, 0.0, -5.0, 90.0, 320, 180, dynamic=objs)
     ids = r.render_ids(0.0, -4.0, 0.0, -5.0, 90.0, 320, 180, dynamic=objs)
     return img, ids - len(r.features)
 
 
+@pytest.fixture
+def no_photo_air(monkeypatch):
+    """The photo style without its haze, skyline and rain (tests/test_photo_atmosphere.py covers those), so
+    that only the population's pixels differ from the realistic style's."""
+    from urbanarena.render.scene3d import photo_atmosphere
+
+    monkeypatch.setattr(photo_atmosphere, "ENABLED", False)
+
+
 @needs_gl
-def test_photo_person_differs_from_the_box_and_is_deterministic(fake_models):
+def test_photo_person_differs_from_the_box_and_is_deterministic(fake_models, no_photo_air):
     snap = Snapshot("n", 0.0, -4.0, (PERSON,))
     real, real_ids = _render("realistic", None, snap)
     photo, photo_ids = _render("photo", fake_models, snap)
@@ -188,7 +200,7 @@ def test_photo_person_differs_from_the_box_and_is_deterministic(fake_models):
 
 
 @needs_gl
-def test_photo_without_models_draws_realistic_pixels():
+def test_photo_without_models_draws_realistic_pixels(no_photo_air):
     snap = Snapshot("n", 0.0, -4.0, (PERSON, CAR))
     real, _ = _render("realistic", None, snap)
     photo, _ = _render("photo", None, snap)

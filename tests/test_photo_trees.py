@@ -160,6 +160,9 @@ def test_photo_trees_are_deterministic_and_differ_from_realistic(tmp_path, monke
     scene = small_scene()
     trees = TP.tree_mesh(scene.objects, {}, kit)
     assert trees.n_triangles > 0 and trees.uv.shape == (len(trees.positions), 2)
+    from urbanarena.render.scene3d import photo_atmosphere
+
+    monkeypatch.setattr(photo_atmosphere, "ENABLED", False)   # the trees alone differ from realistic
     real = _render(scene, "realistic", None, monkeypatch)
     photo = _render(scene, "photo", kit, monkeypatch)
     again = _render(scene, "photo", kit, monkeypatch)
@@ -174,6 +177,9 @@ def test_photo_trees_are_deterministic_and_differ_from_realistic(tmp_path, monke
 @needs_gl
 def test_photo_without_tree_assets_draws_realistic_trees(monkeypatch):
     scene = small_scene()
+    from urbanarena.render.scene3d import photo_atmosphere
+
+    monkeypatch.setattr(photo_atmosphere, "ENABLED", False)   # haze, skyline, rain: tests/test_photo_atmosphere.py
     real = _render(scene, "realistic", None, monkeypatch)
     photo = _render(scene, "photo", None, monkeypatch)
     assert np.array_equal(real, photo)

@@ -27,7 +27,7 @@ clear day):
   sun, darker, heavy-rain visibility (MOR 800 m), wet surfaces (ground albedo x 0.55, walls
   and objects x 0.8, Schlick-Fresnel reflection of the sky with ``F0 = 0.02`` for water
   on the ground) and rain streaks (:data:`RAIN_LAYERS_M`) drawn deterministically from
-  ``rain_seed``. ``fog``: very dense fog, meteorological optical range 12 m; 8 % of the sun.
+  ``rain_seed`` (the ``photo`` style draws no streaks: wet ground and puddles, :mod:`.photo_atmosphere`). ``fog``: very dense fog, meteorological optical range 12 m; 8 % of the sun.
   (OCR reads a sign up to about the MOR -- at 15 m MOR every sign of the 20-POI legibility sample
   is read at 10 m, at 10 m MOR none is -- so ``fog`` is the fog in which 10 m signs start to fail.)
 * **Extinction**: the scene keeps ``exp(-sigma d)`` of its colour at distance ``d``

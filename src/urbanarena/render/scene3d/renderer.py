@@ -138,15 +138,21 @@ class SceneRenderer:
 
         lamps = lighting(self.settings).lamps > 0  # street lamps on (dusk, night): the lamp loop is compiled in
 
+        from urbanarena.render.scene3d import photo_atmosphere
+
+        # photo style: haze, sky, wet ground and skyline of .photo_atmosphere
+        self._photo_air = photo_atmosphere if self.settings.style == "photo" and photo_atmosphere.ENABLED else None
+        air = self._photo_air.patch_source if self._photo_air else (lambda src, name="": src)
+
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx, MAX_LAMPS, lamps),
-                                          fragment_shader=shaders.variant(fs, wx, MAX_LAMPS, lamps)))
+                                          fragment_shader=air(shaders.variant(fs, wx, MAX_LAMPS, lamps))))
 
         def real_program(name, ground_mat=0):
             from urbanarena.render.scene3d.realistic_shaders import program_sources
 
             vs, fs = program_sources(name, MAX_LAMPS, ground_mat, lamps)
-            return self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
+            return self._keep(ctx.program(vertex_shader=vs, fragment_shader=air(fs, name)))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
@@ -169,7 +175,7 @@ class SceneRenderer:
                 from urbanarena.render.scene3d.trees_photo import program_sources as tree_sources
 
                 vs, fs = tree_sources(MAX_LAMPS, lamps)
-                self.prog_foliage = self._keep(ctx.program(vertex_shader=vs, fragment_shader=fs))
+                self.prog_foliage = self._keep(ctx.program(vertex_shader=vs, fragment_shader=air(fs)))
             self.prog_sky_draw = real_program("sky_tex")  # samples the sky baked by prog_sky (_bake_sky)
             # one program per ground material, so that no pixel runs the other materials' code (llvmpipe
             # executes every branch of a shader); the runs keep the painter's order
@@ -217,6 +223,9 @@ class SceneRenderer:
                                ("in_pos", "in_normal", "in_colour"))
         self.vao_facades = vao(self.prog_facade, m.facades, ("positions", "normals", "colours", "facade", "shop"),
                                ("in_pos", "in_normal", "in_colour", "in_facade", "in_shop"))
+        self.vao_skyline = None if self._photo_air is None else vao(
+            self.prog_plain, self._photo_air.skyline_mesh(self.scene), ("positions", "normals", "colours"),
+            ("in_pos", "in_normal", "in_colour"))
         self.vao_foliage = self.vao_shade = None
         if real and m.foliage is not None and tree_kit is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours", "uv"),
@@ -276,6 +285,8 @@ class SceneRenderer:
                 for name, value in style_uniforms(s, self.weather.lighting).items():
                     if name in prog:
                         prog[name].value = value
+        if self._photo_air is not None and "horizon" in self.prog_sky_draw:
+            self.prog_sky_draw["horizon"].value = tuple(float(c) for c in self.weather.lighting.horizon)
 
     def _tree_texture(self, kit):
         """The photo trees' atlas (:mod:`.trees_photo`) as a texture with its coverage-preserving mip levels."""
@@ -373,7 +384,7 @@ class SceneRenderer:
             # realistic: balconies, awnings, cornices and street objects stand in front of the walls; drawn
             # first, the depth test rejects the (costly) facade fragments they hide
             self.vao_objects.render(planes, eye, s.object_distance_m)
-        for tiled in (self.vao_facades, self.vao_solids):
+        for tiled in (self.vao_facades, self.vao_solids, self.vao_skyline):
             if tiled is not None:
                 tiled.render(planes, eye)
         if not real and self.vao_objects is not None:
@@ -419,7 +430,7 @@ class SceneRenderer:
                 shade_own(ctx, self.prog_shade, self.weather.lighting)
                 ctx.disable(mgl.BLEND)
             ms.depth_mask = True
-        if self.weather is not None:  # 4. rain streaks (conditions.py)
+        if self.weather is not None and self._photo_air is None:  # 4. rain streaks (conditions.py; not photo)
             self.weather.draw_rain(basis, hfov_deg, width, height, P)
         src = ms
         if resolve is not None:
@@ -427,6 +438,8 @@ class SceneRenderer:
             src = resolve
         data = src.read(viewport=(0, 0, width, height), components=3, alignment=1)
         img = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)
+        if self._photo_air is not None and self.weather.lighting.rain:  # photo rain: lower contrast
+            img = self._photo_air.rain_contrast(img, self.weather.lighting.horizon)
         if self.weather is not None and not s.is_clear_day:  # camera noise of the condition's light (weather.py)
             return self.weather.sensor_noise(np.ascontiguousarray(img[::-1]))
         return np.ascontiguousarray(img[::-1])

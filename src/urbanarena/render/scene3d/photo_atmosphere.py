@@ -1,0 +1,251 @@
+"""The ``photo`` style's horizon, aerial perspective and rain (issue 24, items 3 "light and atmosphere").
+
+Photo style only: ``flat`` and ``realistic`` never reach this module, so their pixels stay as they were.
+
+* **Skyline** (:func:`skyline_mesh`): beyond the city's content the view used to run over bare ground to the
+  painted sky. The photo style draws a ring of seeded, low-poly blocks there -- one block per
+  :data:`CELL_M` cell of the band from :data:`RING_IN_M` to :data:`RING_OUT_M` outside the scene's bounds
+  (clipped to the ground plane), :data:`GAP_SHARE` of the cells left empty, footprints 55-85 % of the cell,
+  heights of Helsinki's inner-city blocks (14-26 m; :data:`TOWER_SHARE` towers of 32-48 m), facade tones from a
+  small palette washed 30 % towards grey, dark roofs, and storey bands of dark windows on the walls that face
+  the city in the first :data:`WINDOW_DEPTH_M`. Drawn with the lit street-furniture program (sun, sky light,
+  haze), after the city, frustum-culled per tile; not in the ID pass (to it they are background, like the sky).
+* **Aerial perspective** (:func:`haze_keep`, GLSL :data:`PHOTO_FOG_AT` replacing the realistic ``fog_at``):
+  a haze whose density falls off with height, ``beta(z) = HAZE_BETA_PER_M exp(-z / HAZE_H_M)``. A point at
+  distance ``d`` seen from the eye keeps ``exp(-(sigma + HAZE_BETA_PER_M m) d)`` of its colour, where ``m`` is
+  the mean of ``exp(-z / H)`` along the ray (``H (exp(-z0 / H) - exp(-z1 / H)) / (z1 - z0)``; ``exp(-z0 / H)``
+  for a level ray) and ``sigma`` the condition's Beer-Lambert extinction (:mod:`.conditions`); the rest is the
+  horizon colour. The sky (:func:`sky_haze_keep`) keeps ``exp(-HAZE_BETA_PER_M H / sin e)`` at elevation ``e``
+  (the same haze integrated from the ground to infinity), so it fades to the horizon colour at the horizon,
+  where the farthest blocks fade to it too: no line where a painted sky meets bare ground.
+* **Rain** (:func:`rain_contrast`, GLSL :data:`PHOTO_WET_OLD` -> :data:`PHOTO_WET_NEW`): no streaks drawn
+  over the view. Wet ground instead: hard ground (asphalt, paving, setts, track bed) a further 0.35 darker in
+  puddles, which lie where a two-octave value noise of the ground position (seeded by position, so the same
+  everywhere and every run) exceeds :data:`PUDDLE_LEVEL`, fading out between :data:`PUDDLE_FADE_M`; the sky
+  it reflects is the sky's gradient at the mirrored elevation, in the share ``0.06 + 0.5 F`` on the wet
+  surface and ``0.12 + 0.7 F`` in puddles (``F`` the Schlick-Fresnel term of water; ours). The image
+  loses contrast towards the grey horizon colour (:data:`RAIN_CONTRAST`), as rain-hazed photos do.
+
+Constants are ours (chosen by eye against the shared street photos), not measured.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: haze extinction at the ground (1/m): a clear day's meteorological optical range ``ln 20 / beta`` of 2.5 km
+HAZE_BETA_PER_M = 1.2e-3
+#: scale height of the haze (m)
+HAZE_H_M = 100.0
+#: rain: the image keeps this share of its contrast about the horizon colour
+RAIN_CONTRAST = 0.82
+#: puddle threshold of the ground noise (0..1; higher = fewer puddles)
+PUDDLE_LEVEL = 0.6
+#: puddles fade out between these distances from the eye (m; farther, their noise would only speckle)
+PUDDLE_FADE_M = (25.0, 70.0)
+
+#: skyline ring: cell size, the band outside the scene's bounds (m), cells left empty, towers
+CELL_M = 50.0
+RING_IN_M, RING_OUT_M = 40.0, 300.0
+GAP_SHARE, TOWER_SHARE = 0.12, 0.05
+#: windows are drawn on the city-facing walls of blocks within this distance of the ring's inner edge (m)
+WINDOW_DEPTH_M = 120.0
+STOREY_M, WINDOW_W_M, WINDOW_H_M, WINDOW_PITCH_M = 3.2, 1.3, 1.6, 3.4
+#: facade tones of Helsinki's inner-city blocks (ochre, cream, pale grey, brick, pale yellow, off-white, sage)
+FACADE_TONES = ((196, 160, 104), (214, 204, 180), (170, 170, 168), (150, 84, 64), (220, 200, 140),
+                (225, 222, 214), (150, 160, 150))
+ROOF_RGB, WINDOW_RGB = (78, 76, 78), (46, 50, 56)
+SKYLINE_SEED = 0x5C71
+#: the renderer applies this module to the photo style while true (tests switch it off to compare the
+#: population's pixels with the realistic style's)
+ENABLED = True
+
+
+def haze_keep(dist_m, eye_z_m: float, point_z_m, sigma_per_m: float = 0.0):
+    """Share of a point's colour that the photo haze keeps (module docstring; the GLSL twin is
+    :data:`PHOTO_FOG_AT`). ``dist_m``, ``point_z_m``: scalars or arrays (metres); returns the same shape."""
+    d = np.asarray(dist_m, np.float64)
+    z1 = np.asarray(point_z_m, np.float64)
+    dz = z1 - eye_z_m
+    level = math.exp(-eye_z_m / HAZE_H_M)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(np.abs(dz) > 0.01,
+                        HAZE_H_M * (level - np.exp(-z1 / HAZE_H_M)) / np.where(dz == 0, 1.0, dz), level)
+    return np.exp(-(sigma_per_m + HAZE_BETA_PER_M * mean) * d)
+
+
+def sky_haze_keep(elevation_deg):
+    """Share of the sky's colour kept at ``elevation_deg`` (scalar or array; 0 at and below the horizon)."""
+    s = np.sin(np.radians(np.asarray(elevation_deg, np.float64)))
+    with np.errstate(divide="ignore"):
+        return np.where(s > 1e-4, np.exp(-HAZE_BETA_PER_M * HAZE_H_M / np.maximum(s, 1e-4)), 0.0)
+
+
+def rain_contrast(img: np.ndarray, horizon_rgb) -> np.ndarray:
+    """``img`` ``(H, W, 3)`` uint8 pulled towards the horizon colour (``horizon_rgb``: 0..1 floats):
+    ``g + RAIN_CONTRAST (v - g)`` per channel with ``g = 255 horizon``, rounded and clipped (deterministic)."""
+    g = np.asarray(horizon_rgb, np.float32) * np.float32(255.0)
+    out = g + np.float32(RAIN_CONTRAST) * (img.astype(np.float32) - g)
+    np.rint(out, out=out)
+    np.clip(out, 0, 255, out=out)
+    return out.astype(np.uint8)
+
+
+# ---------------------------------------------------------------------------------------------------- skyline
+def _box(x0, y0, x1, y1, h):
+    """Walls (4 x 2 triangles, outward winding) and the roof (2) of an axis-aligned box, ``(10, 3, 3)``."""
+    c = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)]
+    tris = []
+    for i in range(4):
+        (ax, ay), (bx, by) = c[i], c[(i + 1) % 4]
+        tris += [[(ax, ay, 0), (bx, by, 0), (bx, by, h)], [(ax, ay, 0), (bx, by, h), (ax, ay, h)]]
+    tris += [[(x0, y0, h), (x1, y0, h), (x1, y1, h)], [(x0, y0, h), (x1, y1, h), (x0, y1, h)]]
+    return np.array(tris, np.float64)
+
+
+def skyline_blocks(scene, seed: int = SKYLINE_SEED) -> list[tuple[float, float, float, float, float, int]]:
+    """The ring's blocks ``(x0, y0, x1, y1, height_m, tone)`` (local metres; ``tone`` indexes
+    :data:`FACADE_TONES`) around ``scene`` (module docstring); the same scene and seed give the same list."""
+    bx0, by0, bx1, by1 = scene.bounds()
+    ox0, oy0, ox1, oy1 = bx0 - RING_OUT_M, by0 - RING_OUT_M, bx1 + RING_OUT_M, by1 + RING_OUT_M
+    if scene.ground_extent is not None:
+        gx0, gy0, gx1, gy1 = scene.ground_extent
+        ox0, oy0, ox1, oy1 = max(ox0, gx0), max(oy0, gy0), min(ox1, gx1), min(oy1, gy1)
+    ix0, iy0, ix1, iy1 = bx0 - RING_IN_M, by0 - RING_IN_M, bx1 + RING_IN_M, by1 + RING_IN_M
+    nx, ny = int((ox1 - ox0) // CELL_M), int((oy1 - oy0) // CELL_M)
+    rng = np.random.default_rng([SKYLINE_SEED, int(seed) & 0xFFFFFFFF, max(nx, 0), max(ny, 0)])
+    out = []
+    for j in range(max(ny, 0)):
+        for i in range(max(nx, 0)):
+            u = rng.random(8)   # drawn for every cell, so a cell's block does not depend on the others
+            cx0, cy0 = ox0 + i * CELL_M, oy0 + j * CELL_M
+            cx1, cy1 = cx0 + CELL_M, cy0 + CELL_M
+            if cx1 > ix0 and cx0 < ix1 and cy1 > iy0 and cy0 < iy1:
+                continue                                    # the cell touches the city (or the margin)
+            if u[0] < GAP_SHARE:
+                continue
+            w, d = CELL_M * (0.55 + 0.3 * u[1]), CELL_M * (0.55 + 0.3 * u[2])
+            x0 = cx0 + (CELL_M - w) * u[3]
+            y0 = cy0 + (CELL_M - d) * u[4]
+            h = 32.0 + 16.0 * u[5] if u[6] < TOWER_SHARE else 14.0 + 12.0 * u[5]
+            out.append((x0, y0, x0 + w, y0 + d, h, int(u[7] * len(FACADE_TONES)) % len(FACADE_TONES)))
+    return out
+
+
+def skyline_mesh(scene, seed: int = SKYLINE_SEED):
+    """:class:`~.mesh_primitives.MeshData` of :func:`skyline_blocks` (colours 0..1, feature 0), or an empty mesh."""
+    from urbanarena.render.scene3d.mesh_primitives import MeshBuilder
+
+    mb = MeshBuilder()
+    bx0, by0, bx1, by1 = scene.bounds()
+    cx, cy = (bx0 + bx1) / 2, (by0 + by1) / 2
+    grey = np.array([0.62, 0.62, 0.62])
+    for x0, y0, x1, y1, h, tone in skyline_blocks(scene, seed):
+        wall = 0.7 * np.array(FACADE_TONES[tone]) / 255.0 + 0.3 * grey
+        tris = _box(x0, y0, x1, y1, h)
+        mb.add(tris[:8], wall)
+        mb.add(tris[8:], np.array(ROOF_RGB) / 255.0)
+        gap = max(bx0 - RING_IN_M - x1, x0 - bx1 - RING_IN_M, by0 - RING_IN_M - y1, y0 - by1 - RING_IN_M)
+        if gap < WINDOW_DEPTH_M:
+            mb.add(_windows(x0, y0, x1, y1, h, cx, cy), np.array(WINDOW_RGB) / 255.0)
+    return mb.build()
+
+
+def _windows(x0, y0, x1, y1, h, cx, cy) -> np.ndarray:
+    """Window quads (0.05 m in front) on the walls of a box that face the point ``(cx, cy)``, ``(T, 3, 3)``."""
+    walls = []   # (start, direction along the wall, outward normal, length)
+    if cy < y0:
+        walls.append(((x1, y0), (-1, 0), (0, -1), x1 - x0))
+    if cy > y1:
+        walls.append(((x0, y1), (1, 0), (0, 1), x1 - x0))
+    if cx < x0:
+        walls.append(((x0, y0), (0, 1), (-1, 0), y1 - y0))
+    if cx > x1:
+        walls.append(((x1, y1), (0, -1), (1, 0), y1 - y0))
+    tris = []
+    storeys = int((h - 1.0) // STOREY_M)
+    for (sx, sy), (dx, dy), (nx, ny), length in walls:
+        cols = int(length // WINDOW_PITCH_M)
+        margin = (length - cols * WINDOW_PITCH_M) / 2 + (WINDOW_PITCH_M - WINDOW_W_M) / 2
+        for k in range(1, storeys):
+            z0 = k * STOREY_M + 0.9
+            z1 = z0 + WINDOW_H_M
+            for c in range(cols):
+                a = margin + c * WINDOW_PITCH_M
+                b = a + WINDOW_W_M
+                p = [(sx + dx * t + nx * 0.05, sy + dy * t + ny * 0.05) for t in (a, b)]
+                q = [(p[0][0], p[0][1], z0), (p[1][0], p[1][1], z0), (p[1][0], p[1][1], z1), (p[0][0], p[0][1], z1)]
+                tris += [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]
+    return np.array(tris, np.float64).reshape(-1, 3, 3)
+
+
+# ------------------------------------------------------------------------------------------------ GLSL patches
+#: the realistic ``fog_at`` (:data:`.shaders.LIGHT_FS`) that the photo programs replace
+REALISTIC_FOG_AT = """float fog_at(vec3 p) {
+    vec3 d = p - eye;
+    float dd = dot(d, d);
+    return exp(-sigma * sqrt(dd)) / (1.0 + dd * inv_fog2);
+}"""
+
+#: the photo style's aerial perspective (twin of :func:`haze_keep`)
+PHOTO_FOG_AT = f"""float fog_at(vec3 p) {{
+    vec3 d = p - eye;
+    float level = exp(-eye.z / {HAZE_H_M:.1f});
+    float m = abs(d.z) > 0.01 ? {HAZE_H_M:.1f} * (level - exp(-p.z / {HAZE_H_M:.1f})) / d.z : level;
+    return exp(-(sigma + {HAZE_BETA_PER_M:.6e} * m) * length(d));
+}}"""
+
+#: the realistic sky lookup's last line and its photo replacement (haze towards the horizon, twin of
+#: :func:`sky_haze_keep`)
+SKY_OLD = "    f_colour = vec4(texture(sky_tex, uv).rgb, 1.0);\n"
+SKY_NEW = (f"    float s = d.z;\n"
+           f"    float keep = s > 1e-4 ? exp(-{HAZE_BETA_PER_M * HAZE_H_M:.6e} / max(s, 1e-4)) : 0.0;\n"
+           f"    f_colour = vec4(mix(horizon, texture(sky_tex, uv).rgb, keep), 1.0);\n")
+
+#: the realistic ground's wet term and the photo style's wet ground with puddles
+PHOTO_WET_OLD = """    vec3 c = a * (1.0 - 0.45 * wet) * (light_at(n) + lamp_light(v_world, n));
+    vec3 v = normalize(eye - v_world);
+    float fr = 0.02 + 0.98 * pow(1.0 - max(v.z, 0.0), 5.0);
+    c = mix(c, mix(horizon, zenith, 0.25), wet * fr * 0.8);
+"""
+PHOTO_WET_NEW = f"""    bool hard = is(v_albedo, vec3(72.0, 74.0, 78.0)) || is(v_albedo, vec3(168.0, 165.0, 158.0))
+        || is(v_albedo, vec3(132.0, 128.0, 118.0)) || is(v_albedo, vec3(120.0, 118.0, 112.0));
+    float pn = 0.7 * vnoise(v_world.xy * 0.35, 91u) + 0.3 * vnoise(v_world.xy * 1.7, 92u);
+    float pud = hard ? wet * smoothstep({PUDDLE_LEVEL:.3f}, {PUDDLE_LEVEL + 0.05:.3f}, pn) : 0.0;
+    pud *= 1.0 - smoothstep({PUDDLE_FADE_M[0]:.1f}, {PUDDLE_FADE_M[1]:.1f}, length(v_world - eye));  // no speckle far off
+    vec3 c = a * (1.0 - 0.45 * wet) * (1.0 - 0.35 * pud) * (light_at(n) + lamp_light(v_world, n));
+    vec3 v = normalize(eye - v_world);
+    float vz = max(v.z, 0.0);
+    float fr = 0.02 + 0.98 * pow(1.0 - vz, 5.0);
+    vec3 skyr = mix(horizon, zenith, vz * (2.0 - vz));   // the sky's gradient at the mirrored elevation
+    c = mix(c, skyr, wet * mix(0.06 + 0.5 * fr, 0.12 + 0.7 * fr, pud));
+"""
+
+
+def _swap(src: str, old: str, new: str, what: str) -> str:
+    if old not in src:
+        raise RuntimeError(f"photo style: the {what} source to replace was not found (shaders changed?)")
+    return src.replace(old, new)
+
+
+def patch_source(src: str, program: str = "") -> str:
+    """A realistic program's fragment source made photo: ``fog_at`` replaced where the source has it (every lit
+    program), the wet ground in ``ground``, the sky haze in ``sky_tex``.
+
+    Raises:
+        RuntimeError: the realistic text to replace is missing (the shaders were edited without this module)."""
+    if "float fog_at(vec3 p)" in src:
+        src = _swap(src, REALISTIC_FOG_AT, PHOTO_FOG_AT, "fog_at")
+    if program == "ground":
+        src = _swap(src, PHOTO_WET_OLD, PHOTO_WET_NEW, "wet ground")
+    if program == "sky_tex":
+        src = _swap(src, SKY_OLD, SKY_NEW, "sky lookup")
+        src = _swap(src, "uniform sampler2D sky_tex;\n", "uniform sampler2D sky_tex;\nuniform vec3 horizon;\n",
+                    "sky uniforms")
+    return src
+
+
+__all__ = ["HAZE_BETA_PER_M", "HAZE_H_M", "RAIN_CONTRAST", "haze_keep", "patch_source", "rain_contrast",
+           "skyline_blocks", "skyline_mesh", "sky_haze_keep"]
