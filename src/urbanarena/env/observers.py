@@ -255,6 +255,20 @@ def rendered_store_for(city: City, width: int | None = None, *, root: str | Path
         return store
 
 
+
+def release_rendered_stores() -> int:
+    """Release every process-wide rendered store of :func:`rendered_store_for` (their renderers' GL objects and
+    decoded panoramas; each store rebuilds its renderer on its next use) and forget them; returns how many.
+
+    For a long-lived process between unrelated jobs, and for test isolation: call it only when no other thread
+    is drawing with one of these stores."""
+    with _RENDERED_LOCK:
+        stores = list(_RENDERED_STORES.values())
+        _RENDERED_STORES.clear()
+    for store in stores:
+        store.release()
+    return len(stores)
+
 def panorama_observer_for(city: City, *, base_dir: str | Path | None = None, budget_bytes: int = DEFAULT_BUDGET_BYTES,
                           max_width: int | Literal["match"] | None = MATCH_VIEW, render_root: str | Path | None = None,
                           render_settings=None, camera: str | None = None, **kwargs) -> PanoramaObserver | None:

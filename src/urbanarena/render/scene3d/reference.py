@@ -237,6 +237,18 @@ def reference_renderer_of(city: City, render_style: str = "flat") -> ReferenceRe
     return r
 
 
+
+def release_reference_renderers() -> int:
+    """Release and forget the process-wide renderers of :func:`reference_renderer_of` (GL objects, scenes);
+    returns how many. For a long-lived process between unrelated jobs and for test isolation: call it only when
+    no other thread is drawing with one of them."""
+    with _CACHE_LOCK:
+        renderers = list(_CACHE.values())
+        _CACHE.clear()
+    for r in renderers:
+        r.release()
+    return len(renderers)
+
 def render_reference(city: City, view: Mapping[str, Any], render_style: str = "flat") -> np.ndarray:
     """Render a ``landmark_image`` task's ``extra.reference_view`` on ``city`` (module docstring).
 
