@@ -35,9 +35,9 @@ def _env(**extra):
     return env
 
 
-def _cmd(city_dir, task_path, out, workers):
+def _cmd(city_dir, task_path, out, workers, delay_s=0.003):
     return [sys.executable, "-m", "urbanarena.cli.main", "run", "--city", str(city_dir), "--tasks", str(task_path),
-            "--agent", "runner_util:SlowRandomAgent", "-p", "delay_s=0.003", "--seeds", str(N_SEEDS),
+            "--agent", "runner_util:SlowRandomAgent", "-p", f"delay_s={delay_s}", "--seeds", str(N_SEEDS),
             "--max-steps", "12", "--workers", str(workers), "--out", str(out)]
 
 
@@ -162,7 +162,9 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
     city_dir, task_path, _, _ = write_inputs(tmp_path, n=5, n_tasks=N_TASKS)
     run_dir = tmp_path / "run"
     db = run_dir / "episodes.sqlite"
-    p = subprocess.Popen(_cmd(city_dir, task_path, run_dir, 2), env=_env(), start_new_session=True,
+    # 30 ms a step (about 9 s for the whole run on 2 workers): the interrupt lands mid-run even on a loaded
+    # machine (at 3 ms a step the run could finish before the signal was delivered)
+    p = subprocess.Popen(_cmd(city_dir, task_path, run_dir, 2, delay_s=0.03), env=_env(), start_new_session=True,
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     while p.poll() is None and _count(db) < 3:
         time.sleep(0.005)
@@ -176,7 +178,8 @@ def test_ctrl_c_stops_cleanly_and_resumes(tmp_path):
     assert meta["status"] == "interrupted" and meta["episodes"]["run"] == _count(db) < TOTAL
     part = json.loads(CliRunner().invoke(app, ["summary", str(run_dir), "--json", "--resamples", "50"]).stdout)
     assert part["episodes"] == meta["episodes"]["run"] and part["planned"] == TOTAL and part["complete"] is False
-    r = subprocess.run(_cmd(city_dir, task_path, run_dir, 2), env=_env(), capture_output=True, text=True, timeout=120)
+    r = subprocess.run(_cmd(city_dir, task_path, run_dir, 2, delay_s=0.03), env=_env(), capture_output=True,
+                       text=True, timeout=120)  # the same command (the agent's delay is part of the run's config)
     assert r.returncode == 0, r.stderr
     assert f"{TOTAL - meta['episodes']['run']} episodes run, {meta['episodes']['run']} skipped" in r.stdout
     assert len(_rows(db)) == TOTAL
