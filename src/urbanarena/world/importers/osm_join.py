@@ -98,6 +98,25 @@ def _street_dir(line: Any, s: float) -> tuple[float, float]:
     return (p1.x - p0.x, p1.y - p0.y)
 
 
+
+def nearest_street(tree: Any, lines: Sequence[Any], pt: Any, snap_radius_m: float,
+                   course: tuple[float, float] | None) -> tuple[float, int] | None:
+    """``(distance_m, index)`` of the street ``pt`` snaps to, or ``None`` when none lies within ``snap_radius_m``.
+
+    ``tree`` is a shapely ``STRtree`` over ``lines`` (local x/y, metres; ``None`` when there are no streets).
+    Streets at most :data:`SNAP_ALIGN_SLACK_M` farther than the nearest compete on how well they align with
+    ``course`` (the picture's direction of travel, any sense), then on distance and index."""
+    idx = tree.query(pt, predicate="dwithin", distance=snap_radius_m) if tree is not None else []
+    if len(idx) == 0:
+        return None
+    dists = [(float(lines[i].distance(pt)), int(i)) for i in idx]
+    dmin = min(x for x, _ in dists)
+    near = sorted((x, i) for x, i in dists if x <= dmin + SNAP_ALIGN_SLACK_M)
+    if course is not None and len(near) > 1:
+        near.sort(key=lambda t: (round(_axis_angle(course, _street_dir(lines[t[1]], lines[t[1]].project(pt))), 6),
+                                 t[0], t[1]))
+    return near[0]
+
 def _node_course(city: City, n: str) -> tuple[float, float] | None:
     """Direction of the node's trajectory (its trajectory edges' azimuths folded to one axis), local x/y."""
     az = [d["azimuth_deg"] for _, _, d in city.graph.out_edges(n, data=True)
@@ -163,19 +182,12 @@ def join_osm(city: City, osm_path: str | Path, *, bbox: Sequence[float] | None =
     for n in sorted(out.graph.nodes):
         d = out.graph.nodes[n]
         pt = Point(*out.xy(n))
-        idx = tree.query(pt, predicate="dwithin", distance=snap_radius_m) if tree is not None else []
-        if len(idx) == 0:
+        snap = nearest_street(tree, lines, pt, snap_radius_m, _node_course(out, n))
+        if snap is None:
             d.update(street_id=None, along_m=None, street_distance_m=None)
             off.append(n)
             continue
-        dists = [(float(lines[i].distance(pt)), int(i)) for i in idx]
-        dmin = min(x for x, _ in dists)
-        near = sorted((x, i) for x, i in dists if x <= dmin + SNAP_ALIGN_SLACK_M)
-        course = _node_course(out, n)
-        if course is not None and len(near) > 1:
-            near.sort(key=lambda t: (round(_axis_angle(course, _street_dir(lines[t[1]], lines[t[1]].project(pt))), 6),
-                                     t[0], t[1]))
-        dist, i = near[0]
+        dist, i = snap
         d.update(street_id=ann.streets[i].id, along_m=round(float(lines[i].project(pt)), 3),
                  street_distance_m=round(dist, 3))
         on += 1

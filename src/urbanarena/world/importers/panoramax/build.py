@@ -84,7 +84,7 @@ import numpy as np
 from urbanarena.progress import Progress, counted
 from urbanarena.world.city import City, CityMeta
 from urbanarena.world.geo import WGS84_GEOD, wrap_deg
-from urbanarena.world.importers.osm_join import _axis_angle, _street_dir
+from urbanarena.world.importers.osm_join import nearest_street
 from urbanarena.world.importers.panoramax.client import Picture
 from urbanarena.world.node_ids import node_id_problem
 
@@ -93,8 +93,6 @@ SOURCE_KIND = "panoramax"
 VERSION = "1"
 DEFAULT_SNAP_RADIUS_M = 15.0
 DEFAULT_MAX_GAP_M = 20.0
-#: streets at most this much farther than the nearest compete on alignment with the course (metres)
-SNAP_ALIGN_SLACK_M = 2.0
 ASPECT_TOLERANCE_PX = 1
 
 ISSUE_KINDS = ("bad_id", "bad_position", "no_heading", "not_360", "download_failed", "unreadable_image",
@@ -263,19 +261,11 @@ def build_pose_graph(pictures: Iterable[Picture], osm_city: City, *, spacing_m: 
         off = []
         for k, p in enumerate(kept):
             pt = Point(float(xy[k, 0]), float(xy[k, 1]))
-            idx = tree.query(pt, predicate="dwithin", distance=snap_radius_m)
-            if len(idx) == 0:
+            snap = nearest_street(tree, lines, pt, snap_radius_m, _course_xy(xy, k))
+            if snap is None:
                 off.append(p)
                 continue
-            dists = [(float(lines[i].distance(pt)), int(i)) for i in idx]
-            dmin = min(d for d, _ in dists)
-            near = sorted((d, i) for d, i in dists if d <= dmin + SNAP_ALIGN_SLACK_M)
-            course = _course_xy(xy, k)
-            if course is not None and len(near) > 1:
-                near.sort(key=lambda t: (round(_axis_angle(course, _street_dir(lines[t[1]],
-                                                                               lines[t[1]].project(pt))), 6),
-                                         t[0], t[1]))
-            d, i = near[0]
+            d, i = snap
             s = float(lines[i].project(pt))
             q = lines[i].interpolate(s)
             seq_snaps.append(_Snap(p, i, s, float(d), float(q.x), float(q.y)))
