@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from urbanarena.render.scene3d.context import free_when_collected
 from urbanarena.render.scene3d.meshes import MeshData
 from urbanarena.render.scene3d.population import PEOPLE_KINDS, VEHICLE_KINDS, Snapshot, snapshot_for_settings
 from urbanarena.render.scene3d.population_meshes import placements_mesh
@@ -36,6 +37,7 @@ class PopulationObjects:
         self._mesh: MeshData | None = None
         self._gl: dict = {}
         self._shade: dict = {}
+        free_when_collected(self, _free_arrays, self._gl, self._shade)
 
     def __bool__(self) -> bool:
         return bool(self.placements)
@@ -101,12 +103,18 @@ class PopulationObjects:
         return got[3]
 
     def release(self) -> None:
-        """Free the GL arrays :meth:`vertex_array` made (call with the renderer's context current)."""
-        for buf, vao, *_ in (*self._gl.values(), *self._shade.values()):
+        """Free the GL arrays :meth:`vertex_array` made (call with the renderer's context current). Collected
+        without it, they are freed at the process's next GL use (:func:`.context.free_when_collected`)."""
+        _free_arrays(self._gl, self._shade)
+
+
+def _free_arrays(*tables: dict) -> None:
+    """Release the ``(buffer, vertex array, ...)`` values of ``tables`` and empty them (the context current)."""
+    for table in tables:
+        for buf, vao, *_ in table.values():
             vao.release()
             buf.release()
-        self._gl.clear()
-        self._shade.clear()
+        table.clear()
 
 
 def release_population(renderer, population: PopulationObjects | None) -> None:

@@ -54,7 +54,7 @@ import cv2
 import numpy as np
 
 from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panorama_attribution
-from urbanarena.render.scene3d.context import current, gl_context
+from urbanarena.render.scene3d.context import current, free_when_collected, gl_context
 from urbanarena.render.scene3d.dynamic import draw_dynamic, draw_dynamic_ids
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
 from urbanarena.render.scene3d.scene import Scene
@@ -119,6 +119,7 @@ class SceneRenderer:
         self._lock = threading.RLock()
         self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
         self._resources: list = []
+        free_when_collected(self, _free_gl, self._fbos, self._resources)
         self._id_pass: tuple | None = None  # built on first render_ids
         self._scene_hash = scene.content_hash()
         with current(self.ctx):
@@ -616,18 +617,24 @@ class SceneRenderer:
         return render_identity(self.scene, self.settings, width, eye_height_m)
 
     def release(self) -> None:
-        """Free GL objects (the shared context stays)."""
+        """Free GL objects (the shared context stays). A renderer collected without it frees them at the
+        process's next GL use (:func:`.context.free_when_collected`)."""
         with self._lock, current(self.ctx):
-            for ms, res in self._fbos.values():
-                for fb in (ms, res):
-                    if fb is not None:
-                        for a in fb.color_attachments:
-                            a.release()
-                        if fb.depth_attachment is not None:
-                            fb.depth_attachment.release()
-                        fb.release()
-            self._fbos.clear()
-            for r in reversed(self._resources):
-                r.release()
-            self._resources.clear()
+            _free_gl(self._fbos, self._resources)
+
+
+def _free_gl(fbos: OrderedDict, resources: list) -> None:
+    """Release a renderer's framebuffers and kept GL objects and empty both (the context current)."""
+    for ms, res in fbos.values():
+        for fb in (ms, res):
+            if fb is not None:
+                for a in fb.color_attachments:
+                    a.release()
+                if fb.depth_attachment is not None:
+                    fb.depth_attachment.release()
+                fb.release()
+    fbos.clear()
+    for r in reversed(resources):
+        r.release()
+    resources.clear()
 
