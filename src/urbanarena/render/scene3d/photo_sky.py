@@ -72,6 +72,11 @@ EDGE_LOG_PER_PX = 0.12
 SKYLINE_SPREAD_PX, SKYLINE_MARGIN_PX = 10, 3
 FILL_MIN_WEIGHT = 0.3
 GROUND_ALBEDO = 0.2
+#: the ambient map's luminance is clipped at this multiple of its median (the sun's aureole; module docstring)
+AMBIENT_CLIP = 4.0
+#: share of the irradiance's colour kept (a street's shaded walls also get light bounced off sunlit walls and
+#: ground, which the map does not hold: without this they turn lavender under a blue sky)
+AMBIENT_SATURATION = 0.5
 #: sRGB / Rec. 709 luminance weights
 LUMA = np.array([0.2126, 0.7152, 0.0722])
 #: the map texture's unit (the realistic sky's is 1, the trees' atlas 2 or above; .renderer)
@@ -84,7 +89,8 @@ class PreparedMap:
 
     Attributes:
         name: the map's name (file stem). shown: the sky drawn (objects filled, sun kept). shown_no_sun: the
-        same with the sun's core filled. ambient: the sky of the ambient light (objects and sun's core filled).
+        same with the sun's core filled. ambient: the sky of the ambient light (objects and sun's core filled,
+        the aureole clipped, at half the resolution).
         sun_elev_deg, sun_lon_deg: the sun's elevation and map longitude (``2 pi (c + 0.5) / W``; ``None``
         without a sun). object_share: share of upper-hemisphere texels masked as objects.
     """
@@ -194,6 +200,12 @@ def object_mask(rgb: np.ndarray, keep_out: np.ndarray | None = None) -> np.ndarr
     return np.arange(h // 2)[:, None] >= top[None, :]
 
 
+def _half(img: np.ndarray) -> np.ndarray:
+    """``img`` ``(H, W, C)`` shrunk by 2 x 2 block means (the ambient light's SH need no more)."""
+    h, w = img.shape[:2]
+    return img[: h - h % 2, : w - w % 2].reshape(h // 2, 2, w // 2, 2, -1).mean(axis=(1, 3))
+
+
 def prepare(path: str | Path) -> PreparedMap:
     """The prepared map of the HDRI file ``path`` (module docstring).
 
@@ -224,10 +236,13 @@ def prepare(path: str | Path) -> PreparedMap:
         keep_out = np.zeros((h, w), bool)
         keep_out[: h // 2] = ang < SUN_CORE_DEG + 1.0
     objects = object_mask(rgb, keep_out=keep_out)
-    ambient = fill_masked(up, objects | disc)        # the sun's disc too: its ringing and its light
-    shown = ambient.copy()
+    filled = fill_masked(up, objects | disc)         # the sun's disc too: its ringing and its light
+    shown = filled.copy()
     shown[bright & ~objects] = up[bright & ~objects]   # the sun's bright core back in the sky drawn
-    return PreparedMap(name, shown.astype(np.float32), ambient.astype(np.float32), ambient.astype(np.float32),
+    lum = filled @ LUMA
+    cap = AMBIENT_CLIP * float(np.median(lum))
+    ambient = filled * np.minimum(1.0, cap / np.maximum(lum, 1e-12))[..., None]   # the aureole clipped
+    return PreparedMap(name, shown.astype(np.float32), filled.astype(np.float32), _half(ambient).astype(np.float32),
                        sun_elev, sun_lon, float(objects.mean()))
 
 
@@ -256,8 +271,25 @@ def ambient_coeffs(sky_up: np.ndarray, rot_rad: float, amb_up: float, sun_up: fl
     ground = GROUND_ALBEDO / math.pi * (e_up + float(e_up @ LUMA) * (ratio - 1.0) * sun_lin)
     env[h:] = ground
     c = SH.irradiance_coeffs(SH.sh_project(env, rot_rad))
+    grey = (c @ LUMA)[:, None] * np.ones((1, 3))
+    c = grey + AMBIENT_SATURATION * (c - grey)        # E(n)'s colour pulled towards its grey, for every n
     top = np.sqrt(np.maximum(SH.sh_irradiance(c, np.array([0.0, 0.0, 1.0])), 0.0))
     return c / max(float(top @ LUMA), 1e-12) ** 2
+
+
+def white_balance(sky_up: np.ndarray, amb_up: float, sun_up: float, sun_rgb) -> np.ndarray:
+    """Per-channel factors ``(3,)`` of the camera's white balance (module docstring): ``Y(T) / T`` of the linear
+    light ``T`` on an upward surface, the sky's irradiance (of ``sky_up``, upper hemisphere ``(H, W, 3)``) plus
+    the scene's sun in the same units (``((amb_up + sun_up) / amb_up)^2 - 1`` times the sky's luminance, in the
+    colour ``sun_rgb^2``)."""
+    h, w = sky_up.shape[:2]
+    env = np.zeros((2 * h, w, 3))
+    env[:h] = sky_up
+    e_up = SH.sh_irradiance(SH.irradiance_coeffs(SH.sh_project(env)), np.array([0.0, 0.0, 1.0]))
+    ratio = ((amb_up + sun_up) / max(amb_up, 1e-9)) ** 2
+    sun_lin = np.asarray(sun_rgb, np.float64) ** 2
+    total = e_up + float(e_up @ LUMA) * (ratio - 1.0) * sun_lin / max(float(sun_lin @ LUMA), 1e-9)
+    return float(total @ LUMA) / np.maximum(total, 1e-12)
 
 
 def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
@@ -269,21 +301,24 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     sun_elev = math.degrees(math.asin(max(-1.0, min(1.0, light.sun_dir[2]))))
     sun_up = light.sun * max(math.sin(math.radians(sun_elev)), 0.0)
     if prepared is None:
-        sh = ambient_coeffs(overcast_env(light.zenith), 0.0, amb_up, sun_up, light.sun_rgb)
-        return SkyLight(None, None, 0.0, 0.0, sh, amb_up)
+        env = overcast_env(light.zenith)
+        env = env * white_balance(env, amb_up, sun_up, light.sun_rgb)
+        return SkyLight(None, None, 0.0, 0.0, ambient_coeffs(env, 0.0, amb_up, sun_up, light.sun_rgb), amb_up)
     rot = 0.0
     if prepared.sun_lon_deg is not None and light.sun > 0:
         scene_az = math.degrees(math.atan2(light.sun_dir[0], light.sun_dir[1]))
         rot = math.radians((prepared.sun_lon_deg - scene_az) % 360.0)
     far = prepared.sun_elev_deg is not None and abs(prepared.sun_elev_deg - sun_elev) > SUN_SHOW_DEG
-    shown = prepared.shown_no_sun if far else prepared.shown
-    sh = ambient_coeffs(prepared.ambient, rot, amb_up, sun_up, light.sun_rgb)
-    h, w = prepared.ambient.shape[:2]
+    wb = white_balance(prepared.ambient, amb_up, sun_up, light.sun_rgb).astype(np.float32)
+    shown = (prepared.shown_no_sun if far else prepared.shown) * wb
+    ambient = prepared.ambient * wb
+    sh = ambient_coeffs(ambient, rot, amb_up, sun_up, light.sun_rgb)
+    h, w = ambient.shape[:2]
     env = np.zeros((2 * h, w, 3))
-    env[:h] = prepared.ambient
+    env[:h] = ambient
     e_up = float(SH.sh_irradiance(SH.irradiance_coeffs(SH.sh_project(env)), np.array([0.0, 0.0, 1.0])) @ LUMA)
     gain = EXPOSURE * amb_up * amb_up * math.pi / max(e_up, 1e-12)
-    return SkyLight(prepared.name, shown, rot, gain, sh, amb_up)
+    return SkyLight(prepared.name, np.ascontiguousarray(shown, np.float32), rot, gain, sh, amb_up)
 
 
 # ------------------------------------------------------------------------------------------- loading, once
