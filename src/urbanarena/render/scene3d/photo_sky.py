@@ -16,8 +16,8 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   grown by a texel, that are connected to the ground (the lower hemisphere); in each column everything below the
   highest such texel (spread over :data:`SKYLINE_SPREAD_PX` columns, plus :data:`SKYLINE_MARGIN_PX`) is taken as
   object; isolated specks above (stars) stay sky. Masked texels are **filled** from the sky around them by
-  normalized convolution at growing Gaussian widths (1, 2, 4 ... 64 texels, each masked texel from the finest
-  width whose weight reaches :data:`FILL_MIN_WEIGHT`), then smoothed. The **sun's core** (texels within
+  normalized convolution at growing Gaussian widths, first along their own elevation (:func:`fill_masked`),
+  then smoothed. The **sun's core** (texels within
   :data:`SUN_CORE_DEG` of the sun brighter than :data:`SUN_CORE_RATIO` x the median of the ring 4-8 degrees
   out) is filled the same way in the ambient map; the shown map keeps it unless the map's sun stands more than
   :data:`SUN_SHOW_DEG` away from the scene's sun elevation (then the drawn sun would contradict the shadows).
@@ -71,6 +71,7 @@ SUN_CORE_DEG, SUN_CORE_RATIO, SUN_SHOW_DEG = 3.0, 4.0, 10.0
 EDGE_LOG_PER_PX = 0.12
 SKYLINE_SPREAD_PX, SKYLINE_MARGIN_PX = 10, 3
 FILL_MIN_WEIGHT = 0.3
+FILL_ROW_SIGMA = 1.0
 GROUND_ALBEDO = 0.2
 #: the ambient map's luminance is clipped at this multiple of its median (the sun's aureole; module docstring)
 AMBIENT_CLIP = 4.0
@@ -124,45 +125,48 @@ class SkyLight:
 
 
 # ------------------------------------------------------------------------------------------- preparing a map
-def _blur(img: np.ndarray, sigma: float) -> np.ndarray:
-    """Gaussian blur of a map ``(H, W[, C])``: wraps in longitude, clamps in elevation."""
+def _blur(img: np.ndarray, sigma) -> np.ndarray:
+    """Gaussian blur of a map ``(H, W[, C])`` (``sigma``: texels, or ``(along elevation, along longitude)``):
+    wraps in longitude, clamps in elevation."""
     from scipy.ndimage import gaussian_filter
 
-    sig = (sigma, sigma) + (0,) * (img.ndim - 2)
+    sy, sx = (sigma, sigma) if np.isscalar(sigma) else sigma
     mode = ("nearest", "wrap") + ("nearest",) * (img.ndim - 2)
-    return gaussian_filter(img, sig, mode=mode)
+    return gaussian_filter(img, (sy, sx) + (0,) * (img.ndim - 2), mode=mode)
 
 
-def _blur_coarse(img: np.ndarray, sigma: float) -> np.ndarray:
-    """:func:`_blur` at a wide ``sigma`` computed on the map shrunk by ``f = sigma / 4`` (a power of two; block
-    means) and enlarged back bilinearly: the same smooth result at a small share of the cost."""
+def _blur_coarse(img: np.ndarray, sy: float, sx: float) -> np.ndarray:
+    """:func:`_blur` at ``(sy, sx)``, a wide ``sx`` computed on the map shrunk along longitude by ``f = sx / 4`` (a
+    power of two; block means) and enlarged back linearly: the same smooth result at a small share of the cost."""
     import cv2
 
     f = 1
-    while f * 8 <= sigma and img.shape[0] % (2 * f) == 0 and img.shape[1] % (2 * f) == 0:
+    while f * 8 <= sx and img.shape[1] % (2 * f) == 0:
         f *= 2
     if f == 1:
-        return _blur(img, sigma)
+        return _blur(img, (sy, sx))
     h, w = img.shape[:2]
-    small = img.reshape(h // f, f, w // f, f, *img.shape[2:]).mean(axis=(1, 3))
-    out = cv2.resize(_blur(small, sigma / f).astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    small = img.reshape(h, w // f, f, *img.shape[2:]).mean(axis=2)
+    out = cv2.resize(_blur(small, (sy, sx / f)).astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
     return out.reshape(img.shape)
 
 
 def fill_masked(img: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``img`` ``(H, W, C)`` with the ``mask``-ed texels replaced by normalized convolution of the rest at
-    Gaussian widths 1, 2, 4 ... 64 texels (each from the finest width whose weight reaches
-    :data:`FILL_MIN_WEIGHT`; wrapping in longitude; the wide ones on a shrunk map), then smoothed over 2 texels
-    inside the mask."""
+    """``img`` ``(H, W, C)`` with the ``mask``-ed texels replaced by normalized convolution of the rest, first along
+    the texel's own elevation (Gaussian widths 1, 2, 4 ... 16 texels in longitude, :data:`FILL_ROW_SIGMA` in
+    elevation; a sky changes much more with elevation than with azimuth), then, for texels with no sky at their
+    elevation, isotropically (4 ... 64 texels); each from the finest width whose weight reaches
+    :data:`FILL_MIN_WEIGHT`; then smoothed over 2 texels inside the mask."""
     known = (~mask).astype(np.float32)
     out = img.astype(np.float32).copy()
     todo = mask.copy()
-    for sigma in (1, 2, 4, 8, 16, 32, 64):
+    passes = [(FILL_ROW_SIGMA, s) for s in (1, 2, 4, 8, 16)] + [(s, s) for s in (4, 8, 16, 32, 64)]
+    for i, (sy, sx) in enumerate(passes):
         if not todo.any():
             break
-        w = _blur_coarse(known, sigma)
-        num = _blur_coarse(out * known[..., None], sigma)
-        ok = todo & (w >= (FILL_MIN_WEIGHT if sigma < 64 else 1e-9))
+        w = _blur_coarse(known, sy, sx)
+        num = _blur_coarse(out * known[..., None], sy, sx)
+        ok = todo & (w >= (FILL_MIN_WEIGHT if i < len(passes) - 1 else 1e-9))
         out[ok] = num[ok] / w[ok][:, None]
         todo &= ~ok
     smooth = _blur(out, 2.0)
