@@ -288,8 +288,16 @@ def test_photo_without_the_package_draws_the_procedural_sky(monkeypatch):
 
 def test_patch_source_fails_loudly_on_changed_shaders():
     from urbanarena.render.scene3d import shaders
+    from urbanarena.render.scene3d.realistic_shaders import program_sources
 
-    assert "sh_ambient(n)" in PS.patch_source(shaders.PLAIN_VS)
+    assert "sh_ambient(n)" in PS.patch_source(shaders.PLAIN_VS, "", "vs")
     assert PS.patch_source("void main() {}") == "void main() {}"
     with pytest.raises(RuntimeError, match="ambient function"):
         PS.patch_source("vec3 f(vec3 n) { return " + PS.AMBIENT_OLD + "; }")
+    # the facade: evaluated per vertex (walls are planar), read per fragment
+    vs, fs = program_sources("facade", 4)
+    pvs, pfs = PS.patch_source(vs, "facade", "vs"), PS.patch_source(fs, "facade", "fs")
+    assert "v_sh = sh_ambient(v_normal);" in pvs and "out vec3 v_sh;" in pvs
+    assert "in vec3 v_sh;" in pfs and PS.AMBIENT_OLD not in pfs and "sh_ambient(" not in pfs
+    with pytest.raises(RuntimeError, match="facade normal"):
+        PS.patch_source(vs.replace(PS.FACADE_VS_ANCHOR, ""), "facade", "vs")

@@ -149,20 +149,20 @@ class SceneRenderer:
             from urbanarena.render.scene3d import photo_sky
 
             self._photo_sky = photo_sky.sky_for(self.settings, lighting(self.settings))
-        ibl = photo_sky.patch_source if self._photo_sky is not None else (lambda src: src)
+        ibl = photo_sky.patch_source if self._photo_sky is not None else (lambda src, name="", stage="fs": src)
 
         def air(src, name=""):
-            return ibl(air0(src, name))
+            return ibl(air0(src, name), name)
 
         def program(vs, fs):
-            return self._keep(ctx.program(vertex_shader=ibl(shaders.variant(vs, wx, MAX_LAMPS, lamps)),
+            return self._keep(ctx.program(vertex_shader=ibl(shaders.variant(vs, wx, MAX_LAMPS, lamps), "", "vs"),
                                           fragment_shader=air(shaders.variant(fs, wx, MAX_LAMPS, lamps))))
 
         def real_program(name, ground_mat=0):
             from urbanarena.render.scene3d.realistic_shaders import program_sources
 
             vs, fs = program_sources(name, MAX_LAMPS, ground_mat, lamps)
-            return self._keep(ctx.program(vertex_shader=ibl(vs), fragment_shader=air(fs, name)))
+            return self._keep(ctx.program(vertex_shader=ibl(vs, name, "vs"), fragment_shader=air(fs, name)))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
@@ -185,7 +185,7 @@ class SceneRenderer:
                 from urbanarena.render.scene3d.trees_photo import program_sources as tree_sources
 
                 vs, fs = tree_sources(MAX_LAMPS, lamps)
-                self.prog_foliage = self._keep(ctx.program(vertex_shader=ibl(vs), fragment_shader=air(fs)))
+                self.prog_foliage = self._keep(ctx.program(vertex_shader=ibl(vs, "", "vs"), fragment_shader=air(fs)))
             self.prog_sky_draw = real_program("sky_tex")  # samples the sky baked by prog_sky (_bake_sky)
             if self._photo_sky is not None and self._photo_sky.texture is not None:   # photo: the HDRI instead
                 self.prog_sky_draw = self._keep(ctx.program(vertex_shader=shaders.SKY_VS,
