@@ -23,11 +23,14 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   :data:`SUN_SHOW_DEG` away from the scene's sun elevation (then the drawn sun would contradict the shadows).
 * **Turning** (:func:`sky_light`): the map is turned about the vertical so that its sun's azimuth is the
   scene's (:func:`.conditions.lighting`'s ``sun_dir``); night maps are not turned. The elevation cannot be
-  matched by turning: ``sunrise``'s sun stands at 7.9 degrees while the day's scene sun stands at 40.
+  matched by turning: ``sunrise``'s sun stands at 8.3 degrees while the day's scene sun stands at 40.
 * **Exposure** (consistent with the realistic pipeline's ``x^2`` linear light, exposure and ACES curve,
-  :mod:`.realistic_shaders`): the map is scaled by ``g = (A_up)^2 pi / E_up`` where ``E_up`` is the map's sky
-  irradiance on an upward normal (sun removed) and ``A_up = ambient * Y(amb_rgb)`` the scene's ambient light on
-  an upward normal, so a white card facing up under the sky alone would show the sky's mean radiance in both;
+  :mod:`.realistic_shaders`): the map is scaled by ``g = (A_up + S_up)^2 pi / (E_up + E_sun sin e)``: ``E_up``
+  the map's sky irradiance on an upward normal (its sun's disc filled out), ``E_sun`` its sun's normal
+  irradiance (what the disc holds above the filled sky) as if it stood at the scene sun's elevation ``e``, and
+  ``A_up = ambient * Y(amb_rgb)``, ``S_up = sun * sin e`` the scene's ambient and sun light on an upward normal:
+  a white card facing up under the map's sky and sun would look as bright as under the scene's (``sunrise``: the
+  sun's normal irradiance is 5.1 x the sky's horizontal one, 77 % of the light at 40 degrees);
   the sky pixel is ``sqrt(ACES(exposure * g * L))``, then the photo haze toward the horizon colour
   (:func:`.photo_atmosphere.sky_haze_keep`): below the horizon only the horizon colour, never the map's ground.
   Sampled on the GPU from a float texture (1024 x 256, the upper hemisphere) with mipmaps and ``textureGrad``
@@ -72,6 +75,7 @@ EDGE_LOG_PER_PX = 0.12
 SKYLINE_SPREAD_PX, SKYLINE_MARGIN_PX = 10, 3
 FILL_MIN_WEIGHT = 0.3
 FILL_ROW_SIGMA = 1.0
+WIRE_CLOSE_PX = 5
 GROUND_ALBEDO = 0.2
 #: the ambient map's luminance is clipped at this multiple of its median (the sun's aureole; module docstring)
 AMBIENT_CLIP = 4.0
@@ -93,7 +97,8 @@ class PreparedMap:
         same with the sun's core filled. ambient: the sky of the ambient light (objects and sun's core filled,
         the aureole clipped, at half the resolution).
         sun_elev_deg, sun_lon_deg: the sun's elevation and map longitude (``2 pi (c + 0.5) / W``; ``None``
-        without a sun). object_share: share of upper-hemisphere texels masked as objects.
+        without a sun). object_share: share of upper-hemisphere texels masked as objects. sun_normal: the sun's
+        normal irradiance (its disc's radiance above the filled sky, integrated; map units).
     """
 
     name: str
@@ -103,6 +108,7 @@ class PreparedMap:
     sun_elev_deg: float | None
     sun_lon_deg: float | None
     object_share: float
+    sun_normal: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -221,7 +227,11 @@ def prepare(path: str | Path) -> PreparedMap:
     rgb = np.nan_to_num(read_exr(p).astype(np.float64), nan=0.0, posinf=0.0, neginf=0.0)
     np.maximum(rgb, 0.0, out=rgb)
     h, w = rgb.shape[:2]
-    up = rgb[: h // 2]
+    from scipy.ndimage import grey_closing
+
+    # thin dark lines across the sky (power lines: `sunrise` has a dozen arcs up to 35 degrees) and the DWA
+    # ringing around the sun closed away: a grey closing along elevation bridges dark features under 5 texels
+    up = np.stack([grey_closing(rgb[: h // 2, :, k], size=(WIRE_CLOSE_PX, 1), mode="nearest") for k in range(3)], -1)
     name = p.stem
     sun_elev = sun_lon = None
     disc = bright = np.zeros((h // 2, w), bool)
@@ -246,8 +256,12 @@ def prepare(path: str | Path) -> PreparedMap:
     lum = filled @ LUMA
     cap = AMBIENT_CLIP * float(np.median(lum))
     ambient = filled * np.minimum(1.0, cap / np.maximum(lum, 1e-12))[..., None]   # the aureole clipped
+    sun_n = 0.0
+    if sun_elev is not None:   # the sun's normal irradiance: what its disc holds above the filled sky
+        _, dw = SH.equirect_directions(h, w)
+        sun_n = float(((np.maximum(rgb[: h // 2] - filled, 0.0) @ LUMA) * disc * dw[: h // 2, None]).sum())
     return PreparedMap(name, shown.astype(np.float32), filled.astype(np.float32), _half(ambient).astype(np.float32),
-                       sun_elev, sun_lon, float(objects.mean()))
+                       sun_elev, sun_lon, float(objects.mean()), sun_n)
 
 
 # ---------------------------------------------------------------------------------------------- the light
@@ -317,11 +331,13 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     shown = (prepared.shown_no_sun if far else prepared.shown) * wb
     ambient = prepared.ambient * wb
     sh = ambient_coeffs(ambient, rot, amb_up, sun_up, light.sun_rgb)
-    h, w = ambient.shape[:2]
+    sky = prepared.shown_no_sun * wb
+    h, w = sky.shape[:2]
     env = np.zeros((2 * h, w, 3))
-    env[:h] = ambient
+    env[:h] = sky
     e_up = float(SH.sh_irradiance(SH.irradiance_coeffs(SH.sh_project(env)), np.array([0.0, 0.0, 1.0])) @ LUMA)
-    gain = EXPOSURE * amb_up * amb_up * math.pi / max(e_up, 1e-12)
+    e_all = e_up + prepared.sun_normal * max(math.sin(math.radians(sun_elev)), 0.0)
+    gain = EXPOSURE * (amb_up + sun_up) ** 2 * math.pi / max(e_all, 1e-12)
     return SkyLight(prepared.name, np.ascontiguousarray(shown, np.float32), rot, gain, sh, amb_up)
 
 
