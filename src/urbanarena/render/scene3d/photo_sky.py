@@ -35,6 +35,12 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   (:func:`.photo_atmosphere.sky_haze_keep`): below the horizon only the horizon colour, never the map's ground.
   Sampled on the GPU from a float texture (1024 x 256, the upper hemisphere) with mipmaps and ``textureGrad``
   (the longitude's derivative wrapped at the seam, so the seam column does not fall to the coarsest level).
+* **Haze and reflections**: with a map, the condition's horizon colour (the haze's, :mod:`.photo_atmosphere`)
+  and zenith colour (reflected by glass and wet ground) are replaced by the map's own, tone-mapped and averaged
+  over azimuth at elevations 1-4 and 75-90 degrees, so the sky, the skyline ring and the haze meet in one colour.
+* **White balance** (:func:`white_balance`): the sky drawn and the ambient light are multiplied per channel by
+  ``(Y(T) / T)^WB_STRENGTH``, ``T`` the linear light on an upward surface (the map's sky plus the scene's sun in
+  its colour), as a camera's automatic white balance would, in part.
 * **Ambient light**: the realistic ``amb_rgb * ambient * (1 - hemi + hemi n_z)`` is replaced, in every lit
   photo program (facades, ground, foliage and photo trees, the plain program of people, vehicles, street objects
   and the skyline ring), by ``A_up sqrt(E(n))`` per channel, ``E`` the 9-coefficient SH irradiance
@@ -43,7 +49,9 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   scene's sun, ``((A_up + sun sin e) / A_up)^2`` times the sky's), normalized so that ``Y(sqrt(E(up))) = 1``:
   an upward surface keeps the realistic ambient luminance, the direction and colour come from the sky. The
   square root takes the linear irradiance ratio to the pipeline's display-like light values (light multiplies
-  display albedo and the tone mapper squares). The sun's direct light and shadows are unchanged.
+  display albedo and the tone mapper squares). The sun's aureole is clipped at :data:`AMBIENT_CLIP` x the
+  median luminance and the colour pulled towards grey by :data:`AMBIENT_SATURATION`. The sun's direct light and
+  shadows are unchanged.
 * **Without the package** (not fetched or a map unreadable): one line on stderr (once per process) and the photo
   style's procedural sky and hemispherical ambient, the pixels of before.
 
@@ -76,6 +84,11 @@ SKYLINE_SPREAD_PX, SKYLINE_MARGIN_PX = 10, 3
 FILL_MIN_WEIGHT = 0.3
 FILL_ROW_SIGMA = 1.0
 WIRE_CLOSE_PX = 5
+#: the white balance is applied by this power (a camera's automatic white balance corrects only part of a
+#: coloured light: at full strength the sunset map's blue sky turned grey-orange)
+WB_STRENGTH = 0.5
+#: elevation bands (degrees) of the map's horizon and zenith colours (:class:`SkyLight`)
+HORIZON_BAND_DEG, ZENITH_BAND_DEG = (1.0, 4.0), (75.0, 90.0)
 GROUND_ALBEDO = 0.2
 #: the ambient map's luminance is clipped at this multiple of its median (the sun's aureole; module docstring)
 AMBIENT_CLIP = 4.0
@@ -120,6 +133,9 @@ class SkyLight:
         texture: the sky drawn, ``(H, W, 3)`` float32 upper hemisphere (``None`` with ``name``).
         rot_rad: the map longitude added to a world azimuth. gain: ``g`` of the module docstring times the
         exposure. sh: ``(9, 3)`` irradiance coefficients normalized as in the module docstring. amb_up: ``A_up``.
+        horizon, zenith: the map's display colours (0..1) averaged over azimuth at elevations 1-4 and 75-90
+        degrees (:func:`band_colour`), which replace the condition's in the haze and the reflections (``None``
+        with the procedural sky).
     """
 
     name: str | None
@@ -128,6 +144,8 @@ class SkyLight:
     gain: float
     sh: np.ndarray
     amb_up: float
+    horizon: tuple[float, float, float] | None = None
+    zenith: tuple[float, float, float] | None = None
 
 
 # ------------------------------------------------------------------------------------------- preparing a map
@@ -296,8 +314,8 @@ def ambient_coeffs(sky_up: np.ndarray, rot_rad: float, amb_up: float, sun_up: fl
 
 
 def white_balance(sky_up: np.ndarray, amb_up: float, sun_up: float, sun_rgb) -> np.ndarray:
-    """Per-channel factors ``(3,)`` of the camera's white balance (module docstring): ``Y(T) / T`` of the linear
-    light ``T`` on an upward surface, the sky's irradiance (of ``sky_up``, upper hemisphere ``(H, W, 3)``) plus
+    """Per-channel factors ``(3,)`` of the camera's white balance (module docstring): ``(Y(T) / T)^WB_STRENGTH`` of
+    the linear light ``T`` on an upward surface, the sky's irradiance (of ``sky_up``, upper hemisphere ``(H, W, 3)``) plus
     the scene's sun in the same units (``((amb_up + sun_up) / amb_up)^2 - 1`` times the sky's luminance, in the
     colour ``sun_rgb^2``)."""
     h, w = sky_up.shape[:2]
@@ -307,7 +325,7 @@ def white_balance(sky_up: np.ndarray, amb_up: float, sun_up: float, sun_rgb) -> 
     ratio = ((amb_up + sun_up) / max(amb_up, 1e-9)) ** 2
     sun_lin = np.asarray(sun_rgb, np.float64) ** 2
     total = e_up + float(e_up @ LUMA) * (ratio - 1.0) * sun_lin / max(float(sun_lin @ LUMA), 1e-9)
-    return float(total @ LUMA) / np.maximum(total, 1e-12)
+    return (float(total @ LUMA) / np.maximum(total, 1e-12)) ** WB_STRENGTH
 
 
 def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
@@ -338,7 +356,27 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     e_up = float(SH.sh_irradiance(SH.irradiance_coeffs(SH.sh_project(env)), np.array([0.0, 0.0, 1.0])) @ LUMA)
     e_all = e_up + prepared.sun_normal * max(math.sin(math.radians(sun_elev)), 0.0)
     gain = EXPOSURE * (amb_up + sun_up) ** 2 * math.pi / max(e_all, 1e-12)
-    return SkyLight(prepared.name, np.ascontiguousarray(shown, np.float32), rot, gain, sh, amb_up)
+    shown = np.ascontiguousarray(shown, np.float32)
+    return SkyLight(prepared.name, shown, rot, gain, sh, amb_up, band_colour(shown, gain, *HORIZON_BAND_DEG),
+                    band_colour(shown, gain, *ZENITH_BAND_DEG))
+
+
+def tone(x: np.ndarray) -> np.ndarray:
+    """The realistic pipeline's ACES fit and display square root of linear, exposed values (twin of
+    :func:`sky_fs`'s last lines)."""
+    x = np.maximum(np.asarray(x, np.float64), 0.0)
+    return np.sqrt(np.clip((x * (2.51 * x + 0.03)) / (x * (2.43 * x + 0.59) + 0.14), 0.0, 1.0))
+
+
+def band_colour(sky_up: np.ndarray, gain: float, lo_deg: float, hi_deg: float) -> tuple[float, float, float]:
+    """Mean display colour (0..1, area-weighted) of the upper-hemisphere map ``sky_up`` ``(H, W, 3)`` between
+    elevations ``lo_deg`` and ``hi_deg``, tone-mapped at ``gain``."""
+    h = sky_up.shape[0]
+    e = 90.0 - (np.arange(h) + 0.5) * 90.0 / h
+    rows = (e >= lo_deg) & (e <= hi_deg)
+    wgt = np.cos(np.radians(e[rows]))
+    c = (tone(sky_up[rows].astype(np.float64) * gain).mean(axis=1) * wgt[:, None]).sum(axis=0) / wgt.sum()
+    return tuple(float(v) for v in c)
 
 
 # ------------------------------------------------------------------------------------------- loading, once
@@ -519,11 +557,10 @@ def sky_pixels(sky: SkyLight, d: np.ndarray, horizon) -> np.ndarray:
     s = d[..., 2]
     u = np.mod((np.arctan2(d[..., 0], d[..., 1]) + sky.rot_rad) / (2 * math.pi), 1.0)
     v = 1.0 - np.arcsin(np.clip(s, 0.0, 1.0)) / (math.pi / 2)
-    x = np.maximum(_bilinear(sky.texture.astype(np.float64), u, v), 0.0) * sky.gain
-    x = np.clip((x * (2.51 * x + 0.03)) / (x * (2.43 * x + 0.59) + 0.14), 0.0, 1.0)
+    c = tone(_bilinear(sky.texture.astype(np.float64), u, v) * sky.gain)
     keep = sky_haze_keep(np.degrees(np.arcsin(np.clip(s, -1.0, 1.0))))[..., None]
     hz = np.asarray(horizon, np.float64)
-    return hz + (np.sqrt(x) - hz) * keep
+    return hz + (c - hz) * keep
 
 
 def identity() -> dict:

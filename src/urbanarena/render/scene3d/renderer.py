@@ -302,12 +302,18 @@ class SceneRenderer:
         if self._photo_air is not None and "horizon" in self.prog_sky_draw:
             self.prog_sky_draw["horizon"].value = tuple(float(c) for c in self.weather.lighting.horizon)
         if self._photo_sky is not None:   # photo: the SH ambient (.photo_sky) in every lit program
-            sh = np.ascontiguousarray(self._photo_sky.sh, dtype="f4").tobytes()
+            ps = self._photo_sky
+            sh = np.ascontiguousarray(ps.sh, dtype="f4").tobytes()
             for prog in self._lit_programs:
                 if "sh_c" in prog:
                     prog["sh_c"].write(sh[: 12 * prog["sh_c"].array_length])   # unused tail optimised away
                 if "sh_amb" in prog:
-                    prog["sh_amb"].value = float(self._photo_sky.amb_up)
+                    prog["sh_amb"].value = float(ps.amb_up)
+                for name, value in (("horizon", ps.horizon), ("zenith", ps.zenith)):   # the map's own colours
+                    if value is not None and name in prog:
+                        prog[name].value = value
+            if ps.horizon is not None and "horizon" in self.prog_sky_draw:
+                self.prog_sky_draw["horizon"].value = ps.horizon
 
     def _hdri_texture(self, sky):
         """The photo sky's map (:mod:`.photo_sky`: float RGB, upper hemisphere) as a mipmapped texture on the sky
