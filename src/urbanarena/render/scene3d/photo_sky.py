@@ -31,13 +31,13 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   ``A_up = ambient * Y(amb_rgb)``, ``S_up = sun * sin e`` the scene's ambient and sun light on an upward normal:
   a white card facing up under the map's sky and sun would look as bright as under the scene's (``sunrise``: the
   sun's normal irradiance is 5.1 x the sky's horizontal one, 77 % of the light at 40 degrees);
-  the sky pixel is ``sqrt(ACES(exposure * g * L))``, then the photo haze toward the horizon colour
-  (:func:`.photo_atmosphere.sky_haze_keep`): below the horizon only the horizon colour, never the map's ground.
+  the sky pixel is ``sqrt(ACES(exposure * g * L))``, then the photo haze (below).
   Sampled on the GPU from a float texture (1024 x 256, the upper hemisphere) with mipmaps and ``textureGrad``
   (the longitude's derivative wrapped at the seam, so the seam column does not fall to the coarsest level).
-* **Haze and reflections**: with a map, the condition's horizon colour (the haze's, :mod:`.photo_atmosphere`)
-  and zenith colour (reflected by glass and wet ground) are replaced by the map's own, tone-mapped and averaged
-  over azimuth at elevations 1-4 and 75-90 degrees, so the sky, the skyline ring and the haze meet in one colour.
+* **Haze and reflections**: the sky's haze (:func:`.photo_atmosphere.sky_haze_keep`) runs into the map's own low
+  sky in the same azimuth (blurred: :data:`HORIZON_LOD`), so a sunset stays warm towards the sun and the map's
+  ground never shows; the lit programs' horizon colour (their haze) and zenith colour (reflected by glass and wet
+  ground) are the map's own, tone-mapped and averaged over azimuth at elevations 1-4 and 75-90 degrees.
 * **White balance** (:func:`white_balance`): the sky drawn and the ambient light are multiplied per channel by
   ``(Y(T) / T)^WB_STRENGTH``, ``T`` the linear light on an upward surface (the map's sky plus the scene's sun in
   its colour), as a camera's automatic white balance would, in part.
@@ -89,6 +89,9 @@ WIRE_CLOSE_PX = 5
 WB_STRENGTH = 0.5
 #: elevation bands (degrees) of the map's horizon and zenith colours (:class:`SkyLight`)
 HORIZON_BAND_DEG, ZENITH_BAND_DEG = (1.0, 4.0), (75.0, 90.0)
+#: the sky's haze runs into the map's own sky at this elevation (degrees) in the same azimuth, read at this mip
+#: level (1024 x 256 -> 64 x 16: 5.6-degree texels, so a blur of the low sky)
+HORIZON_SAMPLE_DEG, HORIZON_LOD = 2.5, 4
 GROUND_ALBEDO = 0.2
 #: the ambient map's luminance is clipped at this multiple of its median (the sun's aureole; module docstring)
 AMBIENT_CLIP = 4.0
@@ -529,7 +532,11 @@ void main() {{
     dy.x -= floor(dy.x + 0.5);
     vec3 x = max(textureGrad(sky_tex, uv, dx, dy).rgb, vec3(0.0)) * hdri_gain;
     x = clamp((x * (2.51 * x + 0.03)) / (x * (2.43 * x + 0.59) + 0.14), 0.0, 1.0);
-    f_colour = vec4(mix(horizon, sqrt(x), keep), 1.0);
+    // the haze's colour: the map's own low sky in this azimuth, blurred (mip level HORIZON_LOD)
+    vec3 h = max(textureLod(sky_tex, vec2(uv.x, {1.0 - HORIZON_SAMPLE_DEG / 90.0:.6f}), {HORIZON_LOD:.1f}).rgb,
+                 vec3(0.0)) * hdri_gain;
+    h = clamp((h * (2.51 * h + 0.03)) / (h * (2.43 * h + 0.59) + 0.14), 0.0, 1.0);
+    f_colour = vec4(mix(sqrt(h), sqrt(x), keep), 1.0);
 }}
 """
 
@@ -548,9 +555,20 @@ def _bilinear(tex: np.ndarray, u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return top * (1 - fy) + bot * fy
 
 
-def sky_pixels(sky: SkyLight, d: np.ndarray, horizon) -> np.ndarray:
+def mip_level(tex: np.ndarray, level: int) -> np.ndarray:
+    """Mip level ``level`` of ``tex`` ``(H, W, C)`` (powers of two) by 2 x 2 box means, as GL builds them."""
+    t = np.asarray(tex, np.float64)
+    for _ in range(level):
+        h, w = t.shape[:2]
+        t = t.reshape(h // 2, 2, w // 2, 2, -1).mean(axis=(1, 3))
+    return t
+
+
+def sky_pixels(sky: SkyLight, d: np.ndarray) -> np.ndarray:
     """The sky's display colour ``(..., 3)`` in 0..1 along unit directions ``d`` ``(..., 3)`` (twin of
-    :func:`sky_fs` where the map is magnified, i.e. read at its level 0)."""
+    :func:`sky_fs` where the map is magnified, i.e. read at its level 0): the map tone-mapped, hazed towards its
+    own low sky in the same azimuth (:data:`HORIZON_LOD`, :data:`HORIZON_SAMPLE_DEG`) by
+    :func:`.photo_atmosphere.sky_haze_keep`."""
     from urbanarena.render.scene3d.photo_atmosphere import sky_haze_keep
 
     d = np.asarray(d, np.float64)
@@ -558,8 +576,9 @@ def sky_pixels(sky: SkyLight, d: np.ndarray, horizon) -> np.ndarray:
     u = np.mod((np.arctan2(d[..., 0], d[..., 1]) + sky.rot_rad) / (2 * math.pi), 1.0)
     v = 1.0 - np.arcsin(np.clip(s, 0.0, 1.0)) / (math.pi / 2)
     c = tone(_bilinear(sky.texture.astype(np.float64), u, v) * sky.gain)
+    low = mip_level(sky.texture, HORIZON_LOD)
+    hz = tone(_bilinear(low, u, np.full_like(u, 1.0 - HORIZON_SAMPLE_DEG / 90.0)) * sky.gain)
     keep = sky_haze_keep(np.degrees(np.arcsin(np.clip(s, -1.0, 1.0))))[..., None]
-    hz = np.asarray(horizon, np.float64)
     return hz + (c - hz) * keep
 
 
