@@ -132,17 +132,19 @@ def _hand_map(h=64, w=128):
 
 
 def test_object_mask_takes_the_block_not_the_star():
-    sky, _ = _hand_map()
+    sky, _ = _hand_map(w=256)
     mask = PS.object_mask(sky)
-    assert mask.shape == (32, 128)
+    assert mask.shape == (32, 256)
     top = np.where(mask.any(axis=0), mask.argmax(axis=0), 32)
     assert (mask == (np.arange(32)[:, None] >= top[None, :])).all()   # everything below a column's top
     # by hand: an edge is marked on the texel before a jump (row 19 above the block's row 20; row 31 above the
     # ground), grown by one texel (18; 30), then lowered by the margin
     m = PS.SKYLINE_MARGIN_PX
     assert (top[40:60] == 18 - m).all()                               # the block, from above its top down
-    far = np.r_[0:40 - PS.SKYLINE_SPREAD_PX - 2, 60 + PS.SKYLINE_SPREAD_PX + 2:128]
-    assert (top[far] == 30 - m).all()                                 # elsewhere only the horizon's edge
+    reach = PS.SKYLINE_SPREAD_PX + int(6 * PS.SKYLINE_SMOOTH_PX) + 2  # spread, smoothing (+-3 sigma twice), growth
+    far = np.r_[60 + reach:256 - (reach - 40)]                        # (the longitude wraps)
+    assert len(far) > 100 and (top[far] == 30 - m).all()              # elsewhere only the horizon's edge
+    assert (np.abs(np.diff(top)) <= 1).all()                          # no vertical steps in the skyline
     assert not mask[5, 100]                                           # the star is not connected to the ground
 
 

@@ -14,8 +14,8 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   Gaussian blur of :data:`SUN_BLUR_PX` (maps with a sun: :data:`HAS_SUN`); the **objects** standing in the sky
   (trees, buildings, pylons) masked: texels whose log-luminance gradient exceeds :data:`EDGE_LOG_PER_PX`,
   grown by a texel, that are connected to the ground (the lower hemisphere); in each column everything below the
-  highest such texel (spread over :data:`SKYLINE_SPREAD_PX` columns, plus :data:`SKYLINE_MARGIN_PX`) is taken as
-  object; isolated specks above (stars) stay sky. Masked texels are **filled** from the sky around them by
+  highest such texel (spread over :data:`SKYLINE_SPREAD_PX` columns, smoothed over :data:`SKYLINE_SMOOTH_PX` so
+  that it has no vertical steps, plus :data:`SKYLINE_MARGIN_PX`) is taken as object; isolated specks above (stars) stay sky. Masked texels are **filled** from the sky around them by
   normalized convolution at growing Gaussian widths, first along their own elevation (:func:`fill_masked`),
   then smoothed. The **sun's core** (texels within
   :data:`SUN_CORE_DEG` of the sun brighter than :data:`SUN_CORE_RATIO` x the median of the ring 4-8 degrees
@@ -80,9 +80,9 @@ HAS_SUN = {"sunrise": True, "sunset": True, "city": True, "forest": True, "court
 SUN_BLUR_PX = 2.0
 SUN_CORE_DEG, SUN_CORE_RATIO, SUN_SHOW_DEG = 3.0, 4.0, 10.0
 EDGE_LOG_PER_PX = 0.12
-SKYLINE_SPREAD_PX, SKYLINE_MARGIN_PX = 10, 3
+SKYLINE_SPREAD_PX, SKYLINE_MARGIN_PX, SKYLINE_SMOOTH_PX = 10, 3, 6.0
 FILL_MIN_WEIGHT = 0.3
-FILL_ROW_SIGMA = 1.0
+FILL_ROW_SIGMA, FILL_SMOOTH_PX = 1.0, 4.0
 WIRE_CLOSE_PX = 5
 #: the white balance is applied by this power (a camera's automatic white balance corrects only part of a
 #: coloured light: at full strength the sunset map's blue sky turned grey-orange)
@@ -183,7 +183,8 @@ def fill_masked(img: np.ndarray, mask: np.ndarray) -> np.ndarray:
     the texel's own elevation (Gaussian widths 1, 2, 4 ... 16 texels in longitude, :data:`FILL_ROW_SIGMA` in
     elevation; a sky changes much more with elevation than with azimuth), then, for texels with no sky at their
     elevation, isotropically (4 ... 64 texels); each from the finest width whose weight reaches
-    :data:`FILL_MIN_WEIGHT`; then smoothed over 2 texels inside the mask."""
+    :data:`FILL_MIN_WEIGHT`; then smoothed over :data:`FILL_SMOOTH_PX` texels inside the mask (the sky beside it
+    blends in at its rim)."""
     known = (~mask).astype(np.float32)
     out = img.astype(np.float32).copy()
     todo = mask.copy()
@@ -196,7 +197,7 @@ def fill_masked(img: np.ndarray, mask: np.ndarray) -> np.ndarray:
         ok = todo & (w >= (FILL_MIN_WEIGHT if i < len(passes) - 1 else 1e-9))
         out[ok] = num[ok] / w[ok][:, None]
         todo &= ~ok
-    smooth = _blur(out, 2.0)
+    smooth = _blur(out, FILL_SMOOTH_PX)
     out[mask] = smooth[mask]
     return out
 
@@ -212,7 +213,7 @@ def _angle_to(h: int, w: int, elev_deg: float, lon_deg: float) -> np.ndarray:
 def object_mask(rgb: np.ndarray, keep_out: np.ndarray | None = None) -> np.ndarray:
     """Objects standing in the sky of the full map ``rgb`` ``(H, W, 3)``, for its upper hemisphere ``(H/2, W)``
     bool (module docstring); ``keep_out`` ``(H, W)``: texels never taken as edges (the sun's core)."""
-    from scipy.ndimage import binary_dilation, label, maximum_filter1d
+    from scipy.ndimage import binary_dilation, gaussian_filter1d, label, maximum_filter1d
 
     h, w = rgb.shape[:2]
     lg = np.log(np.maximum(rgb @ LUMA, 1e-6))
@@ -227,7 +228,11 @@ def object_mask(rgb: np.ndarray, keep_out: np.ndarray | None = None) -> np.ndarr
     ground = lab == lab[-1, 0]
     top = np.where(ground[: h // 2].any(axis=0), ground[: h // 2].argmax(axis=0), h // 2)
     top = -maximum_filter1d(-top, 2 * SKYLINE_SPREAD_PX + 1, mode="wrap")   # spread: the highest nearby
-    top = np.maximum(top - SKYLINE_MARGIN_PX, 0)
+    # no vertical steps in the skyline (they showed as edges in the fill): the lower of it and its smoothed self
+    reach = 2 * int(math.ceil(3 * SKYLINE_SMOOTH_PX)) + 1
+    lowest = -maximum_filter1d(-top, reach, mode="wrap")   # so that the blurred skyline stays above the objects
+    smooth = gaussian_filter1d(lowest.astype(np.float64), SKYLINE_SMOOTH_PX, mode="wrap")
+    top = np.maximum(np.minimum(top, np.rint(smooth)).astype(int) - SKYLINE_MARGIN_PX, 0)
     return np.arange(h // 2)[:, None] >= top[None, :]
 
 
