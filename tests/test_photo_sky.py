@@ -158,6 +158,24 @@ def test_fill_restores_a_smooth_sky_under_the_block():
     assert err.max() < 0.12 and err.mean() < 0.05                     # the gradient continues under the block
 
 
+def test_mirror_fill_takes_the_texel_across_the_sun_meridian_by_hand():
+    """Sun at map longitude 90 degrees on a 36-column map (10-degree texels, centres at 5, 15, ... 355): the
+    column at 125 degrees (index 12) mirrors to 55 degrees (index 5); a masked texel takes its mirror's value
+    when that one is sky, and stays masked when both are masked."""
+    img = np.tile(np.arange(36, dtype=np.float32)[None, :, None], (4, 1, 3))
+    mask = np.zeros((4, 36), bool)
+    mask[2:, 12] = True                                               # an object at 125 degrees, rows 2-3
+    mask[3, 5] = True                                                 # its mirror is masked in row 3
+    out, left = PS.mirror_fill(img, mask, 90.0)
+    assert out[2, 12, 0] == 5.0                                       # from 55 degrees
+    assert left[3, 12] and left[3, 5] and not left[2, 12]             # both masked: left for fill_masked
+    assert np.array_equal(out[~mask], img[~mask])
+    # the wrap: sun at 10 degrees, the column at 345 degrees (index 34) mirrors to 35 degrees (index 3)
+    mask = np.zeros((4, 36), bool)
+    mask[0, 34] = True
+    assert PS.mirror_fill(img, mask, 10.0)[0][0, 34, 0] == 3.0
+
+
 def _prepared(h=128, w=256, sun=(20.0, 90.0)):
     """A :class:`PreparedMap` of a hand-made sky whose colour varies with the map longitude (period 60 degrees)
     and elevation, with a sun at ``sun`` (elevation, map longitude in degrees)."""

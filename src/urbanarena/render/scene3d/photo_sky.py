@@ -15,9 +15,10 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   (trees, buildings, pylons) masked: texels whose log-luminance gradient exceeds :data:`EDGE_LOG_PER_PX`,
   grown by a texel, that are connected to the ground (the lower hemisphere); in each column everything below the
   highest such texel (spread over :data:`SKYLINE_SPREAD_PX` columns, smoothed over :data:`SKYLINE_SMOOTH_PX` so
-  that it has no vertical steps, plus :data:`SKYLINE_MARGIN_PX`) is taken as object; isolated specks above (stars) stay sky. Masked texels are **filled** from the sky around them by
-  normalized convolution at growing Gaussian widths, first along their own elevation (:func:`fill_masked`),
-  then smoothed. The **sun's core** (texels within
+  that it has no vertical steps, plus :data:`SKYLINE_MARGIN_PX`) is taken as object; isolated specks above (stars)
+  stay sky. In maps with a sun, a masked texel whose mirror image about the sun's meridian is sky takes that
+  texel (:func:`mirror_fill`); the others are **filled** from the sky around them by normalized convolution at
+  growing Gaussian widths, first along their own elevation (:func:`fill_masked`), then smoothed. The **sun's core** (texels within
   :data:`SUN_CORE_DEG` of the sun brighter than :data:`SUN_CORE_RATIO` x the median of the ring 4-8 degrees
   out) is filled the same way in the ambient map; the shown map keeps it unless the map's sun stands more than
   :data:`SUN_SHOW_DEG` away from the scene's sun elevation (then the drawn sun would contradict the shadows).
@@ -236,6 +237,20 @@ def object_mask(rgb: np.ndarray, keep_out: np.ndarray | None = None) -> np.ndarr
     return np.arange(h // 2)[:, None] >= top[None, :]
 
 
+def mirror_fill(img: np.ndarray, mask: np.ndarray, sun_lon_deg: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(img, mask)`` with each masked texel of the map ``img`` ``(H, W, C)`` taken from its mirror image about the
+    sun's meridian (map longitude ``2 sun_lon - lon``, same elevation) where that one is sky, and unmasked (a clear
+    sky's radiance is close to symmetric about the solar meridian, as in the Perez and CIE sky models); the rest
+    stays masked for :func:`fill_masked`."""
+    w = img.shape[1]
+    cols = np.arange(w)
+    mirror = np.rint(2.0 * sun_lon_deg / 360.0 * w - 1.0 - cols).astype(int) % w   # texel centres (c + 0.5)
+    take = mask & ~mask[:, mirror]
+    out = img.copy()
+    out[take] = img[:, mirror][take]
+    return out, mask & ~take
+
+
 def _half(img: np.ndarray) -> np.ndarray:
     """``img`` ``(H, W, C)`` shrunk by 2 x 2 block means (the ambient light's SH need no more)."""
     h, w = img.shape[:2]
@@ -276,7 +291,10 @@ def prepare(path: str | Path) -> PreparedMap:
         keep_out = np.zeros((h, w), bool)
         keep_out[: h // 2] = ang < SUN_CORE_DEG + 1.0
     objects = object_mask(rgb, keep_out=keep_out)
-    filled = fill_masked(up, objects | disc)         # the sun's disc too: its ringing and its light
+    hole = objects | disc                            # the sun's disc too: its ringing and its light
+    if sun_lon is not None:                          # a clear sky is nearly symmetric about the sun's meridian
+        up, hole = mirror_fill(up, hole, sun_lon)
+    filled = fill_masked(up, hole)
     shown = filled.copy()
     shown[bright & ~objects] = up[bright & ~objects]   # the sun's bright core back in the sky drawn
     lum = filled @ LUMA
