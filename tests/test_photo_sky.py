@@ -1,5 +1,5 @@
-"""The ``photo`` style's HDRI sky and image-based ambient light (render/scene3d/photo_sky.py, hdri.py,
-sh_irradiance.py; issue 24 item 3): the EXR reader against a file written with the OpenEXR package, the SH
+"""The ``photo`` style's HDRI sky and image-based ambient light (render/scene3d/photo_sky.py, photo_sky_map.py,
+hdri.py, sh_irradiance.py; issue 24 item 3): the EXR reader against a file written with the OpenEXR package, the SH
 projection against scipy's spherical harmonics on another quadrature, the SH irradiance against brute-force
 integration of the cosine lobe, a constant map by hand, the object mask and fill on a hand-made map, the sky pixel
 drawn on the GPU against the Python twin, determinism, and the fallback without the package."""
@@ -13,6 +13,7 @@ import pytest
 
 from test_render_styles import small_scene
 from urbanarena.render.scene3d import photo_sky as PS
+from urbanarena.render.scene3d import photo_sky_map as PM
 from urbanarena.render.scene3d import sh_irradiance as SH
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 from urbanarena.render.scene3d.hdri import HdriError, read_exr
@@ -133,15 +134,15 @@ def _hand_map(h=64, w=128):
 
 def test_object_mask_takes_the_block_not_the_star():
     sky, _ = _hand_map(w=256)
-    mask = PS.object_mask(sky)
+    mask = PM.object_mask(sky)
     assert mask.shape == (32, 256)
     top = np.where(mask.any(axis=0), mask.argmax(axis=0), 32)
     assert (mask == (np.arange(32)[:, None] >= top[None, :])).all()   # everything below a column's top
     # by hand: an edge is marked on the texel before a jump (row 19 above the block's row 20; row 31 above the
     # ground), grown by one texel (18; 30), then lowered by the margin
-    m = PS.SKYLINE_MARGIN_PX
+    m = PM.SKYLINE_MARGIN_PX
     assert (top[40:60] == 18 - m).all()                               # the block, from above its top down
-    reach = PS.SKYLINE_SPREAD_PX + int(6 * PS.SKYLINE_SMOOTH_PX) + 2  # spread, smoothing (+-3 sigma twice), growth
+    reach = PM.SKYLINE_SPREAD_PX + int(6 * PM.SKYLINE_SMOOTH_PX) + 2  # spread, smoothing (+-3 sigma twice), growth
     far = np.r_[60 + reach:256 - (reach - 40)]                        # (the longitude wraps)
     assert len(far) > 100 and (top[far] == 30 - m).all()              # elsewhere only the horizon's edge
     assert (np.abs(np.diff(top)) <= 1).all()                          # no vertical steps in the skyline
@@ -152,7 +153,7 @@ def test_fill_restores_a_smooth_sky_under_the_block():
     sky, smooth = _hand_map()
     mask = np.zeros((32, 128), bool)
     mask[18:, 38:62] = True
-    filled = PS.fill_masked(sky[:32], mask)
+    filled = PM.fill_masked(sky[:32], mask)
     assert np.array_equal(filled[~mask], sky[:32][~mask].astype(np.float32))   # known texels untouched
     err = np.abs(filled[mask] - smooth[:32][mask]) / smooth[:32][mask]
     assert err.max() < 0.12 and err.mean() < 0.05                     # the gradient continues under the block
@@ -166,14 +167,14 @@ def test_mirror_fill_takes_the_texel_across_the_sun_meridian_by_hand():
     mask = np.zeros((4, 36), bool)
     mask[2:, 12] = True                                               # an object at 125 degrees, rows 2-3
     mask[3, 5] = True                                                 # its mirror is masked in row 3
-    out, left = PS.mirror_fill(img, mask, 90.0)
+    out, left = PM.mirror_fill(img, mask, 90.0)
     assert out[2, 12, 0] == 5.0                                       # from 55 degrees
     assert left[3, 12] and left[3, 5] and not left[2, 12]             # both masked: left for fill_masked
     assert np.array_equal(out[~mask], img[~mask])
     # the wrap: sun at 10 degrees, the column at 345 degrees (index 34) mirrors to 35 degrees (index 3)
     mask = np.zeros((4, 36), bool)
     mask[0, 34] = True
-    assert PS.mirror_fill(img, mask, 10.0)[0][0, 34, 0] == 3.0
+    assert PM.mirror_fill(img, mask, 10.0)[0][0, 34, 0] == 3.0
 
 
 def _prepared(h=128, w=256, sun=(20.0, 90.0)):
@@ -183,7 +184,7 @@ def _prepared(h=128, w=256, sun=(20.0, 90.0)):
     lon = np.radians(360.0 * (np.arange(w) + 0.5) / w)[None, :]
     sky = np.stack([0.5 + 0.3 * np.sin(6 * lon) * np.cos(e), 0.7 + 0.2 * np.sin(e) + 0 * lon,
                     0.9 + 0.3 * np.cos(6 * lon + 1.0) * np.cos(e)], -1).astype(np.float32)
-    return PS.PreparedMap("hand", sky, sky, sky[::2, ::2].copy(), sun[0], sun[1], 0.0)
+    return PM.PreparedMap("hand", sky, sky, sky[::2, ::2].copy(), sun[0], sun[1], 0.0)
 
 
 def test_map_is_turned_to_the_scene_sun():
