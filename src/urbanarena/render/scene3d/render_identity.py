@@ -52,7 +52,9 @@ def _photo_identity() -> dict:
 
     trees_pkg = package_by_name(TP.PACKAGE)
     kit = TP.photo_trees(quiet=True)
-    return {"models": MODELS_VERSION, "package": pkg.name, "version": pkg.version, "sha256": pkg.sha256,
+    from urbanarena.render.scene3d import photo_sky
+
+    return {"models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version, "sha256": pkg.sha256,
             "catalogue": None if models is None else models.identity,
             "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,
                       "sha256": trees_pkg.sha256, "kit": None if kit is None else kit.identity}}

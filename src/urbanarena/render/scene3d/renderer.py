@@ -143,17 +143,27 @@ class SceneRenderer:
 
         # photo style: haze, sky, wet ground and skyline of .photo_atmosphere
         self._photo_air = photo_atmosphere if self.settings.style == "photo" and photo_atmosphere.ENABLED else None
-        air = self._photo_air.patch_source if self._photo_air else (lambda src, name="": src)
+        air0 = self._photo_air.patch_source if self._photo_air else (lambda src, name="": src)
+        # photo style: the HDRI sky and image-based ambient light of .photo_sky (None without the package)
+        self._photo_sky = None
+        if self._photo_air is not None:
+            from urbanarena.render.scene3d import photo_sky
+
+            self._photo_sky = photo_sky.sky_for(self.settings, lighting(self.settings))
+        ibl = photo_sky.patch_source if self._photo_sky is not None else (lambda src, name="", stage="fs": src)
+
+        def air(src, name=""):
+            return ibl(air0(src, name), name)
 
         def program(vs, fs):
-            return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx, MAX_LAMPS, lamps),
+            return self._keep(ctx.program(vertex_shader=ibl(shaders.variant(vs, wx, MAX_LAMPS, lamps), "", "vs"),
                                           fragment_shader=air(shaders.variant(fs, wx, MAX_LAMPS, lamps))))
 
         def real_program(name, ground_mat=0):
             from urbanarena.render.scene3d.realistic_shaders import program_sources
 
             vs, fs = program_sources(name, MAX_LAMPS, ground_mat, lamps)
-            return self._keep(ctx.program(vertex_shader=vs, fragment_shader=air(fs, name)))
+            return self._keep(ctx.program(vertex_shader=ibl(vs, name, "vs"), fragment_shader=air(fs, name)))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
@@ -176,8 +186,12 @@ class SceneRenderer:
                 from urbanarena.render.scene3d.trees_photo import program_sources as tree_sources
 
                 vs, fs = tree_sources(MAX_LAMPS, lamps)
-                self.prog_foliage = self._keep(ctx.program(vertex_shader=vs, fragment_shader=air(fs)))
+                self.prog_foliage = self._keep(ctx.program(vertex_shader=ibl(vs, "", "vs"), fragment_shader=air(fs)))
             self.prog_sky_draw = real_program("sky_tex")  # samples the sky baked by prog_sky (_bake_sky)
+            if self._photo_sky is not None and self._photo_sky.texture is not None:   # photo: the HDRI instead
+                self.prog_sky_draw = self._keep(ctx.program(vertex_shader=shaders.SKY_VS,
+                                                            fragment_shader=photo_sky.sky_fs()))
+                self._sky_tex = self._hdri_texture(self._photo_sky)
             # one program per ground material, so that no pixel runs the other materials' code (llvmpipe
             # executes every branch of a shader); the runs keep the painter's order
             ground_runs = ground_material_runs(self.meshes.ground.colours)
@@ -288,6 +302,34 @@ class SceneRenderer:
                         prog[name].value = value
         if self._photo_air is not None and "horizon" in self.prog_sky_draw:
             self.prog_sky_draw["horizon"].value = tuple(float(c) for c in self.weather.lighting.horizon)
+        if self._photo_sky is not None:   # photo: the SH ambient (.photo_sky) in every lit program
+            ps = self._photo_sky
+            sh = np.ascontiguousarray(ps.sh, dtype="f4").tobytes()
+            for prog in self._lit_programs:
+                if "sh_c" in prog:
+                    prog["sh_c"].write(sh[: 12 * prog["sh_c"].array_length])   # unused tail optimised away
+                if "sh_amb" in prog:
+                    prog["sh_amb"].value = float(ps.amb_up)
+                for name, value in (("horizon", ps.horizon), ("zenith", ps.zenith)):   # the map's own colours
+                    if value is not None and name in prog:
+                        prog[name].value = value
+            if ps.horizon is not None and "horizon" in self.prog_sky_draw:
+                self.prog_sky_draw["horizon"].value = ps.horizon
+
+    def _hdri_texture(self, sky):
+        """The photo sky's map (:mod:`.photo_sky`: float RGB, upper hemisphere) as a mipmapped texture on the sky
+        unit, wrapping in longitude; sets the sky program's map uniforms."""
+        from urbanarena.render.scene3d.photo_sky import SKY_UNIT
+
+        h, w = sky.texture.shape[:2]
+        tex = self._keep(self.ctx.texture((w, h), 3, np.ascontiguousarray(sky.texture, dtype="f4").tobytes(),
+                                          dtype="f4"))
+        tex.build_mipmaps()
+        tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
+        tex.repeat_x, tex.repeat_y = True, False
+        for name, value in (("sky_tex", SKY_UNIT), ("hdri_rot", float(sky.rot_rad)), ("hdri_gain", float(sky.gain))):
+            self.prog_sky_draw[name].value = value
+        return tex
 
     def _tree_texture(self, kit):
         """The photo trees' atlas (:mod:`.trees_photo`) as a texture with its coverage-preserving mip levels."""
