@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata as md
+import inspect
 import re
 import sys
 import tomllib
@@ -98,6 +99,14 @@ def main() -> int:
     base, extras = declared()
     anywhere = base.union(*extras.values())
     dists = {k: [norm(d) for d in v] for k, v in md.packages_distributions().items()}
+    # Python 3.11's packages_distributions() misses a top-level extension module that a wheel ships without a
+    # top_level.txt (OpenEXR's ``OpenEXR.cpython-311-*.so``): map such files from the distributions' records
+    for dist in md.distributions():
+        for f in dist.files or ():
+            if len(f.parts) == 1 and f.name.endswith((".so", ".pyd")):
+                mod = inspect.getmodulename(f.name)
+                if mod:
+                    dists.setdefault(mod, []).append(norm(dist.metadata["Name"]))
     problems = []
     for path in sorted(SRC.rglob("*.py")):
         rel = path.relative_to(SRC).as_posix()

@@ -60,6 +60,12 @@ def _release_process_renderers():
     context = sys.modules.get("urbanarena.render.scene3d.context")
     if context is not None:  # GL objects of renderers the module dropped without release(): free them now
         context.release_collected()
+    try:  # glibc keeps freed heap pages; hand them back so the next module starts from what is really in use
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
+        pass
 
 
 def make_city(nodes: dict[str, tuple[float, float]], edges: list[tuple[str, str, float, float]], name: str = "toy", **node_attrs) -> City:
