@@ -142,7 +142,21 @@ class SceneRenderer:
 
         # photo style: haze, sky, wet ground and skyline of .photo_atmosphere
         self._photo_air = photo_atmosphere if self.settings.style == "photo" and photo_atmosphere.ENABLED else None
-        air = self._photo_air.patch_source if self._photo_air else (lambda src, name="": src)
+        # photo style: photographed wall and ground materials (.photo_materials); without them the realistic ones
+        self._photo_mats, self._mat_tex = None, None
+        if self.settings.style == "photo":
+            from urbanarena.render.scene3d import photo_materials
+
+            self._photo_mats = photo_materials.photo_materials()
+
+        def air(src, name=""):
+            if self._photo_air is not None:
+                src = self._photo_air.patch_source(src, name)
+            if self._photo_mats is not None:
+                from urbanarena.render.scene3d.photo_materials import patch_source
+
+                src = patch_source(src, name)
+            return src
 
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=shaders.variant(vs, wx, MAX_LAMPS, lamps),
@@ -287,6 +301,26 @@ class SceneRenderer:
                         prog[name].value = value
         if self._photo_air is not None and "horizon" in self.prog_sky_draw:
             self.prog_sky_draw["horizon"].value = tuple(float(c) for c in self.weather.lighting.horizon)
+        if self._photo_mats is not None:
+            self._mat_tex = self._material_texture(self._photo_mats)
+
+    def _material_texture(self, kit):
+        """The photo materials' array (:mod:`.photo_materials`): one ``R8`` texture array, mipmapped,
+        repeating, its unit and contrast gains set in every program that samples it."""
+        from urbanarena.render.scene3d.photo_materials import MATERIAL_UNIT
+
+        n, h, w = kit.layers.shape
+        tex = self._keep(self.ctx.texture_array((w, h, n), 1, np.ascontiguousarray(kit.layers).tobytes(),
+                                                alignment=1))
+        tex.build_mipmaps()
+        tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
+        tex.repeat_x = tex.repeat_y = True
+        for prog in self._lit_programs:
+            if "photo_mat" in prog:
+                prog["photo_mat"].value = MATERIAL_UNIT
+            if "photo_gain" in prog:   # contrast kept with distance (photo_materials.contrast_gains)
+                prog["photo_gain"].write(np.ascontiguousarray(kit.gains, "f4").tobytes())
+        return tex
 
     def _tree_texture(self, kit):
         """The photo trees' atlas (:mod:`.trees_photo`) as a texture with its coverage-preserving mip levels."""
@@ -384,6 +418,10 @@ class SceneRenderer:
             # realistic: balconies, awnings, cornices and street objects stand in front of the walls; drawn
             # first, the depth test rejects the (costly) facade fragments they hide
             self.vao_objects.render(planes, eye, s.object_distance_m)
+        if self._mat_tex is not None:   # photo materials: walls and ground sample it
+            from urbanarena.render.scene3d.photo_materials import MATERIAL_UNIT
+
+            self._mat_tex.use(MATERIAL_UNIT)
         for tiled in (self.vao_facades, self.vao_solids, self.vao_skyline):
             if tiled is not None:
                 tiled.render(planes, eye)
