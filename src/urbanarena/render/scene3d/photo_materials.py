@@ -9,8 +9,8 @@ licence and origin stated in the package's own ``_fetchers.py``): a brick wall (
 *luminance* of the surface; its colour stays the realistic style's material colour (``building:colour`` where
 tagged), which the photo modulates.
 
-* **Layers** (:func:`build_layers`), one ``R8`` texture array of :data:`TEX_PX` squared layers, mipmapped, bound
-  once to :data:`MATERIAL_UNIT`:
+* **Layers** (:func:`build_layers`), one ``R8`` texture array of :data:`TEX_PX` squared layers, mipmapped
+  (trilinear), bound once a frame to :data:`MATERIAL_UNIT`:
 
   - :data:`LAYER_BRICK`: an atlas of :data:`BRICK_COLS` x :data:`BRICK_ROWS` brick faces (128 x 32 texels each)
     cut out of the brick photo (:func:`brick_faces`: dark bricks between bright mortar, found by a threshold
@@ -23,13 +23,18 @@ tagged), which the photo modulates.
   Every layer is stored as the photo's *relative* luminance: texel ``s = round(128 L / mean(L))`` (clipped to
   255), so the shader's ratio ``r = s / 128`` is 1 on average and the photo's own contrast around it.
 * **Stochastic tiling** (:func:`stochastic_ratio`, GLSL :data:`LOOKUP_GLSL`; no repeat at street distances):
-  the surface position ``p`` (metres) in tile units ``q = p / tile_m + offset`` lies among four cell centres
-  ``c + 0.5``; each cell draws the texture turned by ``90 k`` degrees and shifted by ``o`` (``k``, ``o`` from
-  the hash ``rhash(c, seed)``: ``o = ((h & 1023), (h >> 10 & 1023)) / 1024``, ``k = h >> 20 & 3``), at
-  ``uv = turn_k(q) + o``. The four are blended with weights ``w = S(fx) S(fy)`` (``S(t) = t^3 / (t^3 +
-  (1 - t)^3)``, so one cell dominates near its centre) and the blend keeps the photo's contrast:
-  ``r = 1 + sum w (r_i - 1) / sqrt(sum w^2)`` (variance-preserving blending, as in Heitz and Neyret's
-  histogram-preserving tiling, without its Gaussian transform).
+  the surface position ``p`` (metres) in tile units ``q = p / tile_m`` lies in a triangle of a triangle grid
+  (vertices :data:`HEX_K` per tile, as in Heitz and Neyret's and Mikkelsen's hex tiling); each of its three
+  vertices draws the photo turned by ``90 k`` degrees and shifted by ``o`` (from the hash ``h = rhash(vertex,
+  seed)``: ``o = ((h & 1023), (h >> 10 & 1023)) / 1024``, ``k = h >> 20 & 3``) at ``uv = turn_k(q) + o``. The
+  three are blended with their barycentric weights cubed and normalised (one vertex dominates near it), keeping
+  the photo's contrast: ``r = 1 + sum w (r_i - 1) / sqrt(sum w^2)`` (variance-preserving blending, without the
+  histogram transform). All three samples take one level of detail, GL's isotropic one from the derivatives of
+  ``q`` (their offsets jump between triangles).
+* **Distance** (:func:`contrast_gains`): a box-filtered mip level flattens the photo towards its mean (a gravel
+  stone is a pixel at 10 m) where a real surface stays rough at every scale; at level of detail ``l`` the
+  deviation ``r - 1`` is multiplied by a per-layer gain that brings the level's contrast up to level 0's times
+  :data:`MIP_KEEP` ``** l`` (never below 1; the nearest level's gain).
 * **Materials** (:data:`MATERIALS`: layer, metres per tile, strength ``a``; the albedo is multiplied by
   ``1 + a (r - 1)``; the realistic material's own synthetic grain is left out, its larger structure kept):
 
@@ -41,8 +46,12 @@ tagged), which the photo modulates.
   - ground: asphalt -- the gravel photo at asphalt-aggregate scale; sidewalk paving slabs and the setts -- a
     fine concrete/granite grain from the gravel photo; grass -- the lawn photo at :data:`GRASS` scale.
 
-  On top, a low-frequency **dirt and wear** factor (value noise of wavelength :data:`DIRT_M`; on walls
-  stretched vertically, as rain streaks): ``0.88 + 0.24 n``.
+  On top, low-frequency **dirt and wear**: on paving and setts ``1 - A / 2 + A n`` (``n`` a value noise of
+  wavelength :data:`DIRT_M`, ``A`` = :data:`DIRT_A`); on walls (not glass) soiling streaks running down,
+  ``1 - STREAK_A n(u) (0.5 + 0.5 smoothstep(2, 12, z))`` (``n(u)`` a 1-D value noise along the wall of wavelength
+  :data:`STREAK_M`), darkest high up where the rain runs off.
+* **Cost**: one lookup function of three samples per ground fragment and per wall fragment (its parameters
+  chosen without branches: llvmpipe runs every branch of a shader), plus one brick-face sample on walls.
 
 Windows, shopfronts, road paint, kerbs, shadows, haze and rain are untouched. Scales are ours, from the photos'
 content: gravel stones of 15-25 texels are 2-3 cm, so the photo spans about 0.6 m; the lawn's clover leaflets of
@@ -76,9 +85,14 @@ BRICK_INSET = (0.1, 0.25)    # along its length, across it
 MEAN_LEVEL = 128.0
 #: wavelength of the dirt and wear noise (m) and its amplitude (the albedo times 1 - A / 2 + A n)
 DIRT_M, DIRT_A = 7.0, 0.4
+#: wall soiling streaks: wavelength along the wall (m) and depth (share of the albedo at most)
+STREAK_M, STREAK_A = 1.3, 0.16
+#: triangle-grid density of the stochastic tiling: grid vertices (each drawing the photo with its own offset and
+#: turn) are 1 / HEX_K tiles apart
+HEX_K = 1.5
 #: each mip level keeps this share of the contrast of the one above (:func:`contrast_gains`), for
 #: :data:`MIP_LEVELS` levels (512 to 1 texel)
-MIP_KEEP, MIP_LEVELS = 0.8, 10
+MIP_KEEP, MIP_LEVELS = 0.85, 10
 
 
 @dataclass(frozen=True)
@@ -93,7 +107,7 @@ class Material:
 
 
 #: the photo materials (module docstring); strengths chosen by eye against the shared street photos
-ASPHALT = Material(LAYER_GRAVEL, 0.4, 0.7, 71)
+ASPHALT = Material(LAYER_GRAVEL, 0.4, 0.9, 71)
 PAVING = Material(LAYER_GRAVEL, 0.6, 0.35, 72)
 SETTS = Material(LAYER_GRAVEL, 0.5, 0.45, 73)
 GRASS = Material(LAYER_GRASS, 0.7, 1.0, 74)
@@ -232,7 +246,8 @@ def box_mips(layer: np.ndarray) -> list[np.ndarray]:
 
 def contrast_gains(layer: np.ndarray, keep: float | None = None, levels: int = MIP_LEVELS) -> np.ndarray:
     """Per mip level ``k < levels`` the factor that brings the level's contrast (standard deviation of its
-    :func:`box_mips` level) to level 0's times ``keep ** k`` (default :data:`MIP_KEEP`); 1 at level 0. A box
+    :func:`box_mips` level) up to level 0's times ``keep ** k`` (default :data:`MIP_KEEP`); never below 1 (a
+    level that keeps more contrast is left alone), 1 at level 0 and for a flat level. A box
     filter alone flattens the photo towards its mean with distance (a gravel stone is a pixel at 10 m) where a
     real surface stays rough at every scale; the shader multiplies the deviation ``r - 1`` by the gain at its
     level of detail (interpolated)."""
@@ -242,7 +257,7 @@ def contrast_gains(layer: np.ndarray, keep: float | None = None, levels: int = M
     out = np.ones(levels)
     for k in range(1, levels):
         sd = mips[min(k, len(mips) - 1)].std()
-        out[k] = s0 * keep ** k / sd if sd > 1e-9 else 1.0
+        out[k] = max(1.0, s0 * keep ** k / sd) if sd > 1e-9 else 1.0
     return out
 
 
@@ -325,11 +340,6 @@ def rhash_np(x, y, z) -> np.ndarray:
     return h
 
 
-def _sharp(t):
-    t3, s3 = t ** 3, (1.0 - t) ** 3
-    return t3 / (t3 + s3)
-
-
 def turn(q: np.ndarray, k) -> np.ndarray:
     """``q`` ``(..., 2)`` turned by ``90 k`` degrees (``k`` broadcast): (x, y), (-y, x), (-x, -y), (y, -x)."""
     x, y = q[..., 0], q[..., 1]
@@ -357,29 +367,41 @@ def bilinear_repeat(layer: np.ndarray, uv: np.ndarray) -> np.ndarray:
 
 
 def cell_draw(cells: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Offset ``o`` ``(..., 2)`` and turn ``k`` of the integer cells ``cells`` ``(..., 2)`` (module docstring)."""
+    """Offset ``o`` ``(..., 2)`` and turn ``k`` of the integer grid vertices ``cells`` ``(..., 2)`` (module
+    docstring)."""
     h = rhash_np(cells[..., 0], cells[..., 1], seed)
     o = np.stack([(h & 1023) / 1024.0, ((h >> 10) & 1023) / 1024.0], -1)
     return o, (h >> 20) & 3
 
 
+def hex_vertices(q: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
+    """The three triangle-grid vertices around tile coordinates ``q`` ``(..., 2)`` (integer, skewed frame) and
+    their sharpened barycentric weights ``(..., 3)`` (``w^3``, normalised to sum 1)."""
+    g = np.asarray(q, np.float64) * HEX_K
+    sk = np.stack([g[..., 0] - 0.57735027 * g[..., 1], 1.15470054 * g[..., 1]], -1)
+    base = np.floor(sk)
+    f = sk - base
+    t = 1.0 - f[..., 0] - f[..., 1]
+    low = (t > 0.0)[..., None]
+    w = np.where(low, np.stack([t, f[..., 1], f[..., 0]], -1), np.stack([-t, 1 - f[..., 1], 1 - f[..., 0]], -1))
+    b = base.astype(np.int64)
+    v0 = np.where(low, b, b + [1, 1])
+    v1 = np.where(low, b + [0, 1], b + [1, 0])
+    v2 = np.where(low, b + [1, 0], b + [0, 1])
+    w = w ** 3
+    return [v0, v1, v2], w / w.sum(-1, keepdims=True)
+
+
 def stochastic_ratio(layer: np.ndarray, q: np.ndarray, seed: int) -> np.ndarray:
     """The relative luminance ``r`` the shader's ``photo_ratio`` draws at tile coordinates ``q`` ``(..., 2)``
-    (module docstring), at full resolution (mip level 0). Float64, ``q.shape[:-1]``."""
+    (module docstring), at full resolution (mip level 0, gain 1). Float64, ``q.shape[:-1]``."""
     q = np.asarray(q, np.float64)
-    base = np.floor(q - 0.5)
-    f = q - 0.5 - base
-    sx, sy = _sharp(f[..., 0]), _sharp(f[..., 1])
+    verts, w = hex_vertices(q)
     acc = np.zeros(q.shape[:-1])
-    w2 = np.zeros(q.shape[:-1])
-    for j in (0, 1):
-        for i in (0, 1):
-            o, k = cell_draw(base + np.array([i, j]), seed)
-            r = bilinear_repeat(layer, turn(q, k) + o) / MEAN_LEVEL
-            w = (sx if i else 1 - sx) * (sy if j else 1 - sy)
-            acc += w * (r - 1.0)
-            w2 += w * w
-    return 1.0 + acc / np.sqrt(w2)
+    for n, v in enumerate(verts):
+        o, k = cell_draw(v, seed)
+        acc += w[..., n] * (bilinear_repeat(layer, turn(q, k) + o) / MEAN_LEVEL - 1.0)
+    return 1.0 + acc / np.sqrt((w * w).sum(-1))
 
 
 def plain_ratio(layer: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -395,35 +417,45 @@ uniform float photo_gain[{N_LAYERS * MIP_LEVELS}];   // contrast gain per layer 
 vec2 photo_turn(vec2 q, uint k) {{
     return k == 0u ? q : (k == 1u ? vec2(-q.y, q.x) : (k == 2u ? -q : vec2(q.y, -q.x)));
 }}
-float photo_sharp(float t) {{ float a = t * t * t, b = (1.0 - t) * (1.0 - t) * (1.0 - t); return a / (a + b); }}
-// relative luminance (1 on average) of photo layer `layer` at tile coordinates q, stochastically tiled
+// relative luminance (1 on average) of photo layer `layer` at tile coordinates q, stochastically tiled: the
+// three vertices of the triangle-grid cell around q each draw the photo turned and shifted by their hash
 float photo_ratio(float layer, vec2 q, uint seed) {{
+    // the level of detail (isotropic, as GL picks it: the longer footprint axis in texels), one for the three
+    // samples (their offsets jump between grid cells, so their own derivatives would not do)
     vec2 dx = dFdx(q), dy = dFdy(q);
-    vec2 base = floor(q - 0.5);
-    vec2 f = q - 0.5 - base;
-    vec2 s = vec2(photo_sharp(f.x), photo_sharp(f.y));
-    float acc = 0.0, w2 = 0.0;
-    for (int j = 0; j < 2; j++) {{
-        for (int i = 0; i < 2; i++) {{
-            uint h = rhash(uvec3(uvec2(ivec2(base) + ivec2(i, j)), seed));
-            vec2 o = vec2(float(h & 1023u), float((h >> 10u) & 1023u)) / 1024.0;
-            uint k = (h >> 20u) & 3u;
-            float r = textureGrad(photo_mat, vec3(photo_turn(q, k) + o, layer), photo_turn(dx, k), photo_turn(dy, k)).r
-                      * {255.0 / MEAN_LEVEL:.8f};
-            float w = (i == 1 ? s.x : 1.0 - s.x) * (j == 1 ? s.y : 1.0 - s.y);
-            acc += w * (r - 1.0);
-            w2 += w * w;
-        }}
+    float lod = clamp(0.5 * log2(max(max(dot(dx, dx), dot(dy, dy)), 1e-20)) + {np.log2(TEX_PX):.1f}, 0.0, {MIP_LEVELS - 1.0:.1f});
+    vec2 g = q * {HEX_K:.6f};
+    vec2 sk = vec2(g.x - 0.57735027 * g.y, 1.15470054 * g.y);   // skewed: the triangle grid's unit cells
+    vec2 base = floor(sk);
+    vec2 f = sk - base;
+    float t = 1.0 - f.x - f.y;
+    bool low = t > 0.0;
+    vec3 w = low ? vec3(t, f.y, f.x) : vec3(-t, 1.0 - f.y, 1.0 - f.x);
+    ivec2 b = ivec2(base);
+    ivec2 v0 = low ? b : b + ivec2(1, 1), v1 = low ? b + ivec2(0, 1) : b + ivec2(1, 0);
+    ivec2 v2 = low ? b + ivec2(1, 0) : b + ivec2(0, 1);
+    w = w * w * w;
+    w /= w.x + w.y + w.z;
+    float acc = 0.0;
+    for (int n = 0; n < 3; n++) {{
+        ivec2 v = n == 0 ? v0 : (n == 1 ? v1 : v2);
+        uint h = rhash(uvec3(uvec2(v), seed));
+        vec2 o = vec2(float(h & 1023u), float((h >> 10u) & 1023u)) / 1024.0;
+        float r = textureLod(photo_mat, vec3(photo_turn(q, (h >> 20u) & 3u) + o, layer), lod).r * {255.0 / MEAN_LEVEL:.8f};
+        acc += w[n] * (r - 1.0);
     }}
-    // the level of detail GL picks (isotropic: the longer footprint axis, in texels) and its contrast gain
-    float lod = clamp(0.5 * log2(max(max(dot(dx, dx), dot(dy, dy)), 1e-20)) + {np.log2(TEX_PX):.1f}, 0.0, {MIP_LEVELS - 1.001:.3f});
-    int l0 = int(floor(lod)), li = int(layer + 0.5) * {MIP_LEVELS};
-    float gain = mix(photo_gain[li + l0], photo_gain[li + l0 + 1], lod - float(l0));
-    return 1.0 + gain * acc / sqrt(w2);
+    float gain = photo_gain[int(layer + 0.5) * {MIP_LEVELS} + int(lod + 0.5)];
+    return 1.0 + gain * acc / sqrt(dot(w, w));
 }}
 // albedo factor of a material: 1 + strength (r - 1)
 float photo_grain(float layer, vec2 p_m, float tile_m, float strength, uint seed) {{
     return 1.0 + strength * (photo_ratio(layer, p_m / tile_m, seed) - 1.0);
+}}
+// wall soiling: vertical streaks (a 1-D value noise along the wall, wavelength STREAK_M), darkest at the top
+float photo_streaks(float u_m, float z_m) {{
+    float x = u_m / {STREAK_M:.2f}, i = floor(x), f = fract(x);
+    float n = mix(h21(vec2(i, 0.0), 83u), h21(vec2(i + 1.0, 0.0), 83u), f * f * (3.0 - 2.0 * f));
+    return 1.0 - {STREAK_A:.3f} * n * (0.5 + 0.5 * smoothstep(2.0, 12.0, z_m));
 }}
 float photo_dirt(vec2 p_m, uint seed) {{ return {1 - DIRT_A / 2:.4f} + {DIRT_A:.4f} * vnoise(p_m / {DIRT_M:.2f}, seed); }}
 """
@@ -461,27 +493,27 @@ GROUND_SWAPS = (
 FACADE_OLD = "    vec3 albedo = v_albedo * (1.0 + v_amp.x * (tone - 0.5)) * (1.0 + v_amp.y * (stain - 0.5));\n"
 FACADE_NEW = f"""    vec3 albedo = v_albedo * (1.0 + v_amp.x * (tone - 0.5)) * (1.0 + v_amp.y * (stain - 0.5));
     vec2 pw = vec2(u, z) + vec2(hf(wh, 0u), hf(wh, 8u)) * 97.0;     // each wall its own part of the photo
+    // one lookup of each kind per fragment, parameters chosen without branches (llvmpipe runs every branch)
+    bool bricks = abs(v_cell.x - 0.25) < 1e-3 && abs(v_cell.y - 0.075) < 1e-3;
+    bool plaster = v_cell.x > 1e3, stone = abs(v_cell.x - 0.6) < 1e-3, panels = abs(v_cell.x - 3.0) < 1e-3;
+    vec3 mat = plaster ? vec3({PLASTER.tile_m:.4f}, {PLASTER.strength:.4f}, {PLASTER.seed}.0)
+        : (stone ? vec3({STONE.tile_m:.4f}, {STONE.strength:.4f}, {STONE.seed}.0)
+        : (panels ? vec3({CONCRETE.tile_m:.4f}, {CONCRETE.strength:.4f}, {CONCRETE.seed}.0) : vec3(1.0, 0.0, 0.0)));
+    float grain = photo_grain({float(LAYER_GRAVEL):.1f}, pw, mat.x, mat.y, uint(mat.z));
+    // brick: every brick of the bond a photographed face, picked by a hash of its course and place
+    uvec2 bid = uvec2(ivec2(int(floor(cu)), int(row)));
+    uint bh = rhash(uvec3(bid, wh ^ 40503u));
+    uint bk = bh % {BRICK_COLS * BRICK_ROWS}u;
+    vec2 scale = vec2({1.0 / BRICK_COLS:.8f}, {1.0 / BRICK_ROWS:.8f});
+    vec2 buv = (vec2(float(bk % {BRICK_COLS}u), float(bk / {BRICK_COLS}u)) + 0.03 + 0.94 * vec2(fract(cu), fract(z / v_cell.y))) * scale;
+    vec2 cont = vec2(cu, z / v_cell.y) * 0.94 * scale;
+    float face = textureGrad(photo_mat, vec3(buv, {float(LAYER_BRICK):.1f}), dFdx(cont), dFdy(cont)).r * {255.0 / MEAN_LEVEL:.8f};
+    float hue = float((bh >> 12u) & 255u) / 255.0 - 0.5;
+    vec3 brick = v_albedo * face * (1.0 + 0.35 * v_amp.x * (tone - 0.5)) * (1.0 + v_amp.y * (stain - 0.5))
+                 * vec3(1.0 + 0.12 * hue, 1.0, 1.0 - 0.12 * hue);
     if (v_glass < 0.5) {{
-        if (abs(v_cell.x - 0.25) < 1e-3 && abs(v_cell.y - 0.075) < 1e-3) {{   // brick: a photographed face each
-            uint bk = rhash(uvec3(uvec2(ivec2(int(floor(cu)), int(row))), wh ^ 40503u)) % {BRICK_COLS * BRICK_ROWS}u;
-            vec2 cell = vec2(float(bk % {BRICK_COLS}u), float(bk / {BRICK_COLS}u));
-            vec2 bf = vec2(fract(cu), fract(z / v_cell.y));
-            vec2 scale = vec2({1.0 / BRICK_COLS:.8f}, {1.0 / BRICK_ROWS:.8f});
-            vec2 buv = (cell + 0.03 + 0.94 * bf) * scale;
-            vec2 cont = vec2(cu, z / v_cell.y) * 0.94 * scale;
-            float r = textureGrad(photo_mat, vec3(buv, {float(LAYER_BRICK):.1f}), dFdx(cont), dFdy(cont)).r
-                      * {255.0 / MEAN_LEVEL:.8f};
-            float hue = hf(rhash(uvec3(uvec2(ivec2(int(floor(cu)), int(row))), wh ^ 7u)), 4u) - 0.5;
-            albedo = v_albedo * r * (1.0 + 0.35 * v_amp.x * (tone - 0.5)) * (1.0 + v_amp.y * (stain - 0.5))
-                     * vec3(1.0 + 0.12 * hue, 1.0, 1.0 - 0.12 * hue);
-        }} else if (v_cell.x > 1e3) {{                                        // plaster: render grain
-            albedo *= {_grain(PLASTER, 'pw')};
-        }} else if (abs(v_cell.x - 0.6) < 1e-3) {{                           // stone blocks
-            albedo *= {_grain(STONE, 'pw')};
-        }} else if (abs(v_cell.x - 3.0) < 1e-3) {{                           // concrete panels
-            albedo *= {_grain(CONCRETE, 'pw')};
-        }}
-        if (v_cell.x > 0.2) albedo *= photo_dirt(vec2(pw.x, pw.y * 0.25), 83u);   // dirt streaks run down
+        albedo = bricks ? brick : albedo * grain;
+        if (v_cell.x > 0.2) albedo *= photo_streaks(pw.x, z);   // dirt streaks run down from the top
     }}
 """
 
