@@ -24,13 +24,15 @@ tagged), which the photo modulates.
   255), so the shader's ratio ``r = s / 128`` is 1 on average and the photo's own contrast around it.
 * **Stochastic tiling** (:func:`stochastic_ratio`, GLSL :data:`LOOKUP_GLSL`; no repeat at street distances):
   the surface position ``p`` (metres) in tile units ``q = p / tile_m`` lies in a triangle of a triangle grid
-  (vertices :data:`HEX_K` per tile, as in Heitz and Neyret's and Mikkelsen's hex tiling); each of its three
-  vertices draws the photo turned by ``90 k`` degrees and shifted by ``o`` (from the hash ``h = rhash(vertex,
-  seed)``: ``o = ((h & 1023), (h >> 10 & 1023)) / 1024``, ``k = h >> 20 & 3``) at ``uv = turn_k(q) + o``. The
-  three are blended with their barycentric weights cubed and normalised (one vertex dominates near it), keeping
-  the photo's contrast: ``r = 1 + sum w (r_i - 1) / sqrt(sum w^2)`` (variance-preserving blending, without the
-  histogram transform). All three samples take one level of detail, GL's isotropic one from the derivatives of
-  ``q`` (their offsets jump between triangles).
+  (vertices :data:`HEX_K` per tile, after Heitz and Neyret's and Mikkelsen's hex tiling); a vertex draws the
+  photo turned by ``90 k`` degrees and shifted by ``o`` (from the hash ``h = rhash(vertex, seed)``:
+  ``o = ((h & 1023), (h >> 10 & 1023)) / 1024``, ``k = h >> 20 & 3``) at ``uv = turn_k(q) + o``. Two of the
+  triangle's three vertices draw (:func:`hex_vertices`): the one of least barycentric weight drops out and the
+  other two give up that weight, so a vertex enters or leaves the blend at weight 0 (no seam); the two weights
+  are cubed and normalised (one dominates near it) and the blend keeps the photo's contrast:
+  ``r = 1 + sum w (r_i - 1) / sqrt(sum w^2)`` (variance-preserving blending, without the histogram transform).
+  Both samples take one level of detail, GL's isotropic one from the derivatives of ``q`` (their offsets jump
+  between triangles, so their own derivatives would not do).
 * **Distance** (:func:`contrast_gains`): a box-filtered mip level flattens the photo towards its mean (a gravel
   stone is a pixel at 10 m) where a real surface stays rough at every scale; at level of detail ``l`` the
   deviation ``r - 1`` is multiplied by a per-layer gain that brings the level's contrast up to level 0's times
@@ -50,8 +52,9 @@ tagged), which the photo modulates.
   wavelength :data:`DIRT_M`, ``A`` = :data:`DIRT_A`); on walls (not glass) soiling streaks running down,
   ``1 - STREAK_A n(u) (0.5 + 0.5 smoothstep(2, 12, z))`` (``n(u)`` a 1-D value noise along the wall of wavelength
   :data:`STREAK_M`), darkest high up where the rain runs off.
-* **Cost**: one lookup function of three samples per ground fragment and per wall fragment (its parameters
-  chosen without branches: llvmpipe runs every branch of a shader), plus one brick-face sample on walls.
+* **Cost**: one lookup of two samples per ground fragment and per wall fragment (the wall's parameters chosen
+  without branches: llvmpipe runs every branch of a shader), plus one brick-face sample on walls; a third
+  sample (the whole triangle) cost about 5 % more frame time on llvmpipe (``benchmarks/bench_photo_materials.py``).
 
 Windows, shopfronts, road paint, kerbs, shadows, haze and rain are untouched. Scales are ours, from the photos'
 content: gravel stones of 15-25 texels are 2-3 cm, so the photo spans about 0.6 m; the lawn's clover leaflets of
@@ -375,8 +378,10 @@ def cell_draw(cells: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hex_vertices(q: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
-    """The three triangle-grid vertices around tile coordinates ``q`` ``(..., 2)`` (integer, skewed frame) and
-    their sharpened barycentric weights ``(..., 3)`` (``w^3``, normalised to sum 1)."""
+    """The two triangle-grid vertices that draw at tile coordinates ``q`` ``(..., 2)`` (integer, skewed frame)
+    and their weights ``(..., 2)``: of the three vertices of the triangle around ``q`` the one of least
+    barycentric weight drops out (the first on a tie, as the shader), the other two keep their weight less that
+    one, cubed and normalised to sum 1."""
     g = np.asarray(q, np.float64) * HEX_K
     sk = np.stack([g[..., 0] - 0.57735027 * g[..., 1], 1.15470054 * g[..., 1]], -1)
     base = np.floor(sk)
@@ -385,11 +390,16 @@ def hex_vertices(q: np.ndarray) -> tuple[list[np.ndarray], np.ndarray]:
     low = (t > 0.0)[..., None]
     w = np.where(low, np.stack([t, f[..., 1], f[..., 0]], -1), np.stack([-t, 1 - f[..., 1], 1 - f[..., 0]], -1))
     b = base.astype(np.int64)
-    v0 = np.where(low, b, b + [1, 1])
-    v1 = np.where(low, b + [0, 1], b + [1, 0])
-    v2 = np.where(low, b + [1, 0], b + [0, 1])
-    w = w ** 3
-    return [v0, v1, v2], w / w.sum(-1, keepdims=True)
+    v = np.stack([np.where(low, b, b + [1, 1]), np.where(low, b + [0, 1], b + [1, 0]),
+                  np.where(low, b + [1, 0], b + [0, 1])], -2)                     # (..., 3, 2)
+    m = np.argmin(w, axis=-1)
+    keep = np.stack([np.where(m == 0, 1, 0), np.where(m == 2, 1, 2)], -1)        # (..., 2) vertex indices
+    wab = np.take_along_axis(w, keep, -1) - w.min(-1, keepdims=True)
+    wab = wab ** 3
+    wab = wab / np.maximum(wab.sum(-1, keepdims=True), 1e-30)
+    va = np.take_along_axis(v, keep[..., 0, None, None].repeat(2, -1), -2)[..., 0, :]
+    vb = np.take_along_axis(v, keep[..., 1, None, None].repeat(2, -1), -2)[..., 0, :]
+    return [va, vb], wab
 
 
 def stochastic_ratio(layer: np.ndarray, q: np.ndarray, seed: int) -> np.ndarray:
@@ -401,7 +411,7 @@ def stochastic_ratio(layer: np.ndarray, q: np.ndarray, seed: int) -> np.ndarray:
     for n, v in enumerate(verts):
         o, k = cell_draw(v, seed)
         acc += w[..., n] * (bilinear_repeat(layer, turn(q, k) + o) / MEAN_LEVEL - 1.0)
-    return 1.0 + acc / np.sqrt((w * w).sum(-1))
+    return 1.0 + acc / np.sqrt(np.maximum((w * w).sum(-1), 1e-30))
 
 
 def plain_ratio(layer: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -434,18 +444,22 @@ float photo_ratio(float layer, vec2 q, uint seed) {{
     ivec2 b = ivec2(base);
     ivec2 v0 = low ? b : b + ivec2(1, 1), v1 = low ? b + ivec2(0, 1) : b + ivec2(1, 0);
     ivec2 v2 = low ? b + ivec2(1, 0) : b + ivec2(0, 1);
-    w = w * w * w;
-    w /= w.x + w.y + w.z;
+    // two samples: the vertex of least weight drops out and the others give up that weight (so a vertex
+    // enters or leaves the blend at weight 0: no seam), then the weights are cubed (one dominates near it)
+    int m = (w.x <= w.y && w.x <= w.z) ? 0 : (w.y <= w.z ? 1 : 2);
+    ivec2 va = m == 0 ? v1 : v0, vb = m == 2 ? v1 : v2;
+    vec2 wab = vec2(m == 0 ? w.y : w.x, m == 2 ? w.y : w.z) - min(w.x, min(w.y, w.z));
+    wab = wab * wab * wab;
+    wab /= max(wab.x + wab.y, 1e-30);
     float acc = 0.0;
-    for (int n = 0; n < 3; n++) {{
-        ivec2 v = n == 0 ? v0 : (n == 1 ? v1 : v2);
-        uint h = rhash(uvec3(uvec2(v), seed));
+    for (int n = 0; n < 2; n++) {{
+        uint h = rhash(uvec3(uvec2(n == 0 ? va : vb), seed));
         vec2 o = vec2(float(h & 1023u), float((h >> 10u) & 1023u)) / 1024.0;
         float r = textureLod(photo_mat, vec3(photo_turn(q, (h >> 20u) & 3u) + o, layer), lod).r * {255.0 / MEAN_LEVEL:.8f};
-        acc += w[n] * (r - 1.0);
+        acc += wab[n] * (r - 1.0);
     }}
     float gain = photo_gain[int(layer + 0.5) * {MIP_LEVELS} + int(lod + 0.5)];
-    return 1.0 + gain * acc / sqrt(dot(w, w));
+    return 1.0 + gain * acc / sqrt(max(dot(wab, wab), 1e-30));
 }}
 // albedo factor of a material: 1 + strength (r - 1)
 float photo_grain(float layer, vec2 p_m, float tile_m, float strength, uint seed) {{
