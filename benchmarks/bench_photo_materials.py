@@ -7,7 +7,11 @@ headings) on the first ``--nodes`` shopping-street nodes of the default city, cl
 per frame. Reports the minimum and the median over ``--rounds`` and the machine's load (``uptime``).
 Needs the fetched assets (``urbanarena assets fetch``).
 
-    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_materials.py [--nodes 4] [--rounds 5]
+Pictures (``--shots DIR``): for each ``--views`` entry ``NODE:HEADING:PITCH`` (heading relative to the node's
+bearing, degrees) the 640 x 360 view, realistic left and photo right (no population), as
+``DIR/photo-materials-K.jpg`` (JPEG quality 82); the speed runs are skipped with ``--skip-speed``.
+
+    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_materials.py [--nodes 4] [--rounds 5] [--shots DIR]
 """
 
 from __future__ import annotations
@@ -21,11 +25,36 @@ import sys
 import time
 
 
+def shots(city, scene, views: str, out_dir: str) -> None:
+    from pathlib import Path
+
+    import numpy as np
+    from PIL import Image
+
+    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W
+    from urbanarena.render.scene3d.city_scene import node_pose
+    from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+
+    rs = {s: SceneRenderer(scene, RenderSettings(style=s, population="none")) for s in ("realistic", "photo")}
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    for k, view in enumerate(views.split(","), 1):
+        node, heading, pitch = view.split(":")
+        x, y, b = node_pose(city, node)
+        imgs = [rs[s].render_view(x, y, b + float(heading), float(pitch), VIEW_HFOV, VIEW_W, VIEW_H)
+                for s in ("realistic", "photo")]
+        path = Path(out_dir) / f"photo-materials-{k}.jpg"
+        Image.fromarray(np.concatenate(imgs, axis=1)).save(path, quality=82)
+        print(f"{path} ({node}, heading {heading}, pitch {pitch}; {path.stat().st_size // 1024} kB)", file=sys.stderr)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--city", default="helsinki")
+    ap.add_argument("--shots", default=None)
+    ap.add_argument("--views", default="n00008:45:-4,n01946:90:-4,n01648:160:-8")
+    ap.add_argument("--skip-speed", action="store_true")
     a = ap.parse_args()
     from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
     from urbanarena.bench.realism import _city
@@ -40,6 +69,10 @@ def main() -> int:
         return 2
     city = _city(a.city)
     scene = scene_from_city(city)
+    if a.shots:
+        shots(city, scene, a.views, a.shots)
+        if a.skip_speed:
+            return 0
     poses = [node_pose(city, n) for n in shopping_nodes(city)[:a.nodes]]
     load = PM.photo_materials
     renderers = {}
