@@ -144,7 +144,8 @@ def _gpu_ratio(layers, gains, layer, origin, step_q, size, seed=71):
         vs = "#version 330\nin vec2 in_ndc;\nvoid main() { gl_Position = vec4(in_ndc, 0.0, 1.0); }\n"
         fs = ("#version 330\n" + RS.NOISE.replace("float gridline", PM.LOOKUP_GLSL + "float gridline")
               + "uniform vec2 origin;\nuniform float step_q;\nuniform float layer;\nout vec4 f;\n"
-              + f"void main() {{ f = vec4(photo_ratio(layer, origin + gl_FragCoord.xy * step_q, {seed}u), 0.0, 0.0, 1.0); }}\n")
+              + "void main() {\n    vec2 q = origin + gl_FragCoord.xy * step_q;\n"
+              + f"    f = vec4(photo_ratio(layer, q, {seed}u), 0.0, 0.0, 1.0);\n}}\n")
         prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
         prog["photo_mat"].value = 5
         prog["photo_gain"].write(np.ascontiguousarray(gains, "f4").tobytes())

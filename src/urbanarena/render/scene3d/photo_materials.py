@@ -15,8 +15,8 @@ tagged), which the photo modulates.
   - :data:`LAYER_BRICK`: an atlas of :data:`BRICK_COLS` x :data:`BRICK_ROWS` brick faces (128 x 32 texels each)
     cut out of the brick photo (:func:`brick_faces`: dark bricks between bright mortar, found by a threshold
     halfway between the photo's median and its 95th percentile, connected components taller than 2.2 x their
-    width, inset by :data:`BRICK_INSET`, mortar texels left in a corner set to the face's median, turned so the long side runs along the wall;
-    mirrored copies fill the cells beyond the faces found);
+    width, inset by :data:`BRICK_INSET`, mortar texels left in a corner set to the face's median, turned so the
+    long side runs along the wall; mirrored copies fill the cells beyond the faces found);
   - :data:`LAYER_GRAVEL`, :data:`LAYER_GRASS`: the photo made **tileable** (:func:`make_tileable`: crossfaded
     with itself shifted by half its size under a ``sin^2`` window, with the blend's variance restored).
 
@@ -54,11 +54,13 @@ tagged), which the photo modulates.
   :data:`STREAK_M`), darkest high up where the rain runs off.
 * **Cost**: one lookup of two samples per ground fragment and per wall fragment (the wall's parameters chosen
   without branches: llvmpipe runs every branch of a shader), plus one brick-face sample on walls; a third
-  sample (the whole triangle) cost about 5 % more frame time on llvmpipe (``benchmarks/bench_photo_materials.py``).
+  sample (the whole triangle) cost about 9 % more panorama CPU time on llvmpipe (one interleaved run: 374
+  against 343 ms; docs/renderer.md).
 
-Windows, shopfronts, road paint, kerbs, shadows, haze and rain are untouched. Scales are ours, from the photos'
-content: gravel stones of 15-25 texels are 2-3 cm, so the photo spans about 0.6 m; the lawn's clover leaflets of
-about 20 texels are 1-2 cm, so about 0.5 m.
+Windows, shopfronts, road paint, kerbs, shadows, haze and rain are untouched. The photos' own scale, from their
+content: gravel stones of 15-25 texels are 2-3 cm, so that photo spans about 0.6 m; the lawn's clover leaflets of
+about 20 texels are 1-2 cm, so about 0.5 m. The tile sizes of :data:`MATERIALS` (0.3-0.8 m) are ours: the gravel
+drawn smaller as asphalt aggregate and render grain, larger as concrete; the lawn a little larger than life.
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ class Material:
     seed: int
 
 
-#: the photo materials (module docstring); strengths chosen by eye against the shared street photos
+#: the photo materials (module docstring); scales and strengths ours, chosen by eye on renders of the default city
 ASPHALT = Material(LAYER_GRAVEL, 0.4, 0.9, 71)
 PAVING = Material(LAYER_GRAVEL, 0.6, 0.35, 72)
 SETTS = Material(LAYER_GRAVEL, 0.5, 0.45, 73)
@@ -315,7 +317,8 @@ def photo_materials(quiet: bool = False) -> MaterialKit | None:
             try:
                 got = load_material_kit(root / pkg.key)
             except (MaterialAssetError, OSError) as e:
-                message = f"photo materials unavailable ({str(e).splitlines()[0]}); drawing the realistic walls and ground"
+                message = (f"photo materials unavailable ({str(e).splitlines()[0]}); drawing the realistic walls "
+                           "and ground")
         else:
             message = f"photo materials unavailable ({status.message}); drawing the realistic walls and ground"
         if message:
@@ -572,6 +575,7 @@ def source_identity() -> str:
 
 
 __all__ = ["ASPHALT", "CONCRETE", "GRASS", "LOOKUP_GLSL", "MATERIALS", "MATERIALS_VERSION", "MATERIAL_UNIT",
-           "MaterialAssetError", "MaterialKit", "PACKAGE", "PAVING", "PLASTER", "SETTS", "STONE", "brick_atlas",
-           "brick_faces", "build_layers", "load_material_kit", "make_tileable", "patch_source", "photo_materials",
-           "plain_ratio", "relative", "rhash_np", "source_identity", "stochastic_ratio"]
+           "MaterialAssetError", "MaterialKit", "PACKAGE", "PAVING", "PLASTER", "SETTS", "STONE", "box_mips",
+           "brick_atlas", "brick_faces", "build_layers", "contrast_gains", "hex_vertices", "kit_from_layers",
+           "load_material_kit", "make_tileable", "patch_source", "photo_materials", "plain_ratio", "relative",
+           "rhash_np", "source_identity", "stochastic_ratio"]
