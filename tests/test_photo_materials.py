@@ -295,12 +295,12 @@ def test_photo_walls_and_ground_differ_from_realistic_and_are_deterministic(tmp_
     assert np.array_equal(real, plain_photo)                  # without the materials: the realistic pixels
     assert np.array_equal(photo, again)
     diff = np.abs(photo.astype(int) - real.astype(int)).max(axis=2)
-    # looking 20 degrees right of north, 5 down: building b1's plaster wall (y = 10) fills the upper part, the
-    # pavement and road the lower; the sky (top rows, right of the wall's end) is untouched
+    # looking 20 degrees right of north, 5 down: building b1's plaster wall (y = 10, windows in it) fills the
+    # view down to row 96 but for the sky right of its end, which is untouched; the pavement and road below
     sky = (real[:3].astype(int).sum(axis=2) > 3 * 150) & (real[:3, :, 2] > real[:3, :, 0])
     assert sky.any() and (diff[:3][sky] == 0).all()
-    assert (diff[90:140] > 4).mean() > 0.3                    # wall
-    assert (diff[150:] > 4).mean() > 0.3                      # ground
+    assert (diff[5:60, :280] > 4).mean() > 0.12               # wall (measured 0.2: grain, streaks; not windows)
+    assert (diff[100:] > 4).mean() > 0.5                      # ground (measured 0.72)
 
 
 def test_photo_materials_fall_back_in_one_line(tmp_path, monkeypatch, capsys):
