@@ -116,6 +116,12 @@ def test_contrast_gains_by_hand():
     assert PM.contrast_gains(layer, keep=0.5, levels=2)[1] == 1.0          # never lowers a level's contrast
 
 
+def test_gain_line_by_hand():
+    assert PM.gain_fit(np.array([1.0, 1.0, 2.0, 4.0, 8.0])) == pytest.approx((1.0, 1.0))   # log2: 1, 2, 3 at 2, 3, 4
+    assert PM.gain_fit(np.ones(10)) == (PM.MIP_LEVELS, 0.0)                              # never raised
+    assert PM.gain_fit(np.array([1.0, 1.0, 1.0, 2.0])) == pytest.approx((2.0, 1.0))       # one level: through it
+
+
 def test_missing_or_wrong_photo_is_named(tmp_path):
     write_photos(tmp_path)
     (tmp_path / PM.FILES["grass"]).unlink()
@@ -172,7 +178,7 @@ def test_gpu_lookup_is_the_twin():
     layers = np.stack([PM.relative(smooth_noise(s)) for s in (3, 4, 5)])
     kit = PM.kit_from_layers(layers)
     origin, step, size = np.array([3.25, -1.5]), 1.0 / 1024, 192   # 0.19 tiles: across triangle-grid edges
-    gpu = _gpu_ratio(layers, kit.gains, 1, origin, step, size)
+    gpu = _gpu_ratio(layers, kit.gain_lines, 1, origin, step, size)
     jj, ii = np.mgrid[0:size, 0:size]
     q = np.stack([origin[0] + (ii + 0.5) * step, origin[1] + (jj + 0.5) * step], -1)
     twin = PM.stochastic_ratio(layers[1], q, 71)
@@ -196,8 +202,8 @@ def test_gpu_lookup_at_a_hand_worked_position():
     x, y = (uv % 1.0) * 512 - 0.5                          # texel position (REPEAT wrapping)
     assert 0 <= x < 511 and 0 <= y < 511 and (np.floor(x) + np.floor(y)) % 256 < 254   # no wrap of the ramp
     want = ((x + y) % 256) / PM.MEAN_LEVEL
-    gains = np.ones((3, PM.MIP_LEVELS), np.float32)
-    gpu = _gpu_ratio(layers, gains, 0, q - 0.5 / 1024, 1.0 / 1024, 1)[0, 0]
+    no_gain = np.array([[PM.MIP_LEVELS, 0.0]] * 3, np.float32)
+    gpu = _gpu_ratio(layers, no_gain, 0, q - 0.5 / 1024, 1.0 / 1024, 1)[0, 0]
     assert gpu == pytest.approx(want, abs=1.5 / 255)
     assert PM.stochastic_ratio(ramp, q[None], 71)[0] == pytest.approx(want, abs=1e-6)
 

@@ -36,7 +36,8 @@ tagged), which the photo modulates.
 * **Distance** (:func:`contrast_gains`): a box-filtered mip level flattens the photo towards its mean (a gravel
   stone is a pixel at 10 m) where a real surface stays rough at every scale; at level of detail ``l`` the
   deviation ``r - 1`` is multiplied by a per-layer gain that brings the level's contrast up to level 0's times
-  :data:`MIP_KEEP` ``** l`` (never below 1; the nearest level's gain).
+  :data:`MIP_KEEP` ``** l`` (never below 1), as the line :func:`gain_fit` draws through the levels' gains
+  (``2 ** max(0, slope (l - start))``; a formula is cheaper on llvmpipe than a table lookup per fragment).
 * **Materials** (:data:`MATERIALS`: layer, metres per tile, strength ``a``; the albedo is multiplied by
   ``1 + a (r - 1)``; the realistic material's own synthetic grain is left out, its larger structure kept):
 
@@ -48,6 +49,7 @@ tagged), which the photo modulates.
   - ground: asphalt -- the gravel photo at asphalt-aggregate scale; sidewalk paving slabs and the setts -- a
     fine concrete/granite grain from the gravel photo; grass -- the lawn photo at :data:`GRASS` scale.
 
+  The grey photos also tint the grain a little (:data:`HUE_SHIFT`): brighter texels warmer, darker cooler.
   On top, low-frequency **dirt and wear**: on paving and setts ``1 - A / 2 + A n`` (``n`` a value noise of
   wavelength :data:`DIRT_M`, ``A`` = :data:`DIRT_A`); on walls (not glass) soiling streaks running down,
   ``1 - STREAK_A n(u) (0.5 + 0.5 smoothstep(2, 12, z))`` (``n(u)`` a 1-D value noise along the wall of wavelength
@@ -92,6 +94,9 @@ MEAN_LEVEL = 128.0
 DIRT_M, DIRT_A = 7.0, 0.4
 #: wall soiling streaks: wavelength along the wall (m) and depth (share of the albedo at most)
 STREAK_M, STREAK_A = 1.3, 0.16
+#: colour of the grain: the albedo's red times 1 + HUE_SHIFT d and blue times 1 - HUE_SHIFT d, with d the grain's
+#: deviation (ours: brighter stones and blades a little warmer)
+HUE_SHIFT = 0.2
 #: triangle-grid density of the stochastic tiling: grid vertices (each drawing the photo with its own offset and
 #: turn) are 1 / HEX_K tiles apart
 HEX_K = 1.5
@@ -266,14 +271,30 @@ def contrast_gains(layer: np.ndarray, keep: float | None = None, levels: int = M
     return out
 
 
+def gain_fit(gains: np.ndarray) -> tuple[float, float]:
+    """``(start, slope)`` of the line ``log2 gain = slope (level - start)`` fitted (least squares) to the levels
+    of ``gains`` (:func:`contrast_gains`) above 1; ``(MIP_LEVELS, 0)`` when none is. The shader's gain at level
+    of detail ``l`` is ``2 ** max(0, slope (l - start))``: one formula, no table lookup per fragment."""
+    g = np.asarray(gains, np.float64)
+    lv = np.flatnonzero(g > 1.0 + 1e-6)
+    if len(lv) == 0:
+        return float(MIP_LEVELS), 0.0
+    if len(lv) == 1:
+        return float(lv[0] - 1), float(np.log2(g[lv[0]]))
+    slope, icpt = np.polyfit(lv.astype(np.float64), np.log2(g[lv]), 1)
+    return float(-icpt / slope) if slope > 0 else float(MIP_LEVELS), float(max(slope, 0.0))
+
+
 @dataclass(frozen=True)
 class MaterialKit:
     """The built material array ``layers`` ``(N_LAYERS, TEX_PX, TEX_PX)`` ``uint8``, its contrast ``gains``
-    ``(N_LAYERS, MIP_LEVELS)`` (:func:`contrast_gains`), its identity (sha256 of both, 16 hex), ``bricks``
+    ``(N_LAYERS, MIP_LEVELS)`` (:func:`contrast_gains`) and their fit ``gain_lines`` ``(N_LAYERS, 2)`` float32
+    (:func:`gain_fit`: start, slope; what the shader uses), its identity (sha256 of all, 16 hex), ``bricks``
     faces found."""
 
     layers: np.ndarray
     gains: np.ndarray
+    gain_lines: np.ndarray
     identity: str
     bricks: int
 
@@ -281,8 +302,9 @@ class MaterialKit:
 def kit_from_layers(layers: np.ndarray, bricks: int = 0) -> MaterialKit:
     """A :class:`MaterialKit` of ``layers`` ``(N_LAYERS, n, n)`` ``uint8`` (a power-of-two ``n``)."""
     gains = np.stack([contrast_gains(layer) for layer in layers]).astype(np.float32)
-    h = hashlib.sha256(np.ascontiguousarray(layers).tobytes() + gains.tobytes()).hexdigest()[:16]
-    return MaterialKit(np.ascontiguousarray(layers), gains, h, bricks)
+    lines = np.array([gain_fit(g) for g in gains], np.float32)
+    h = hashlib.sha256(np.ascontiguousarray(layers).tobytes() + gains.tobytes() + lines.tobytes()).hexdigest()[:16]
+    return MaterialKit(np.ascontiguousarray(layers), gains, lines, h, bricks)
 
 
 def load_material_kit(folder: str | Path) -> MaterialKit:
@@ -426,7 +448,7 @@ def plain_ratio(layer: np.ndarray, q: np.ndarray) -> np.ndarray:
 #: the stochastic lookup (twin: :func:`stochastic_ratio`); needs ``rhash`` (realistic_shaders.HASH) before it
 LOOKUP_GLSL = f"""
 uniform sampler2DArray photo_mat;
-uniform float photo_gain[{N_LAYERS * MIP_LEVELS}];   // contrast gain per layer and mip level
+uniform vec2 photo_gain[{N_LAYERS}];   // contrast gain line per layer: start level, slope (gain_fit)
 vec2 photo_turn(vec2 q, uint k) {{
     return k == 0u ? q : (k == 1u ? vec2(-q.y, q.x) : (k == 2u ? -q : vec2(q.y, -q.x)));
 }}
@@ -461,12 +483,15 @@ float photo_ratio(float layer, vec2 q, uint seed) {{
         float r = textureLod(photo_mat, vec3(photo_turn(q, (h >> 20u) & 3u) + o, layer), lod).r * {255.0 / MEAN_LEVEL:.8f};
         acc += wab[n] * (r - 1.0);
     }}
-    float gain = photo_gain[int(layer + 0.5) * {MIP_LEVELS} + int(lod + 0.5)];
+    vec2 gl = photo_gain[int(layer + 0.5)];
+    float gain = exp2(max(0.0, gl.y * (lod - gl.x)));
     return 1.0 + gain * acc / sqrt(max(dot(wab, wab), 1e-30));
 }}
-// albedo factor of a material: 1 + strength (r - 1)
-float photo_grain(float layer, vec2 p_m, float tile_m, float strength, uint seed) {{
-    return 1.0 + strength * (photo_ratio(layer, p_m / tile_m, seed) - 1.0);
+// albedo factor of a material: 1 + strength (r - 1), brighter texels a little warmer and darker ones a little
+// cooler (HUE_SHIFT of the deviation: stones, blades and grains are not all one hue)
+vec3 photo_grain(float layer, vec2 p_m, float tile_m, float strength, uint seed) {{
+    float d = strength * (photo_ratio(layer, p_m / tile_m, seed) - 1.0);
+    return (1.0 + d) * vec3(1.0 + {HUE_SHIFT:.3f} * d, 1.0, 1.0 - {HUE_SHIFT:.3f} * d);
 }}
 // wall soiling: vertical streaks (a 1-D value noise along the wall, wavelength STREAK_M), darkest at the top
 float photo_streaks(float u_m, float z_m) {{
@@ -516,7 +541,7 @@ FACADE_NEW = f"""    vec3 albedo = v_albedo * (1.0 + v_amp.x * (tone - 0.5)) * (
     vec3 mat = plaster ? vec3({PLASTER.tile_m:.4f}, {PLASTER.strength:.4f}, {PLASTER.seed}.0)
         : (stone ? vec3({STONE.tile_m:.4f}, {STONE.strength:.4f}, {STONE.seed}.0)
         : (panels ? vec3({CONCRETE.tile_m:.4f}, {CONCRETE.strength:.4f}, {CONCRETE.seed}.0) : vec3(1.0, 0.0, 0.0)));
-    float grain = photo_grain({float(LAYER_GRAVEL):.1f}, pw, mat.x, mat.y, uint(mat.z));
+    vec3 grain = photo_grain({float(LAYER_GRAVEL):.1f}, pw, mat.x, mat.y, uint(mat.z));
     // brick: every brick of the bond a photographed face, picked by a hash of its course and place
     uvec2 bid = uvec2(ivec2(int(floor(cu)), int(row)));
     uint bh = rhash(uvec3(bid, wh ^ 40503u));
@@ -576,6 +601,6 @@ def source_identity() -> str:
 
 __all__ = ["ASPHALT", "CONCRETE", "GRASS", "LOOKUP_GLSL", "MATERIALS", "MATERIALS_VERSION", "MATERIAL_UNIT",
            "MaterialAssetError", "MaterialKit", "PACKAGE", "PAVING", "PLASTER", "SETTS", "STONE", "box_mips",
-           "brick_atlas", "brick_faces", "build_layers", "contrast_gains", "hex_vertices", "kit_from_layers",
+           "brick_atlas", "brick_faces", "build_layers", "contrast_gains", "gain_fit", "hex_vertices", "kit_from_layers",
            "load_material_kit", "make_tileable", "patch_source", "photo_materials", "plain_ratio", "relative",
            "rhash_np", "source_identity", "stochastic_ratio"]

@@ -318,8 +318,9 @@ class SceneRenderer:
         for prog in self._lit_programs:
             if "photo_mat" in prog:
                 prog["photo_mat"].value = MATERIAL_UNIT
-            if "photo_gain" in prog:   # contrast kept with distance (photo_materials.contrast_gains)
-                prog["photo_gain"].write(np.ascontiguousarray(kit.gains, "f4").tobytes())
+            if "photo_gain" in prog:   # contrast kept with distance (photo_materials.gain_fit); the driver
+                u = prog["photo_gain"]     # keeps the array up to the last layer a program samples
+                u.write(np.ascontiguousarray(kit.gain_lines[:u.array_length], "f4").tobytes())
         return tex
 
     def _tree_texture(self, kit):
