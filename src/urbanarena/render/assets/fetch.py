@@ -8,8 +8,9 @@ Layout under ``<urbanarena home>/assets/`` (:func:`urbanarena.paths.assets_dir`)
     licences.json             every installed file: file, package, version, licence, authors, sha256
     .tmp-<key>-<pid>-<hex>/   work folder of a fetch in progress (removed when its process is gone)
 
-One fetch (:func:`fetch_package`): download exactly the pinned file (``apt-get download NAME=VERSION`` or
-``npm pack NAME@VERSION`` when that client is on PATH and succeeds, else the registry URL with a total deadline
+One fetch (:func:`fetch_package`): download exactly the pinned file (``apt-get download NAME=VERSION``,
+``npm pack NAME@VERSION`` or ``pip download NAME==VERSION`` with the wheel's tags (:func:`pip_download_args`)
+when that client is there and succeeds, else the registry URL with a total deadline
 and the pinned size as the byte limit), check its sha256 (a mismatch raises
 :class:`~urbanarena.errors.AssetChecksumError`), extract only the registry's listed files into the work folder,
 check every group's file count, write ``manifest.json`` there, and rename the folder to its final name. The
@@ -29,6 +30,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -61,7 +63,7 @@ class FetchReport:
     Attributes:
         package, version: the pinned package.
         directory: its cache folder.
-        via: ``apt-get``, ``npm``, ``url`` or ``cached`` (already installed, nothing fetched).
+        via: ``apt-get``, ``npm``, ``pip``, ``url`` or ``cached`` (already installed, nothing fetched).
         files: number of files extracted (or present).
         download_bytes: bytes downloaded (0 when cached).
         seconds: wall time of the fetch.
@@ -154,6 +156,8 @@ def _download_client(pkg: AssetPackage, out_dir: Path, deadline: float, progress
         exe, args, suffix = shutil.which("apt-get"), ["download", pkg.spec], ".deb"
     elif pkg.registry == "npm":
         exe, args, suffix = shutil.which("npm"), ["pack", pkg.spec, "--silent"], ".tgz"
+    elif pkg.registry == "pypi":
+        exe, args, suffix = sys.executable, ["-m", "pip", *pip_download_args(pkg)], ".whl"
     else:
         return None
     if exe is None:
@@ -174,6 +178,30 @@ def _download_client(pkg: AssetPackage, out_dir: Path, deadline: float, progress
     return found[0]
 
 
+def pip_download_args(pkg: AssetPackage) -> list[str]:
+    """``pip`` arguments that download exactly the wheel file named by ``pkg.url`` (a PyPI package) into the
+    current folder: its name and version, and the interpreter, ABI and platform tags read from the wheel's file
+    name (``NAME-VERSION-PY-ABI-PLATFORM.whl``, compressed tags split at ``.``), so that pip picks that file
+    whatever machine runs it.
+
+    Raises:
+        AssetFetchError: ``pkg.url`` does not name a wheel."""
+    name = PurePosixPath(pkg.url).name
+    parts = name[:-len(".whl")].split("-") if name.endswith(".whl") else []
+    if len(parts) not in (5, 6):
+        raise AssetFetchError(f"{pkg.name}: {name!r} is not a wheel file name")
+    py, abi, plat = parts[-3:]
+    args = ["download", "--no-deps", "--only-binary=:all:", "--dest", ".", "--quiet"]
+    for tag in plat.split("."):
+        args += ["--platform", tag]
+    py0 = py.split(".")[0]
+    if py0[:2] in ("cp", "pp") and py0[2:].isdigit():
+        args += ["--implementation", py0[:2], "--python-version", f"{py0[2]}.{py0[3:]}" if len(py0) > 3 else py0[2]]
+    for tag in abi.split("."):
+        args += ["--abi", tag]
+    return [*args, pkg.spec]
+
+
 def download_package(pkg: AssetPackage, out_dir: Path, *, use_clients: bool = True,
                      deadline_s: float = DEFAULT_DEADLINE_S, progress: Progress | None = None) -> tuple[Path, str]:
     """Download the pinned file of ``pkg`` into the folder ``out_dir`` and check its sha256.
@@ -189,7 +217,7 @@ def download_package(pkg: AssetPackage, out_dir: Path, *, use_clients: bool = Tr
     path, via = None, "url"
     if use_clients:
         path = _download_client(pkg, out_dir, deadline, progress)
-        via = "apt-get" if pkg.registry == "debian" else "npm"
+        via = {"debian": "apt-get", "npm": "npm", "pypi": "pip"}.get(pkg.registry, pkg.registry)
     if path is None:
         path, via = _download_url(pkg, out_dir, deadline, progress), "url"
     digest = sha256_file(path)
@@ -233,6 +261,8 @@ def extract_package(pkg: AssetPackage, package_file: Path, out_dir: Path, work_d
     direct = [g for g in pkg.groups if g.archive is None]
     nested = {g.archive: [h for h in pkg.groups if h.archive == g.archive] for g in pkg.groups if g.archive}
     tarball = deb_data_tar(package_file, work_dir / "data.tar") if pkg.registry == "debian" else package_file
+    # a wheel (PyPI) is a zip; a .deb's data and an npm package are tarballs
+    members = zip_members(package_file, pkg.name) if pkg.registry == "pypi" else tar_members(tarball)
     rows: list[dict[str, Any]] = []
     seen: set[str] = set()
 
@@ -248,7 +278,7 @@ def extract_package(pkg: AssetPackage, package_file: Path, out_dir: Path, work_d
 
     label = f"extract {pkg.name}"
     report(progress, label, 0, len(pkg.groups))
-    for member, opener in tar_members(tarball):
+    for member, opener in members:
         if member in nested:
             inner = work_dir / "inner.zip"
             save_member(opener, inner)
@@ -441,5 +471,5 @@ def ensure_assets(packages: Sequence[AssetPackage] | None = None, *, root: str |
 
 __all__ = ["AssetsStatus", "DEFAULT_DEADLINE_S", "FALLBACK_STYLE", "FetchReport", "LICENCES", "MANIFEST",
            "clean_stale", "download_package", "ensure_assets", "extract_package", "fetch_package",
-           "licence_rows", "licence_summary", "package_status", "read_manifest", "sha256_file",
-           "write_licences"]
+           "licence_rows", "licence_summary", "package_status", "pip_download_args", "read_manifest",
+           "sha256_file", "write_licences"]

@@ -1,12 +1,13 @@
 """The pinned registry of photographic asset packages (issue 24 item 1).
 
-Each :class:`AssetPackage` names one package file on a public package registry (Debian's archive or npm) by
-exact version, byte size and sha256, and lists the :class:`FileGroup` s taken out of it, each with its own
+Each :class:`AssetPackage` names one package file on a public package registry (Debian's archive, npm or PyPI)
+by exact version, byte size and sha256, and lists the :class:`FileGroup` s taken out of it, each with its own
 licence and authors. Nothing else in the package is kept. The fetcher (:mod:`urbanarena.render.assets.fetch`)
 downloads exactly that file, refuses any other bytes and writes a licence manifest of what it extracted.
 
 Paths in a group are ``fnmatch`` patterns over the package's member paths: a ``.deb``'s data archive without
-the leading ``./`` (``usr/share/...``), an npm tarball's paths (``package/...``). A group with ``archive`` set
+the leading ``./`` (``usr/share/...``), an npm tarball's paths (``package/...``), a PyPI wheel's (a zip:
+``skimage/data/...``). A group with ``archive`` set
 selects inside that zip member of the package instead (Sweet Home 3D's ``.sh3f`` catalogues are zip files).
 ``files`` is the exact number of files the group yields from the pinned package: a different count means the
 registry entry and the package disagree, and the fetch is refused.
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 
 DEBIAN_ARCHIVE = "https://deb.debian.org/debian/"
 NPM_REGISTRY = "https://registry.npmjs.org/"
+PYPI_FILES = "https://files.pythonhosted.org/packages/"
 
 
 @dataclass(frozen=True)
@@ -60,7 +62,8 @@ class AssetPackage:
 
     Attributes:
         name: package name on its registry (``sweethome3d-furniture``, ``@dgreenheck/ez-tree``).
-        registry: ``debian`` (fetched with ``apt-get download`` when present) or ``npm`` (``npm pack``).
+        registry: ``debian`` (fetched with ``apt-get download`` when present), ``npm`` (``npm pack``) or ``pypi``
+            (``pip download`` of the one wheel file named by ``url``: a wheel is a zip).
         version: exact version (Debian's with its epoch).
         url: the package file's URL on the registry (used when the client is absent or fails).
         sha256: hex sha256 of the package file.
@@ -87,7 +90,9 @@ class AssetPackage:
 
     @property
     def spec(self) -> str:
-        """What its client is asked for: ``name=version`` (apt) or ``name@version`` (npm)."""
+        """What its client is asked for: ``name=version`` (apt), ``name@version`` (npm), ``name==version`` (pip)."""
+        if self.registry == "pypi":
+            return f"{self.name}=={self.version}"
         return f"{self.name}={self.version}" if self.registry == "debian" else f"{self.name}@{self.version}"
 
 
@@ -162,8 +167,33 @@ EZ_TREE = AssetPackage(
     ),
 )
 
+_SKI_DATA = "skimage/data/"
+_SKI_SOURCE = ("skimage/data/_fetchers.py (docstrings of brick(), grass(), gravel()); "
+               "scikit_image-0.26.0.dist-info/LICENSE.txt")
+
+SCIKIT_IMAGE = AssetPackage(
+    name="scikit-image", registry="pypi", version="0.26.0",
+    url=PYPI_FILES + "a5/2a/e71c1a7d90e70da67b88ccc609bd6ae54798d5847369b15d3a8052232f9d/"
+                     "scikit_image-0.26.0-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl",
+    sha256="74aa5518ccea28121f57a95374581d3b979839adc25bb03f289b1bc9b99c58af", size_bytes=13_711_217,
+    note="photographed material samples, greyscale 512x512 PNG: a brick wall, gravel, grass (the photo style's "
+         "wall and ground materials); only these and their licence notes are kept, not the library",
+    groups=(
+        FileGroup("materials", tuple(_SKI_DATA + n for n in ("brick.png", "gravel.png")), dest="materials",
+                  strip=_SKI_DATA, licence="CC0-1.0",
+                  authors="CC0Textures (now ambientCG), Bricks25 and Gravel04; crop, perspective and greyscale by "
+                          "the scikit-image team", source=_SKI_SOURCE, files=2),
+        FileGroup("grass", (_SKI_DATA + "grass.png",), dest="materials", strip=_SKI_DATA, licence="CC0-1.0",
+                  authors="linolafett (DeviantArt, Grass-01); crop and greyscale by the scikit-image team",
+                  source=_SKI_SOURCE, files=1),
+        FileGroup("notice", (_SKI_DATA + "_fetchers.py", "scikit_image-0.26.0.dist-info/LICENSE.txt"), dest="",
+                  strip="", licence="BSD-3-Clause", authors="the scikit-image team",
+                  source="scikit_image-0.26.0.dist-info/LICENSE.txt", files=2),
+    ),
+)
+
 #: every pinned package, in fetch order
-PACKAGES: tuple[AssetPackage, ...] = (BLENDER_DATA, EZ_TREE, SWEETHOME3D_FURNITURE)
+PACKAGES: tuple[AssetPackage, ...] = (BLENDER_DATA, EZ_TREE, SWEETHOME3D_FURNITURE, SCIKIT_IMAGE)
 
 
 def package_by_name(name: str) -> AssetPackage:
@@ -174,5 +204,5 @@ def package_by_name(name: str) -> AssetPackage:
     raise KeyError(f"no pinned asset package {name!r} (known: {', '.join(p.name for p in PACKAGES)})")
 
 
-__all__ = ["AssetPackage", "BLENDER_DATA", "EZ_TREE", "FileGroup", "PACKAGES", "SWEETHOME3D_FURNITURE",
-           "package_by_name"]
+__all__ = ["AssetPackage", "BLENDER_DATA", "EZ_TREE", "FileGroup", "PACKAGES", "SCIKIT_IMAGE",
+           "SWEETHOME3D_FURNITURE", "package_by_name"]

@@ -52,12 +52,19 @@ def _photo_identity() -> dict:
 
     trees_pkg = package_by_name(TP.PACKAGE)
     kit = TP.photo_trees(quiet=True)
+    from urbanarena.render.scene3d import photo_materials as PM
     from urbanarena.render.scene3d import photo_sky
 
-    return {"models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version, "sha256": pkg.sha256,
+    mat_pkg = package_by_name(PM.PACKAGE)
+    mats = PM.photo_materials(quiet=True)
+    return {"models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
+            "sha256": pkg.sha256,
             "catalogue": None if models is None else models.identity,
             "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,
-                      "sha256": trees_pkg.sha256, "kit": None if kit is None else kit.identity}}
+                      "sha256": trees_pkg.sha256, "kit": None if kit is None else kit.identity},
+            "materials": {"version": PM.MATERIALS_VERSION, "package": mat_pkg.name,
+                          "package_version": mat_pkg.version, "sha256": mat_pkg.sha256,
+                          "kit": None if mats is None else mats.identity, "glsl": PM.source_identity()}}
 
 
 def _population_identity() -> dict:

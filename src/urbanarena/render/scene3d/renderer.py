@@ -54,6 +54,7 @@ import cv2
 import numpy as np
 
 from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panorama_attribution
+from urbanarena.render.scene3d import photo_textures
 from urbanarena.render.scene3d.context import current, free_when_collected, gl_context
 from urbanarena.render.scene3d.dynamic import draw_dynamic, draw_dynamic_ids
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
@@ -151,9 +152,16 @@ class SceneRenderer:
 
             self._photo_sky = photo_sky.sky_for(self.settings, lighting(self.settings))
         ibl = photo_sky.patch_source if self._photo_sky is not None else (lambda src, name="", stage="fs": src)
+        # photo style: photographed wall and ground materials (.photo_materials); without them the realistic ones
+        self._photo_mats, self._mat_tex = None, None
+        if self.settings.style == "photo":
+            from urbanarena.render.scene3d import photo_materials
+
+            self._photo_mats = photo_materials.photo_materials()
+        mats = photo_materials.patch_source if self._photo_mats is not None else (lambda src, name="": src)
 
         def air(src, name=""):
-            return ibl(air0(src, name), name)
+            return ibl(mats(air0(src, name), name), name)
 
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=ibl(shaders.variant(vs, wx, MAX_LAMPS, lamps), "", "vs"),
@@ -191,7 +199,7 @@ class SceneRenderer:
             if self._photo_sky is not None and self._photo_sky.texture is not None:   # photo: the HDRI instead
                 self.prog_sky_draw = self._keep(ctx.program(vertex_shader=shaders.SKY_VS,
                                                             fragment_shader=photo_sky.sky_fs()))
-                self._sky_tex = self._hdri_texture(self._photo_sky)
+                self._sky_tex = photo_textures.hdri_texture(self, self._photo_sky)
             # one program per ground material, so that no pixel runs the other materials' code (llvmpipe
             # executes every branch of a shader); the runs keep the painter's order
             ground_runs = ground_material_runs(self.meshes.ground.colours)
@@ -245,7 +253,7 @@ class SceneRenderer:
         if real and m.foliage is not None and tree_kit is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours", "uv"),
                                    ("in_pos", "in_normal", "in_colour", "in_uv"))
-            self._tree_tex = self._tree_texture(tree_kit)
+            self._tree_tex = photo_textures.tree_texture(self, tree_kit)
         elif real and m.foliage is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours"),
                                    ("in_pos", "in_normal", "in_colour"))
@@ -315,36 +323,8 @@ class SceneRenderer:
                         prog[name].value = value
             if ps.horizon is not None and "horizon" in self.prog_sky_draw:
                 self.prog_sky_draw["horizon"].value = ps.horizon
-
-    def _hdri_texture(self, sky):
-        """The photo sky's map (:mod:`.photo_sky`: float RGB, upper hemisphere) as a mipmapped texture on the sky
-        unit, wrapping in longitude; sets the sky program's map uniforms."""
-        from urbanarena.render.scene3d.photo_sky import SKY_UNIT
-
-        h, w = sky.texture.shape[:2]
-        tex = self._keep(self.ctx.texture((w, h), 3, np.ascontiguousarray(sky.texture, dtype="f4").tobytes(),
-                                          dtype="f4"))
-        tex.build_mipmaps()
-        tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
-        tex.repeat_x, tex.repeat_y = True, False
-        for name, value in (("sky_tex", SKY_UNIT), ("hdri_rot", float(sky.rot_rad)), ("hdri_gain", float(sky.gain))):
-            self.prog_sky_draw[name].value = value
-        return tex
-
-    def _tree_texture(self, kit):
-        """The photo trees' atlas (:mod:`.trees_photo`) as a texture with its coverage-preserving mip levels."""
-        from urbanarena.render.scene3d.trees_photo import TREE_UNIT
-
-        h, w = kit.atlas.shape[:2]
-        tex = self._keep(self.ctx.texture((w, h), 4, np.ascontiguousarray(kit.atlas).tobytes(), alignment=1))
-        tex.build_mipmaps(0, len(kit.mips) - 1)
-        for level, img in enumerate(kit.mips[1:], 1):
-            tex.write(np.ascontiguousarray(img).tobytes(), level=level, alignment=1)
-        tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
-        tex.repeat_x, tex.repeat_y = False, True
-        self._tree_unit = TREE_UNIT
-        self.prog_foliage["tree_tex"].value = TREE_UNIT
-        return tex
+        if self._photo_mats is not None:
+            self._mat_tex = photo_textures.material_texture(self, self._photo_mats)
 
     def _bake_sky(self) -> None:
         """Render the realistic sky (``prog_sky``, its uniforms set) once into the equirectangular texture that
@@ -427,6 +407,10 @@ class SceneRenderer:
             # realistic: balconies, awnings, cornices and street objects stand in front of the walls; drawn
             # first, the depth test rejects the (costly) facade fragments they hide
             self.vao_objects.render(planes, eye, s.object_distance_m)
+        if self._mat_tex is not None:   # photo materials: walls and ground sample it
+            from urbanarena.render.scene3d.photo_materials import MATERIAL_UNIT
+
+            self._mat_tex.use(MATERIAL_UNIT)
         for tiled in (self.vao_facades, self.vao_solids, self.vao_skyline):
             if tiled is not None:
                 tiled.render(planes, eye)

@@ -14,7 +14,8 @@
   population's box people and vehicles replaced by the real textured models of the fetched
   ``sweethome3d-furniture`` package and a contact and sun shadow under each (:mod:`.population_photo`), photo
   trees (:mod:`.trees_photo`), a skyline ring beyond the city, height haze and wet ground instead of rain
-  streaks (:mod:`.photo_atmosphere`), an HDRI sky and image-based ambient light (:mod:`.photo_sky`). Without
+  streaks (:mod:`.photo_atmosphere`), an HDRI sky and image-based ambient light (:mod:`.photo_sky`),
+  photographed wall and ground materials (:mod:`.photo_materials`). Without
   the fetched package (``urbanarena assets fetch``; never fetched implicitly) :func:`settings_for_style` says so
   in one line on stderr and returns the ``realistic`` style.
 
