@@ -68,7 +68,6 @@ drawn smaller as asphalt aggregate and render grain, larger as concrete; the law
 from __future__ import annotations
 
 import hashlib
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -315,41 +314,18 @@ def load_material_kit(folder: str | Path) -> MaterialKit:
 
 _LOADED: dict = {}
 _LOCK = threading.Lock()
+_INSTEAD = "drawing the realistic walls and ground"
 
 
 def photo_materials(quiet: bool = False) -> MaterialKit | None:
     """The pinned package's material kit when it is installed and whole (built once per process), else ``None``
     after one line on stderr (once per process, unless ``quiet``): the photo style then draws the realistic
     walls and ground. Never fetches."""
-    from urbanarena import paths
-    from urbanarena.render.assets import ensure_assets, package_by_name
+    from urbanarena.render.scene3d.asset_kits import load_kit_once
 
-    root = paths.assets_dir()
-    with _LOCK:
-        if str(root) in _LOADED:
-            got, message = _LOADED[str(root)]
-            if got is None and message and not quiet:
-                print(message, file=sys.stderr)
-                _LOADED[str(root)] = (None, "")
-            return got
-        pkg = package_by_name(PACKAGE)
-        status = ensure_assets([pkg], root=root, fetch=False)
-        got, message = None, ""
-        if status.available:
-            try:
-                got = load_material_kit(root / pkg.key)
-            except (MaterialAssetError, OSError) as e:
-                message = (f"photo materials unavailable ({str(e).splitlines()[0]}); drawing the realistic walls "
-                           "and ground")
-        else:
-            message = f"photo materials unavailable ({status.message}); drawing the realistic walls and ground"
-        if message:
-            message += " (run: urbanarena assets fetch)"
-            if not quiet:
-                print(message, file=sys.stderr)
-                message = ""
-        _LOADED[str(root)] = (got, message)
-        return got
+    return load_kit_once(_LOADED, _LOCK, PACKAGE, load_material_kit, (MaterialAssetError, OSError),
+                         missing=lambda why: f"photo materials unavailable ({why}); {_INSTEAD}",
+                         broken=lambda why: f"photo materials unavailable ({why}); {_INSTEAD}", quiet=quiet)
 
 
 # ------------------------------------------------------------------------------------------ the Python twin

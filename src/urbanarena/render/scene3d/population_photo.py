@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,31 +118,13 @@ def photo_models(quiet: bool = False) -> PhotoModels | None:
     one line on stderr (said once per process, by the first call without ``quiet``): the photo style then draws
     the realistic style's boxes. Never fetches."""
     from urbanarena import paths
-    from urbanarena.render.assets import ensure_assets, package_by_name
+    from urbanarena.render.scene3d.asset_kits import load_kit_once
 
-    root = paths.assets_dir()
-    with _LOCK:
-        if str(root) in _LOADED:
-            got, message = _LOADED[str(root)]
-            if got is None and message and not quiet:   # said once per process, by the first caller that may
-                print(message, file=sys.stderr)
-                _LOADED[str(root)] = (None, "")
-            return got
-        pkg = package_by_name(PACKAGE)
-        status = ensure_assets([pkg], root=root, fetch=False)
-        got = None
-        if status.available:
-            try:
-                got = load_photo_models(root / pkg.key, cache_dir=paths.home() / "models")
-            except (ModelFormatError, OSError) as e:
-                status.message = (f"photo assets unavailable ({str(e).splitlines()[0]}); rendering the procedural "
-                                  f"'realistic' style")
-        message = "" if got is not None else status.message + " (run: urbanarena assets fetch)"
-        if message and not quiet:
-            print(message, file=sys.stderr)
-            message = ""
-        _LOADED[str(root)] = (got, message)
-        return got
+    return load_kit_once(_LOADED, _LOCK, PACKAGE,
+                         lambda folder: load_photo_models(folder, cache_dir=paths.home() / "models"),
+                         (ModelFormatError, OSError), missing=lambda why: why,
+                         broken=lambda why: (f"photo assets unavailable ({why}); rendering the procedural "
+                                             "'realistic' style"), quiet=quiet)
 
 
 def _h(v: int, salt: str) -> int:

@@ -361,13 +361,7 @@ class SceneRenderer:
         self._fbos[key] = f
         while len(self._fbos) > 4:
             _, old = self._fbos.popitem(last=False)
-            for fb in old:
-                if fb is not None:
-                    for a in fb.color_attachments:
-                        a.release()
-                    if fb.depth_attachment is not None:
-                        fb.depth_attachment.release()
-                    fb.release()
+            _release_framebuffers(old)
         return f
 
     # ------------------------------------------------------------- drawing
@@ -501,13 +495,7 @@ class SceneRenderer:
         self._fbos[key] = (fb, None)
         while len(self._fbos) > 4:
             _, old = self._fbos.popitem(last=False)
-            for o in old:
-                if o is not None:
-                    for a in o.color_attachments:
-                        a.release()
-                    if o.depth_attachment is not None:
-                        o.depth_attachment.release()
-                    o.release()
+            _release_framebuffers(old)
         return fb
 
     def _draw_ids(self, eye: np.ndarray, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
@@ -649,16 +637,21 @@ class SceneRenderer:
             _free_gl(self._fbos, self._resources)
 
 
+def _release_framebuffers(fbs) -> None:
+    """Release each framebuffer of ``fbs`` (``None`` skipped) with its attachments (the context current)."""
+    for fb in fbs:
+        if fb is not None:
+            for a in fb.color_attachments:
+                a.release()
+            if fb.depth_attachment is not None:
+                fb.depth_attachment.release()
+            fb.release()
+
+
 def _free_gl(fbos: OrderedDict, resources: list) -> None:
     """Release a renderer's framebuffers and kept GL objects and empty both (the context current)."""
-    for ms, res in fbos.values():
-        for fb in (ms, res):
-            if fb is not None:
-                for a in fb.color_attachments:
-                    a.release()
-                if fb.depth_attachment is not None:
-                    fb.depth_attachment.release()
-                fb.release()
+    for pair in fbos.values():
+        _release_framebuffers(pair)
     fbos.clear()
     for r in reversed(resources):
         r.release()

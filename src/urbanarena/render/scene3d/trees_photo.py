@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -343,34 +342,12 @@ def photo_trees(quiet: bool = False) -> TreeKit | None:
     """The pinned package's tree kit when it is installed and whole (loaded once per process), else ``None``
     after one line on stderr (once per process, unless ``quiet``): the photo style then draws the realistic
     style's trees. Never fetches."""
-    from urbanarena import paths
-    from urbanarena.render.assets import ensure_assets, package_by_name
+    from urbanarena.render.scene3d.asset_kits import load_kit_once
 
-    root = paths.assets_dir()
-    with _LOCK:
-        if str(root) in _LOADED:
-            got, message = _LOADED[str(root)]
-            if got is None and message and not quiet:
-                print(message, file=sys.stderr)
-                _LOADED[str(root)] = (None, "")
-            return got
-        pkg = package_by_name(PACKAGE)
-        status = ensure_assets([pkg], root=root, fetch=False)
-        got, message = None, ""
-        if status.available:
-            try:
-                got = load_tree_kit(root / pkg.key)
-            except (TreeAssetError, OSError) as e:
-                message = f"photo trees unavailable ({str(e).splitlines()[0]}); drawing the realistic trees"
-        else:
-            message = f"photo trees unavailable ({status.message}); drawing the realistic trees"
-        if message:
-            message += " (run: urbanarena assets fetch)"
-            if not quiet:
-                print(message, file=sys.stderr)
-                message = ""
-        _LOADED[str(root)] = (got, message)
-        return got
+    return load_kit_once(_LOADED, _LOCK, PACKAGE, load_tree_kit, (TreeAssetError, OSError),
+                         missing=lambda why: f"photo trees unavailable ({why}); drawing the realistic trees",
+                         broken=lambda why: f"photo trees unavailable ({why}); drawing the realistic trees",
+                         quiet=quiet)
 
 
 # -------------------------------------------------------------------------------------------- the program
