@@ -37,7 +37,8 @@ def test_frozen_suite_is_for_this_build(home, monkeypatch):
 
 
 @pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
-@pytest.mark.parametrize("size", ["mini", pytest.param("standard", marks=pytest.mark.acceptance)])
+@pytest.mark.acceptance  # the oracle over a whole frozen suite (mini: 24 s): CI runs it in its acceptance step
+@pytest.mark.parametrize("size", ["mini", "standard"])
 def test_oracle_solves_every_frozen_task(home, monkeypatch, tmp_path, size):
     monkeypatch.setenv("URBANARENA_HOME", str(home))
     fs = load_frozen(SUITE)

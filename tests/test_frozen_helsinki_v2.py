@@ -57,6 +57,7 @@ def test_v2_is_the_realistic_twin_of_v1():
 
 
 @pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
+@pytest.mark.acceptance  # runs and verifies two whole frozen suites (39 s): CI runs it in its acceptance step
 @pytest.mark.parametrize("style,suite", [("flat", "helsinki-arena7-v1"), ("realistic", "helsinki-arena7-v2")])
 def test_each_style_runs_and_verifies_its_suite(home, monkeypatch, tmp_path, style, suite):
     monkeypatch.setenv("URBANARENA_HOME", str(home))

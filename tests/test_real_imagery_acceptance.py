@@ -41,6 +41,9 @@ from typer.testing import CliRunner  # noqa: E402
 from urbanarena.cli.main import app  # noqa: E402
 from video_util import frame, offset, polyline_track, write_gpx, write_video  # noqa: E402
 
+# a long end-to-end run (real data, whole suites built, frozen and fetched): CI runs it in its acceptance step
+pytestmark = pytest.mark.acceptance
+
 GRID_OSM = Path(__file__).parent / "data" / "panoramax_grid.osm"
 EIGHT = [(0, -25), (0, 75), (50, 75), (50, 25), (-50, 25), (-50, -25), (0, -25), (0, -10)]
 SEVEN = ("localization", "landmark_language", "landmark_image", "map_navigation", "vln", "relational", "object_count")

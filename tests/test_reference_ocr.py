@@ -38,6 +38,7 @@ def refs(request, tmp_path_factory):
     return core, res
 
 
+@pytest.mark.acceptance  # OCR over every reference photo (34 s): CI runs it in its acceptance step
 def test_at_most_half_of_the_references_show_a_readable_name(refs):
     import cv2
     from scipy.spatial import cKDTree

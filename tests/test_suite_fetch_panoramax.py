@@ -27,6 +27,9 @@ import panoramax_util as U  # noqa: E402
 from panoramax_fake import FakePanoramax  # noqa: E402
 from urbanarena.cli.main import app  # noqa: E402
 
+# a long end-to-end run (real data, whole suites built, frozen and fetched): CI runs it in its acceptance step
+pytestmark = pytest.mark.acceptance
+
 CITY = "pmxfetch"
 
 
