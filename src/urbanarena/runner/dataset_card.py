@@ -66,11 +66,15 @@ def _mib(n: int) -> str:
 
 
 def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_spec: str, tasks_spec: str,
-                 panoramas: str, pano_licences: list[str]) -> str:
+                 panoramas: str, pano_licences: list[str], render_credits: dict[str, Any] | None = None) -> str:
     """The card text (module docstring); ``pano_licences``: the per-picture licences of the exported
-    panoramas (node attribute ``licence``, Panoramax), empty when the pictures have none of their own."""
+    panoramas (node attribute ``licence``, Panoramax), empty when the pictures have none of their own;
+    ``render_credits``: the photographic assets in ``photo``-style images
+    (:func:`urbanarena.render.assets.credits.asset_credits`), whose licences join the card's and are listed
+    with their authors (issue 24 item 1), or ``None``."""
     pano_licences = [x for x in pano_licences if x and x != "None"]
-    lics = licences_of(city, pano_licences)
+    asset_lics = sorted({g["licence"] for g in (render_credits or {}).get("licences", [])})
+    lics = licences_of(city, pano_licences) + [f"assets: {x}" for x in asset_lics]
     hub = hub_licence(lics)
     source_kind = (city.meta.source or {}).get("kind", "unknown")
     research_only = source_kind == "cityseeker" or any("research" in x.lower() for x in lics)
@@ -125,6 +129,13 @@ def dataset_card(city: City, tasks: list[Task], export: Any, name: str, *, city_
                     "purposes.")
     if source_kind == "touchdown":
         body.append("- The Touchdown/StreetLearn graph is CC BY 4.0: credit its authors.")
+    if render_credits:
+        from urbanarena.render.assets.credits import credit_lines
+
+        body += ["- The rendered images (photo style) contain pixels of third-party files from pinned package "
+                 f"releases ({render_credits['files']} files; every file with its licence, authors and sha256 in "
+                 "`asset_licences.json`). Credit the authors of CC-BY files wherever the images are shown:",
+                 *["  " + line for line in credit_lines(render_credits)]]
     body += [
         "- The task records, dataset card and code are urbanarena's (Apache-2.0).",
         "",

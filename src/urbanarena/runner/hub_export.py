@@ -56,6 +56,8 @@ PANORAMA_CHOICES = ("start", "route", "none")
 #: JPEG quality of rendered panoramas in the export
 RENDER_JPEG_QUALITY = 92
 DEFAULT_SPLIT = "test"
+#: the per-file licences of the photographic assets in the images, beside the card (``photo``-style suites)
+ASSET_LICENCES = "asset_licences.json"
 
 
 def _value(dtype: str) -> dict[str, Any]:
@@ -334,7 +336,8 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
     try:
         out.mkdir()
         result = _write_hf(city, tasks, out, nodes, pano_src, refs, panoramas=panoramas, name=name,
-                           city_spec=city_spec, tasks_spec=tasks_spec, progress=progress)
+                           city_spec=city_spec, tasks_spec=tasks_spec, progress=progress,
+                           render_credits=render_credits_of(task_dir))
         if final.exists():
             shutil.rmtree(final) if any(final.iterdir()) else final.rmdir()
         os.replace(out, final)
@@ -350,9 +353,27 @@ def export_hf(city: City, city_dir: Path | None, tasks: list[Task], task_dir: Pa
     return result
 
 
+def render_credits_of(task_dir: Path | None) -> dict[str, Any] | None:
+    """The photographic assets' credits (:func:`urbanarena.render.assets.credits.asset_credits`) when the tasks'
+    reference images were drawn in the ``photo`` style: a frozen suite materialized here (its ``check.json``
+    names the style, and its images were verified against the suite's pins); ``None`` otherwise."""
+    check = task_dir / "check.json" if task_dir is not None else None
+    if check is None or not check.is_file():
+        return None
+    try:
+        style = json.loads(check.read_text(encoding="utf-8")).get("render_style")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if style != "photo":
+        return None
+    from urbanarena.render.assets.credits import asset_credits
+
+    return asset_credits(with_files=True)
+
+
 def _write_hf(city: City, tasks: list[Task], out: Path, nodes: list[str], pano_src: Any, refs: dict[str, Any], *,
               panoramas: str, name: str | None, city_spec: str, tasks_spec: str,
-              progress: Progress | None = None) -> HubExport:
+              progress: Progress | None = None, render_credits: dict[str, Any] | None = None) -> HubExport:
     from urbanarena.runner.dataset_card import dataset_card
     from urbanarena.runner.static_table import static_rows, write_static_tsv
 
@@ -417,8 +438,12 @@ def _write_hf(city: City, tasks: list[Task], out: Path, nodes: list[str], pano_s
         result.static_file = write_static_tsv(tsv, srows)
         result.static_rows = len(srows)
         result.bytes_by_table["vlmevalkit"] = result.static_file.stat().st_size
+    if render_credits is not None:  # every file's licence and authors beside the card's summary
+        (out / ASSET_LICENCES).write_text(json.dumps(render_credits, indent=1, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
     (out / "README.md").write_text(dataset_card(city, tasks, result, dataset_name, city_spec=city_spec,
                                                 tasks_spec=tasks_spec, panoramas=panoramas,
+                                                render_credits=render_credits,
                                                 pano_licences=sorted({str(city.graph.nodes[n]["licence"]) for n in nodes
                                                                       if city.graph.nodes[n].get("licence")})),
                                    encoding="utf-8")

@@ -305,7 +305,10 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
     ``city.annotations_hash`` records the annotations' hash.
     Raises:
         UrbanArenaError: unknown size, no solver, a family that could not be generated in full (other than a
-            real-imagery exclusion), a real-imagery city whose pictures cannot be pinned.
+            real-imagery exclusion), a real-imagery city whose pictures cannot be pinned, the ``photo`` style
+            without its installed assets. A ``photo`` suite's manifest carries ``render_assets``
+            (:func:`urbanarena.render.assets.credits.asset_credits`: packages with their sha256, licences with
+            their authors).
     """
     from urbanarena.tasks.frozen_refs import manifest_spec, pin_references, store, with_pinned_path
     from urbanarena.tasks.generators import generate_suite, real_imagery
@@ -320,6 +323,14 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
     from urbanarena.render.scene3d.styles import check_style
 
     check_style(render_style)
+    credits = None
+    if render_style == "photo":  # its images carry third-party pixels: pin the packages, credit every licence
+        from urbanarena.render.assets.credits import asset_credits
+
+        credits = asset_credits()
+        if credits is None:
+            raise UrbanArenaError("the photo style's assets are not installed here (it would draw the realistic "
+                                  "style instead): run `urbanarena assets fetch` before freezing a photo suite")
     suite = suite or default_suite_name(city.name, render_style)
     ref = reference_renderer if reference_renderer is not None else default_reference_renderer(city, render_style)
     visibility = None
@@ -355,6 +366,8 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         manifest["pictures"] = pins
     if render_style != "flat":
         manifest["render_style"] = render_style
+    if credits is not None:
+        manifest["render_assets"] = credits
     for size in sizes:
         name = f"{suite}-{size}"
         log(f"generating {name} ({SIZES[size]} per family)")
