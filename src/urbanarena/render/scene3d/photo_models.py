@@ -56,6 +56,9 @@ class Model:
             (the placement's colour times this replaces the colour).
         size: ``(width, length, height)`` of the model before normalisation, in the file's unit.
         source: path of the OBJ it came from (for messages).
+        region: ``(3T,)`` int8 clothing region of each corner (people in the photo style:
+            :func:`.people_look.cloth_regions`; ``None`` for vehicles and before it is set).
+        cloth_ref: mean luminance of the upper and lower clothing regions (with ``region``).
     """
 
     positions: np.ndarray
@@ -64,6 +67,8 @@ class Model:
     paint: np.ndarray
     size: tuple[float, float, float]
     source: str
+    region: np.ndarray | None = None
+    cloth_ref: tuple[float, float] = (1.0, 1.0)
 
     @property
     def n_triangles(self) -> int:

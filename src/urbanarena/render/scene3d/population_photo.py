@@ -27,6 +27,7 @@ shadow and sun shadow under each.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import threading
@@ -35,6 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
+from urbanarena.render.scene3d import people_look as PL
 from urbanarena.render.scene3d.mesh_primitives import MeshData
 from urbanarena.render.scene3d.photo_models import MODELS_VERSION, Model, ModelFormatError, load_model
 
@@ -59,6 +61,8 @@ CONTACT_K = 0.45
 CONTACT_SIDES = 16
 SHADE_Z_M = 0.0
 CHILD_BELOW_M = 1.4
+#: bumped whenever the people's variation (:mod:`.people_look`) changes (part of the catalogue's identity)
+PEOPLE_VERSION = "people-look-1"
 
 
 @dataclass(frozen=True)
@@ -98,11 +102,15 @@ def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue()
             p = folder / rel
             if not p.is_file():
                 raise ModelFormatError(f"{p}: model file missing")
-            out.append(tuple(load_model(p, normalise, cell, cache_dir) for cell in cells))
+            levels = [load_model(p, normalise, cell, cache_dir) for cell in cells]
+            if normalise == "height":
+                levels = [dataclasses.replace(m, region=r, cloth_ref=ref) for m in levels
+                          for r, ref in [PL.cloth_regions(m.positions, m.colours)]]
+            out.append(tuple(levels))
         return tuple(out)
 
-    ident = hashlib.sha256(repr((MODELS_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS, LOD_FROM_M)).encode()
-                           ).hexdigest()[:16]
+    ident = hashlib.sha256(repr((MODELS_VERSION, PEOPLE_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS,
+                                 LOD_FROM_M)).encode()).hexdigest()[:16]
     return PhotoModels(load(catalogue.adults, "height", PERSON_CELLS),
                        load(catalogue.children, "height", PERSON_CELLS),
                        load(catalogue.cars, "length", VEHICLE_CELLS), load(catalogue.vans, "length", VEHICLE_CELLS),
@@ -142,12 +150,34 @@ def model_for(p, models: PhotoModels) -> tuple[Model, ...] | None:
     return None
 
 
+def photo_pose(placements) -> list:
+    """``placements`` as the photo style draws them: people turned to :func:`.people_look.photo_headings` (the
+    same positions and sizes; other placements unchanged)."""
+    heads = PL.photo_headings(placements)
+    return [p if h == p.heading_deg else dataclasses.replace(p, heading_deg=h) for p, h in zip(placements, heads)]
+
+
+def person_look(m: Model, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(positions, normals, colours)`` ``(3T, 3)`` of a person model for the placement ``variant``: clothes
+    recoloured (:func:`.people_look.clothing_colours`) and mirrored half of the time
+    (:func:`.people_look.is_mirrored`)."""
+    col = m.colours
+    paint = PL.clothing_colours(variant)
+    if paint is not None and m.region is not None:
+        col = PL.recolour(col, m.region, m.cloth_ref, *paint)
+    pos, nrm = m.positions, m.normals
+    if PL.is_mirrored(variant):
+        pos, nrm, col = PL.mirrored(pos, nrm, col)
+    return pos, nrm, col
+
+
 def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1,
                           camera_xy: tuple[float, float] | None = None) -> MeshData:
     """One triangle list of ``placements``: models where :func:`model_for` has one (the level of detail of the
-    placement's distance from ``camera_xy``, local metres; ``None``: the finest), the box meshes of
-    :func:`.population_meshes.placements_mesh` for the rest; placement ``i`` carries feature
-    ``first_feature + i``."""
+    placement's distance from ``camera_xy``, local metres; ``None``: the finest; people varied by
+    :func:`person_look`), the box meshes of :func:`.population_meshes.placements_mesh` for the rest; placement
+    ``i`` carries feature ``first_feature + i``. Headings are the placements' own (the caller turns them with
+    :func:`photo_pose`)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
     from urbanarena.render.scene3d.population_meshes import placements_mesh
 
@@ -163,15 +193,16 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
             d = math.hypot(p.x_m - camera_xy[0], p.y_m - camera_xy[1])
             level = min(sum(d > f for f in LOD_FROM_M), len(levels) - 1)
         m = levels[level]
-        s = p.height_m if p.kind in ("pedestrian", "waiting", "crossing") else p.length_m
+        person = p.kind in ("pedestrian", "waiting", "crossing")
+        s = p.height_m if person else p.length_m
+        pos, nrm, col = person_look(m, p.variant) if person else (m.positions, m.normals, m.colours)
         a = math.radians(p.heading_deg)
         fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
-        loc = m.positions.astype(np.float64) * s
+        loc = pos.astype(np.float64) * s
         xy = loc[:, 0:1] * right + loc[:, 1:2] * fwd + np.array([p.x_m, p.y_m])
         P.append(np.concatenate([xy, loc[:, 2:3]], axis=1))
-        nxy = m.normals[:, 0:1] * right + m.normals[:, 1:2] * fwd
-        N.append(np.concatenate([nxy, m.normals[:, 2:3]], axis=1))
-        col = m.colours
+        nxy = nrm[:, 0:1] * right + nrm[:, 1:2] * fwd
+        N.append(np.concatenate([nxy, nrm[:, 2:3]], axis=1))
         if m.paint.any() and p.kind in ("car", "parked_car"):
             paint = np.asarray(p.colour, np.float32) / 255.0
             col = np.where(m.paint[:, None] > 0, np.clip(m.paint[:, None] * paint, 0, 1), col)
@@ -244,5 +275,6 @@ def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
                     np.concatenate(cols).reshape(-1, 3).astype(np.float32))
 
 
-__all__ = ["ADULTS", "CARS", "CHILDREN", "PACKAGE", "PhotoCatalogue", "PhotoModels", "VANS", "load_photo_models",
-           "model_for", "photo_models", "photo_placements_mesh", "shade_mesh"]
+__all__ = ["ADULTS", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels", "VANS",
+           "load_photo_models", "model_for", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
+           "shade_mesh"]
