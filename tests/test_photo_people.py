@@ -122,3 +122,51 @@ def test_photo_pose_moves_nobody():
         [(p.id, p.x_m, p.y_m, p.height_m, p.variant) for p in ps]
     assert got[2] is ps[2]
     assert math.isfinite(got[0].heading_deg)
+
+
+def _unit_model(paint=False):
+    """A one-triangle 'model' of unit size at the origin (x 0..0.1, y 0..0.1, z 0..1)."""
+    from urbanarena.render.scene3d.photo_models import Model
+
+    pos = np.array([[0, 0, 0], [0.1, 0, 0], [0, 0.1, 1]], np.float32)
+    nrm = np.tile([0, 0, 1], (3, 1)).astype(np.float32)
+    col = np.full((3, 3), 0.5, np.float32)
+    return Model(pos, nrm, col, np.full(3, 1.0 if paint else 0.0, np.float32), (1.0, 1.0, 1.0), "unit")
+
+
+def test_a_cyclist_is_a_person_walking_a_painted_bicycle():
+    from urbanarena.render.scene3d.population_photo import (BIKE_PALETTE, WALK_BESIDE_M, PhotoModels,
+                                                            photo_placements_mesh)
+
+    bike, person = _unit_model(paint=True), _unit_model()
+    models = PhotoModels(((person,),), (), (), (), "t", ((bike,),))
+    # heading 90 (east): forward +x, right -y; the bicycle scaled by length 1.75, the person by height 1.8
+    c = Placement("c", "cyclist", 5.0, 7.0, 90.0, 1.75, 0.6, 1.8, (0, 0, 0), "road:r", 0, 42)
+    mesh = photo_placements_mesh([c], models, first_feature=3)
+    assert mesh.n_triangles == 2 and set(mesh.feature.tolist()) == {3.0}
+    b, p = mesh.positions[:3].astype(np.float64), mesh.positions[3:].astype(np.float64)
+    assert b[2] == pytest.approx([5.0 + 0.175, 7.0, 1.75], abs=1e-5)          # model y (forward) -> east
+    assert b[1] == pytest.approx([5.0, 7.0 - 0.175, 0.0], abs=1e-5)          # model x (right) -> south
+    # the person: WALK_BESIDE_M to the right (south), possibly mirrored (x negated, corners 2 and 3 swapped)
+    mir = PL.is_mirrored(42)
+    tip = p[1] if mir else p[2]
+    assert tip == pytest.approx([5.0 + 0.18, 7.0 - WALK_BESIDE_M, 1.8], abs=1e-5)
+    k = int.from_bytes(hashlib.sha256(b"bike-colour:42").digest()[:8], "big") % len(BIKE_PALETTE)
+    assert mesh.colours[:3] == pytest.approx(np.tile(BIKE_PALETTE[k], (3, 1)))   # paint 1 x the frame colour
+
+
+def test_transparent_texture_triangles_are_cut_out(tmp_path):
+    from PIL import Image
+
+    from urbanarena.render.scene3d.photo_models import opaque_triangles
+
+    px = np.array([[[255, 255, 255, 0], [255, 255, 255, 255]]], np.uint8)     # left texel clear, right opaque
+    Image.fromarray(px, "RGBA").save(tmp_path / "t.png")
+    Image.fromarray(px[..., :3], "RGB").save(tmp_path / "rgb.png")
+    mats = {"spokes": {"kd": (1, 1, 1), "map_kd": tmp_path / "t.png"},
+            "plain": {"kd": (1, 1, 1), "map_kd": tmp_path / "rgb.png"}}
+    uv = np.array([np.full((3, 2), [0.25, 0.5]), np.full((3, 2), [0.75, 0.5]), np.full((3, 2), [0.25, 0.5]),
+                   np.full((3, 2), np.nan)])
+    got = opaque_triangles(uv, ["spokes", "spokes", "plain", "spokes"], mats)
+    # texel centres: u 0.25 -> the clear texel, 0.75 -> the opaque one; no alpha channel or no UVs: kept
+    assert got.tolist() == [False, True, True, True]

@@ -48,6 +48,8 @@ SUN_STEP = 0.12
 BASE_SHADE = 0.5
 BASE_TINT = (0.86, 0.9, 1.0)
 OPACITY = 0.96
+#: the lit side is at least this many times the sky's luminance (:func:`cloud_colours`)
+OVER_SKY = 1.6
 #: the hash's multipliers (odd 32-bit constants)
 _HX, _HY, _HM = 0x8DA6B343, 0xD8163841, 0x5BD1E995
 
@@ -181,13 +183,16 @@ def cloud_mix(x: np.ndarray, d: np.ndarray, cover: float, lit, base, sun, origin
     return x + (col - x) * (c * OPACITY)[..., None]
 
 
-def cloud_colours(amb_up: float, sun_up: float, sun_rgb, wb, exposure: float) -> tuple[tuple, tuple]:
+def cloud_colours(amb_up: float, sun_up: float, sun_rgb, wb, exposure: float, sky_lum: float = 0.0
+                  ) -> tuple[tuple, tuple]:
     """``(lit, base)`` exposed linear colours ``(3,)`` of the clouds: ``lit`` the light of a white card facing up
-    under the scene's sky and sun (``exposure (amb_up + sun_up)^2``, the photo sky's own scale), tinted halfway
-    to the sun's colour (``sun_rgb^2`` at luminance 1) and white-balanced by ``wb`` ``(3,)``; ``base``
-    :data:`BASE_SHADE` of its luminance in :data:`BASE_TINT`."""
+    under the scene's sky and sun (``exposure (amb_up + sun_up)^2``, the photo sky's own scale; at least
+    :data:`OVER_SKY` times ``sky_lum``, the sky's own exposed luminance at mid elevations, so that low-sun
+    clouds do not turn darker than the sky around them), tinted halfway to the sun's colour (``sun_rgb^2`` at
+    luminance 1) and white-balanced by ``wb`` ``(3,)``; ``base`` :data:`BASE_SHADE` of its luminance in
+    :data:`BASE_TINT`."""
     luma = np.array([0.2126, 0.7152, 0.0722])
-    white = exposure * (amb_up + sun_up) ** 2
+    white = max(exposure * (amb_up + sun_up) ** 2, OVER_SKY * float(sky_lum))
     sun_lin = np.asarray(sun_rgb, np.float64) ** 2
     tint = 0.5 + 0.5 * sun_lin / max(float(sun_lin @ luma), 1e-9)
     lit = white * tint * np.asarray(wb, np.float64)

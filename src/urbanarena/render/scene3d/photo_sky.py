@@ -196,7 +196,9 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     from urbanarena.render.scene3d import photo_clouds as PC
 
     cover = float(PC.COVER.get(settings.time_of_day, 0.0)) if light.sun > 0 else 0.0
-    lit, base = PC.cloud_colours(amb_up, sun_up, light.sun_rgb, wb, EXPOSURE)
+    rows = slice(int(shown.shape[0] * 1 / 3), int(shown.shape[0] * 7 / 9))     # elevations 20-60 degrees
+    sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
+    lit, base = PC.cloud_colours(amb_up, sun_up, light.sun_rgb, wb, EXPOSURE, sky_lum)
     return SkyLight(prepared.name, shown, rot, gain, sh, amb_up, band_colour(shown, gain, *HORIZON_BAND_DEG),
                     band_colour(shown, gain, *ZENITH_BAND_DEG), cover, lit, base,
                     tuple(float(v) for v in light.sun_dir))
