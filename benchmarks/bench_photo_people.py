@@ -1,6 +1,7 @@
 """What the ``photo`` style's varied people (``render/scene3d/people_look.py``) and cumulus clouds
 (``render/scene3d/photo_clouds.py``) cost: the same renders with both and without them (people as before: the
-model's own clothes, unmirrored, the population's headings; no clouds: the sky shader's early return), in one
+model's own clothes, unmirrored, the population's headings, cyclists as boxes; no clouds: the sky shader's early
+return), in one
 process, interleaved round by round so that a shared machine's load drifts into both alike.
 
 Per round and variant: panoramas 2048 x 1024 with the population (its mesh built anew each time, as the panorama
@@ -46,11 +47,13 @@ def main() -> int:
     settings = RenderSettings(style="photo", population="snapshot")
     nodes = shopping_nodes(city)[:a.nodes]
     poses = [node_pose(city, n) for n in nodes]
-    real = (PP.photo_pose, PP.person_look, dict(PC.COVER))
-    plain = (lambda ps: list(ps), lambda m, v: (m.positions, m.normals, m.colours), {})
+    model_for = PP.model_for
+    real = (PP.photo_pose, PP.person_look, dict(PC.COVER), model_for)
+    plain = (lambda ps: list(ps), lambda m, v: (m.positions, m.normals, m.colours), {},
+             lambda p, models: None if p.kind == "cyclist" else model_for(p, models))
 
     def use(variant):
-        PP.photo_pose, PP.person_look = variant[0], variant[1]
+        PP.photo_pose, PP.person_look, PP.model_for = variant[0], variant[1], variant[3]
         PC.COVER.clear()
         PC.COVER.update(variant[2])
 

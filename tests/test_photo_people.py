@@ -96,10 +96,10 @@ def test_headings_pairs_face_each_other_others_jitter():
     # find two variants whose pair hash says "talk" and two that do not (the rule, worked by hand)
     def talks(a, b):
         pair = min(a, b) * 1_000_003 + max(a, b)
-        return int.from_bytes(hashlib.sha256(f"talk:{pair}".encode()).digest()[:8], "big") / 2.0 ** 64 < 0.6
+        return int.from_bytes(hashlib.sha256(f"talk:{pair}".encode()).digest()[:8], "big") / 2.0 ** 64 < PL.TALK_SHARE
     va = next(v for v in range(2, 100) if talks(1, v))
     vb = next(v for v in range(200, 300) if not talks(201, v) and v != 201)
-    ps = [_ped("a", 0.0, 0.0, 90.0, 1), _ped("b", 2.0, 0.0, 90.0, va),            # 2 m apart, east-west: talk
+    ps = [_ped("a", 0.0, 0.0, 90.0, 1), _ped("b", 1.6, 0.0, 90.0, va),          # 1.6 m apart, east-west: talk
           _ped("c", 50.0, 0.0, 0.0, 201), _ped("d", 50.0, 1.5, 0.0, vb),          # 1.5 m apart: no talk
           _ped("e", 100.0, 0.0, 30.0, 5),                                           # alone
           _ped("w", 0.5, 0.5, 200.0, 9, kind="waiting")]                            # waiting: unchanged

@@ -57,8 +57,8 @@ LOWER_PALETTE = np.array([
     (0.76, 0.70, 0.58), (0.45, 0.46, 0.47), (0.10, 0.12, 0.20), (0.32, 0.22, 0.15), (0.38, 0.46, 0.62)],
     np.float32)
 #: pedestrians nearer than this (metres) can face each other; share of such pairs that do; walking jitter
-PAIR_M = 2.5
-TALK_SHARE = 0.6
+PAIR_M = 1.8
+TALK_SHARE = 0.5
 JITTER_DEG = 12.0
 
 
