@@ -41,11 +41,11 @@ LACUNARITY = 2.03
 OCTAVE_SHIFT = (17.1, -9.7)
 #: share of the sky the clouds may cover (clear day, dusk) and the softness of their edges (noise units)
 COVER = {"day": 0.42, "dusk": 0.34}
-SOFT = 0.12
+SOFT = 0.07
 #: thinning towards the horizon: smoothstep of d.z between these
 HORIZON_FADE = (0.02, 0.3)
 SUN_STEP = 0.12
-BASE_SHADE = 0.5
+BASE_SHADE = 0.62
 BASE_TINT = (0.86, 0.9, 1.0)
 OPACITY = 0.96
 #: the lit side is at least this many times the sky's luminance (:func:`cloud_colours`)

@@ -304,6 +304,6 @@ def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
                     np.concatenate(cols).reshape(-1, 3).astype(np.float32))
 
 
-__all__ = ["ADULTS", "BICYCLES", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels", "VANS",
-           "load_photo_models", "model_for", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
+__all__ = ["ADULTS", "BICYCLES", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels",
+           "VANS", "load_photo_models", "model_for", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
            "shade_mesh"]
