@@ -150,9 +150,13 @@ def test_a_cyclist_is_a_person_walking_a_painted_bicycle():
     # the person: WALK_BESIDE_M to the right (south), possibly mirrored (x negated, corners 2 and 3 swapped)
     mir = PL.is_mirrored(42)
     tip = p[1] if mir else p[2]
-    assert tip == pytest.approx([5.0 + 0.18, 7.0 - WALK_BESIDE_M, 1.8], abs=1e-5)
-    k = int.from_bytes(hashlib.sha256(b"bike-colour:42").digest()[:8], "big") % len(BIKE_PALETTE)
-    assert mesh.colours[:3] == pytest.approx(np.tile(BIKE_PALETTE[k], (3, 1)))   # paint 1 x the frame colour
+    u = int.from_bytes(hashlib.sha256(b"build:42").digest()[:8], "big") / 2.0 ** 64
+    k = 0.9 + 0.2 * u                                                         # the body's horizontal scale
+    assert tip == pytest.approx([5.0 + 0.18 * k, 7.0 - WALK_BESIDE_M, 1.8], abs=1e-5)
+    side = p[2] if mir else p[1]                                              # model (0.1, 0, 0): x, right
+    assert side == pytest.approx([5.0, 7.0 - WALK_BESIDE_M - (-0.18 if mir else 0.18) * k, 0.0], abs=1e-5)
+    c = int.from_bytes(hashlib.sha256(b"bike-colour:42").digest()[:8], "big") % len(BIKE_PALETTE)
+    assert mesh.colours[:3] == pytest.approx(np.tile(BIKE_PALETTE[c], (3, 1)))   # paint 1 x the frame colour
 
 
 def test_transparent_texture_triangles_are_cut_out(tmp_path):

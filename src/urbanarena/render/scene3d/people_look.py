@@ -17,6 +17,8 @@ same model, mirror, colours and facing, in every process.
   region's mean luminance (clipped to :data:`DETAIL_CLIP`), so folds and seams of the baked texture stay; the
   colours come from :data:`UPPER_PALETTE` and :data:`LOWER_PALETTE` (display sRGB 0..1, ordinary street
   clothing); a share :data:`KEEP_ORIGINAL` of the people keep the model's own clothes.
+* **Build** (:func:`build_scale`): each person's width and depth are scaled by ``BUILD[0] .. BUILD[1]`` (a
+  hash), so two people of the same model and height are not the same body.
 * **Mirror** (:func:`mirrored`): half of the people (a hash bit) are drawn mirrored left-right (x negated,
   triangle winding and normals' x turned with it).
 * **Facing** (:func:`photo_headings`): a ``waiting`` person keeps facing the crossing; a ``pedestrian`` whose
@@ -56,6 +58,8 @@ LOWER_PALETTE = np.array([
     (0.20, 0.28, 0.45), (0.12, 0.16, 0.28), (0.07, 0.07, 0.08), (0.22, 0.22, 0.24), (0.62, 0.56, 0.42),
     (0.76, 0.70, 0.58), (0.45, 0.46, 0.47), (0.10, 0.12, 0.20), (0.32, 0.22, 0.15), (0.38, 0.46, 0.62)],
     np.float32)
+#: range of the horizontal scale of a person's body (slimmer .. broader)
+BUILD = (0.9, 1.1)
 #: pedestrians nearer than this (metres) can face each other; share of such pairs that do; walking jitter
 PAIR_M = 1.8
 TALK_SHARE = 0.5
@@ -141,6 +145,11 @@ def recolour(colours: np.ndarray, region: np.ndarray, refs: tuple[float, float],
     return out
 
 
+def build_scale(variant: int) -> float:
+    """The horizontal scale of a person's body: ``BUILD[0] + (BUILD[1] - BUILD[0]) * unit(variant, "build")``."""
+    return BUILD[0] + (BUILD[1] - BUILD[0]) * unit(variant, "build")
+
+
 def is_mirrored(variant: int) -> bool:
     """Whether a person is drawn mirrored (a hash bit)."""
     return h64(variant, "mirror") & 1 == 1
@@ -182,5 +191,5 @@ def photo_headings(placements) -> list[float]:
 
 
 __all__ = ["DETAIL_CLIP", "HEAD_FROM", "KEEP_ORIGINAL", "LOWER_PALETTE", "PAIR_M", "SHOES_BELOW", "TALK_SHARE",
-           "UPPER_PALETTE", "cloth_regions", "clothing_colours", "h64", "is_mirrored", "mirrored",
+           "UPPER_PALETTE", "build_scale", "cloth_regions", "clothing_colours", "h64", "is_mirrored", "mirrored",
            "photo_headings", "recolour", "skin_like", "unit"]

@@ -75,7 +75,7 @@ SHADE_Z_M = 0.0
 PERSON_TOP = 0.6
 CHILD_BELOW_M = 1.4
 #: bumped whenever the people's variation (:mod:`.people_look`) changes (part of the catalogue's identity)
-PEOPLE_VERSION = "people-look-1"
+PEOPLE_VERSION = "people-look-2"
 
 
 @dataclass(frozen=True)
@@ -176,13 +176,14 @@ def photo_pose(placements) -> list:
 
 def person_look(m: Model, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(positions, normals, colours)`` ``(3T, 3)`` of a person model for the placement ``variant``: clothes
-    recoloured (:func:`.people_look.clothing_colours`) and mirrored half of the time
-    (:func:`.people_look.is_mirrored`)."""
+    recoloured (:func:`.people_look.clothing_colours`), the body's width and depth scaled
+    (:func:`.people_look.build_scale`) and mirrored half of the time (:func:`.people_look.is_mirrored`)."""
     col = m.colours
     paint = PL.clothing_colours(variant)
     if paint is not None and m.region is not None:
         col = PL.recolour(col, m.region, m.cloth_ref, *paint)
-    pos, nrm = m.positions, m.normals
+    k = PL.build_scale(variant)
+    pos, nrm = m.positions * np.array([k, k, 1.0], np.float32), m.normals
     if PL.is_mirrored(variant):
         pos, nrm, col = PL.mirrored(pos, nrm, col)
     return pos, nrm, col
