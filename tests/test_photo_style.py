@@ -114,6 +114,15 @@ def test_shade_mesh_has_the_hand_computed_areas():
     assert math.isclose(area[blob].sum(), CONTACT_SIDES / 2 * math.sin(2 * math.pi / CONTACT_SIDES) * a * b,
                         rel_tol=1e-5)  # float32 positions
     assert np.isclose(k[blob][:, 0], CONTACT_K).all() and np.isclose(k[blob][:, 1:], 1.0).all()
+    # a person of the same box: the top is 0.6 of the footprint (y 20.7-21.3, x 9.7-10.3 after the 1 m shift):
+    # the hull is the 1 x 1 foot plus a trapezoid of widths 1 and 0.6 over 0.8 m: 1 + 0.64 m2
+    person = Placement("y", "pedestrian", 10.0, 20.0, 0.0, 1.0, 1.0, 1.0, (0, 0, 0), "road:r")
+    pm = shade_mesh([person], (0.0, -math.cos(e), math.sin(e)), 0.6)
+    T2 = pm.positions.reshape(-1, 3, 3).astype(np.float64)
+    sun2 = np.all(np.isclose(pm.colours.reshape(-1, 3, 3)[:, :, 0], 0.6), axis=1)
+    area2 = 0.5 * np.abs(np.cross(T2[:, 1] - T2[:, 0], T2[:, 2] - T2[:, 0])[:, 2])
+    assert math.isclose(area2[sun2].sum(), 1.64, rel_tol=1e-5)
+    assert T2[sun2][..., 1].max() == pytest.approx(21.3, abs=1e-5)
     # no sun (night): the contact blob only
     night = shade_mesh([p], (0.0, 0.0, -1.0), 0.6)
     assert night.n_triangles == CONTACT_SIDES
@@ -132,7 +141,7 @@ def fake_models(tmp_path_factory):
         pkg = A.deb_package(srv.url("/fake.deb"), deb)
         st = ensure_assets([pkg], root=tmp / "assets", use_clients=False)
     assert st.available, st.message
-    cat = PhotoCatalogue(adults=("people/man/man.obj",), children=(), cars=(), vans=())
+    cat = PhotoCatalogue(adults=("people/man/man.obj",), children=(), cars=(), vans=(), bicycles=())
     return load_photo_models(tmp / "assets" / pkg.key, cat, cache_dir=tmp / "models")
 
 
@@ -250,7 +259,8 @@ def test_far_placements_draw_coarser_levels(tmp_path):
             lines.append(f"f {a} {a + 1} {a + n + 2} {a + n + 1}")
     (tmp_path / "people" / "s").mkdir(parents=True)
     (tmp_path / "people" / "s" / "s.obj").write_text("\n".join(lines) + "\n")
-    models = load_photo_models(tmp_path, PhotoCatalogue(adults=("people/s/s.obj",), children=(), cars=(), vans=()))
+    models = load_photo_models(tmp_path, PhotoCatalogue(adults=("people/s/s.obj",), children=(), cars=(), vans=(),
+                                                                bicycles=()))
     counts = [lvl.n_triangles for lvl in models.adults[0]]
     assert counts[0] <= 2 * n * m
     assert counts[0] > counts[1] > counts[2] > 0

@@ -14,6 +14,9 @@ into a :class:`Model`:
   pulled 20 % towards the triangle's UV centroid (so a corner on a UV seam does not bleed the neighbouring
   island), times the material's ``Kd``. The lit street-furniture program then draws them like any other mesh
   (no texture unit, same lighting, fog, ID pass and culling).
+* **cut-outs** (:func:`opaque_triangles`): a triangle whose texture is transparent (alpha under
+  :data:`ALPHA_CUT`, the mean of its corners' samples) is dropped: the bicycle's spoked wheels are a
+  transparent texture on discs, which baked opaque were black discs.
 * **decimation** once at load by vertex clustering (:func:`cluster_decimate`): corners are snapped to a grid of
   ``cell`` (fraction of the model's height or length), triangles that collapse are dropped, each kept triangle
   keeps its corners' baked colours, normals are the area-weighted average of the faces at each cluster.
@@ -33,9 +36,11 @@ from pathlib import Path
 import numpy as np
 
 #: bumped whenever the conversion changes (part of the cache key and of the photo style's render identity)
-MODELS_VERSION = "photo-models-2"
+MODELS_VERSION = "photo-models-3"
 #: share of the way from a corner's UV to its triangle's UV centroid where the texture is sampled
 UV_PULL = 0.2
+#: triangles whose texture's alpha (mean of the corner samples) is under this are dropped
+ALPHA_CUT = 0.5
 #: materials painted in the placement's car colour (the catalogues' body paint)
 PAINT_MATERIALS = frozenset({"firstcolor", "color-exterior", "chapa_roja", "color-beige-green", "paint_yellow"})
 
@@ -56,6 +61,9 @@ class Model:
             (the placement's colour times this replaces the colour).
         size: ``(width, length, height)`` of the model before normalisation, in the file's unit.
         source: path of the OBJ it came from (for messages).
+        region: ``(3T,)`` int8 clothing region of each corner (people in the photo style:
+            :func:`.people_look.cloth_regions`; ``None`` for vehicles and before it is set).
+        cloth_ref: mean luminance of the upper and lower clothing regions (with ``region``).
     """
 
     positions: np.ndarray
@@ -64,6 +72,8 @@ class Model:
     paint: np.ndarray
     size: tuple[float, float, float]
     source: str
+    region: np.ndarray | None = None
+    cloth_ref: tuple[float, float] = (1.0, 1.0)
 
     @property
     def n_triangles(self) -> int:
@@ -221,6 +231,37 @@ def bake_colours(uvs: np.ndarray, mats: list[str], materials: dict[str, dict]) -
     return col, paint
 
 
+def opaque_triangles(uvs: np.ndarray, mats: list[str], materials: dict[str, dict]) -> np.ndarray:
+    """``(T,)`` bool: the triangles kept (module docstring, cut-outs): False where the material's texture has an
+    alpha channel and the mean alpha of the corner samples (at :data:`UV_PULL`, as the colours) is under
+    :data:`ALPHA_CUT`; True for untextured triangles and textures without alpha."""
+    from PIL import Image
+
+    keep = np.ones(len(mats), bool)
+    names = np.asarray(mats, dtype=object)
+    for name in sorted(set(mats)):
+        tex_path = materials.get(name, {}).get("map_kd")
+        if tex_path is None or not Path(tex_path).is_file():
+            continue
+        try:
+            with Image.open(tex_path) as im:
+                if "A" not in im.getbands():
+                    continue
+                alpha = np.asarray(im.getchannel("A"), np.float32)[..., None] / 255.0
+        except OSError as e:
+            raise ModelFormatError(f"{tex_path}: cannot read texture: {e}") from e
+        sel = np.nonzero(names == name)[0]
+        uv = uvs[sel]
+        ok = ~np.isnan(uv).any(axis=(1, 2))
+        if not ok.any():
+            continue
+        u = uv[ok]
+        pulled = (1 - UV_PULL) * u + UV_PULL * u.mean(axis=1, keepdims=True)
+        a = _sample(alpha, pulled.reshape(-1, 2)).reshape(-1, 3).mean(axis=1)
+        keep[sel[ok]] = a >= ALPHA_CUT
+    return keep
+
+
 def cluster_decimate(pos: np.ndarray, cols: np.ndarray, paint: np.ndarray, cell: float
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vertex clustering of a triangle list ``pos`` ``(T, 3, 3)`` on a grid of ``cell`` (module docstring).
@@ -285,6 +326,10 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
             size = tuple(float(v) for v in z["size"])
             return Model(z["positions"], z["normals"], z["colours"], z["paint"], size, str(obj))
     cols, paint = bake_colours(UV, mats, materials)
+    keep = opaque_triangles(UV, mats, materials)
+    if not keep.any():
+        raise ModelFormatError(f"{obj}: every triangle is transparent")
+    P, cols, paint = P[keep], cols[keep], paint[keep]
     loc = np.stack([-P[..., 0], P[..., 2], P[..., 1]], axis=-1)   # y up, front +z -> x right, y forward, z up
     flat = loc.reshape(-1, 3)
     lo, hi = flat.min(axis=0), flat.max(axis=0)
@@ -305,5 +350,5 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
     return model
 
 
-__all__ = ["MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "cluster_decimate", "load_model",
-           "read_mtl", "read_obj"]
+__all__ = ["ALPHA_CUT", "MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "cluster_decimate",
+           "load_model", "opaque_triangles", "read_mtl", "read_obj"]

@@ -67,7 +67,7 @@ from urbanarena.render.scene3d.photo_sky_map import (AMBIENT_CLIP, LUMA, Prepare
 
 PACKAGE = "blender-data"
 #: bumped when the preparation or the shaders of this module change pixels (part of the photo render identity)
-PHOTO_SKY_VERSION = "photo-sky-1"
+PHOTO_SKY_VERSION = "photo-sky-2"
 #: time of day -> map (overcast weathers keep the procedural sky)
 HDRI_FOR_TIME = {"day": "sunrise", "dusk": "sunset", "night": "night"}
 OVERCAST_WEATHERS = ("cloudy", "rain", "fog")
@@ -100,6 +100,8 @@ class SkyLight:
         horizon, zenith: the map's display colours (0..1) averaged over azimuth at elevations 1-4 and 75-90
         degrees (:func:`band_colour`), which replace the condition's in the haze and the reflections (``None``
         with the procedural sky).
+        cloud_cover, cloud_lit, cloud_base, sun_dir: the clouds drawn into the map's sky
+        (:mod:`.photo_clouds`; cover 0: none) and the scene's unit sun direction (world).
     """
 
     name: str | None
@@ -110,6 +112,10 @@ class SkyLight:
     amb_up: float
     horizon: tuple[float, float, float] | None = None
     zenith: tuple[float, float, float] | None = None
+    cloud_cover: float = 0.0
+    cloud_lit: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    cloud_base: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    sun_dir: tuple[float, float, float] = (0.0, 0.0, 1.0)
 
 
 # ---------------------------------------------------------------------------------------------- the light
@@ -187,8 +193,15 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     e_all = e_up + prepared.sun_normal * max(math.sin(math.radians(sun_elev)), 0.0)
     gain = EXPOSURE * (amb_up + sun_up) ** 2 * math.pi / max(e_all, 1e-12)
     shown = np.ascontiguousarray(shown, np.float32)
+    from urbanarena.render.scene3d import photo_clouds as PC
+
+    cover = float(PC.COVER.get(settings.time_of_day, 0.0)) if light.sun > 0 else 0.0
+    rows = slice(int(shown.shape[0] * 1 / 3), int(shown.shape[0] * 7 / 9))     # elevations 20-60 degrees
+    sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
+    lit, base = PC.cloud_colours(amb_up, sun_up, light.sun_rgb, wb, EXPOSURE, sky_lum)
     return SkyLight(prepared.name, shown, rot, gain, sh, amb_up, band_colour(shown, gain, *HORIZON_BAND_DEG),
-                    band_colour(shown, gain, *ZENITH_BAND_DEG))
+                    band_colour(shown, gain, *ZENITH_BAND_DEG), cover, lit, base,
+                    tuple(float(v) for v in light.sun_dir))
 
 
 def tone(x: np.ndarray) -> np.ndarray:
@@ -338,9 +351,12 @@ def _haze_consts() -> tuple[float, str]:
 #: the sky drawn per frame from the map (replaces the realistic ``sky_tex`` program; twin :func:`sky_pixels`)
 def sky_fs() -> str:
     """Fragment source of the photo sky (module docstring)."""
+    from urbanarena.render.scene3d.photo_clouds import CLOUD_GLSL
+
     _, k = _haze_consts()
     return f"""
 #version 330
+{CLOUD_GLSL}
 uniform mat3 cam_basis;
 uniform vec2 tan_half;
 uniform sampler2D sky_tex;
@@ -358,6 +374,7 @@ void main() {{
     dx.x -= floor(dx.x + 0.5);                 // the longitude wraps: no jump to the coarsest level at the seam
     dy.x -= floor(dy.x + 0.5);
     vec3 x = max(textureGrad(sky_tex, uv, dx, dy).rgb, vec3(0.0)) * hdri_gain;
+    x = cloud_mix(x, d);
     x = clamp((x * (2.51 * x + 0.03)) / (x * (2.43 * x + 0.59) + 0.14), 0.0, 1.0);
     // the haze's colour: the map's own low sky in this azimuth, blurred (mip level HORIZON_LOD)
     vec3 h = max(textureLod(sky_tex, vec2(uv.x, {1.0 - HORIZON_SAMPLE_DEG / 90.0:.6f}), {HORIZON_LOD:.1f}).rgb,
@@ -391,18 +408,22 @@ def mip_level(tex: np.ndarray, level: int) -> np.ndarray:
     return t
 
 
-def sky_pixels(sky: SkyLight, d: np.ndarray) -> np.ndarray:
-    """The sky's display colour ``(..., 3)`` in 0..1 along unit directions ``d`` ``(..., 3)`` (twin of
-    :func:`sky_fs` where the map is magnified, i.e. read at its level 0): the map tone-mapped, hazed towards its
-    own low sky in the same azimuth (:data:`HORIZON_LOD`, :data:`HORIZON_SAMPLE_DEG`) by
-    :func:`.photo_atmosphere.sky_haze_keep`."""
+def sky_pixels(sky: SkyLight, d: np.ndarray, origin_xy=(0.0, 0.0)) -> np.ndarray:
+    """The sky's display colour ``(..., 3)`` in 0..1 along unit directions ``d`` ``(..., 3)`` seen from the
+    ground point ``origin_xy`` (metres; it shifts the clouds) (twin of :func:`sky_fs` where the map is
+    magnified, i.e. read at its level 0): the map with its clouds (:func:`.photo_clouds.cloud_mix`)
+    tone-mapped, hazed towards its own low sky in the same azimuth (:data:`HORIZON_LOD`,
+    :data:`HORIZON_SAMPLE_DEG`) by :func:`.photo_atmosphere.sky_haze_keep`."""
     from urbanarena.render.scene3d.photo_atmosphere import sky_haze_keep
+    from urbanarena.render.scene3d.photo_clouds import cloud_mix
 
     d = np.asarray(d, np.float64)
     s = d[..., 2]
     u = np.mod((np.arctan2(d[..., 0], d[..., 1]) + sky.rot_rad) / (2 * math.pi), 1.0)
     v = 1.0 - np.arcsin(np.clip(s, 0.0, 1.0)) / (math.pi / 2)
-    c = tone(_bilinear(sky.texture.astype(np.float64), u, v) * sky.gain)
+    x = cloud_mix(_bilinear(sky.texture.astype(np.float64), u, v) * sky.gain, d, sky.cloud_cover, sky.cloud_lit,
+                  sky.cloud_base, sky.sun_dir, origin_xy)
+    c = tone(x)
     low = mip_level(sky.texture, HORIZON_LOD)
     hz = tone(_bilinear(low, u, np.full_like(u, 1.0 - HORIZON_SAMPLE_DEG / 90.0)) * sky.gain)
     keep = sky_haze_keep(np.degrees(np.arcsin(np.clip(s, -1.0, 1.0))))[..., None]

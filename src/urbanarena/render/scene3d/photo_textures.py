@@ -19,8 +19,11 @@ def hdri_texture(self, sky):
     tex.build_mipmaps()
     tex.filter = (self._mgl.LINEAR_MIPMAP_LINEAR, self._mgl.LINEAR)
     tex.repeat_x, tex.repeat_y = True, False
-    for name, value in (("sky_tex", SKY_UNIT), ("hdri_rot", float(sky.rot_rad)), ("hdri_gain", float(sky.gain))):
-        self.prog_sky_draw[name].value = value
+    for name, value in (("sky_tex", SKY_UNIT), ("hdri_rot", float(sky.rot_rad)), ("hdri_gain", float(sky.gain)),
+                        ("cloud_cover", float(sky.cloud_cover)), ("cloud_lit", sky.cloud_lit),
+                        ("cloud_base", sky.cloud_base), ("cloud_sun", sky.sun_dir)):
+        if name in self.prog_sky_draw:    # (the compiler drops the cloud uniforms it can prove unused)
+            self.prog_sky_draw[name].value = value
     return tex
 
 

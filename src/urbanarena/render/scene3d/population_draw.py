@@ -34,6 +34,9 @@ class PopulationObjects:
         self.snapshot = snap
         self.placements = snap.placements
         self.models = models
+        #: what is drawn: the photo style turns its people (:func:`.population_photo.photo_pose`; positions,
+        #: sizes and order unchanged, so the ID pass's placement ``i`` is ``placements[i]``)
+        self._drawn = None
         self._mesh: MeshData | None = None
         self._gl: dict = {}
         self._shade: dict = {}
@@ -42,12 +45,23 @@ class PopulationObjects:
     def __bool__(self) -> bool:
         return bool(self.placements)
 
+    def drawn(self) -> list:
+        """The placements as drawn (the photo style's people turned, :func:`.population_photo.photo_pose`)."""
+        if self._drawn is None:
+            if self.models is not None:
+                from urbanarena.render.scene3d.population_photo import photo_pose
+
+                self._drawn = photo_pose(self.placements)
+            else:
+                self._drawn = list(self.placements)
+        return self._drawn
+
     def mesh(self) -> MeshData:
         if self._mesh is None:
             if self.models is not None:
                 from urbanarena.render.scene3d.population_photo import photo_placements_mesh
 
-                self._mesh = photo_placements_mesh(self.placements, self.models,
+                self._mesh = photo_placements_mesh(self.drawn(), self.models,
                                                    camera_xy=(self.snapshot.x_m, self.snapshot.y_m))
             else:
                 self._mesh = placements_mesh(self.placements)
@@ -67,7 +81,7 @@ class PopulationObjects:
             from urbanarena.render.scene3d.population_photo import shade_mesh
             from urbanarena.render.scene3d.realistic import shadow_factor
 
-            mesh = shade_mesh(self.placements, light.sun_dir, shadow_factor(light))
+            mesh = shade_mesh(self.drawn(), light.sun_dir, shadow_factor(light))
             if mesh.n_triangles == 0:
                 return 0
             names = ("in_pos", "in_normal", "in_colour")

@@ -15,11 +15,14 @@ shadow and sun shadow under each.
   about a pixel of a 2048-pixel panorama at the distances it is used from).
 * **Size and orientation**: as the boxes (:mod:`.population_meshes`): people scaled uniformly to ``height_m``,
   vehicles uniformly to ``length_m``; turned to ``heading_deg`` (model front along the heading), at ``(x_m, y_m)``.
-  Cyclists and trams keep the box meshes (no model in the package).
+  A cyclist is drawn as a person walking a bicycle (the package's Scopia bicycle at ``length_m``, its frame
+  painted from :data:`BIKE_PALETTE` by hash, the person :data:`WALK_BESIDE_M` to its right: the package has no
+  riding pose); trams keep the box meshes (no model in the package).
 * **Shadows** (:func:`shade_mesh`): under every person and vehicle a soft contact blob (an ellipse
   :data:`CONTACT_GROW` times the footprint, a triangle fan from :data:`CONTACT_K` at the centre to 1 at the
   rim), and, when the condition has a sun, its shadow on the ground: the convex hull of the placement's box
-  (footprint at ``z = 0`` and at ``height_m``) projected along the sun onto the ground, at the ground's
+  (footprint at ``z = 0`` and at ``height_m``; for people the top is :data:`PERSON_TOP` of the footprint, so the
+  shadow tapers like a body's) projected along the sun onto the ground, at the ground's
   shadow factor (:func:`.realistic.shadow_factor`). The renderer multiplies the ground by it (after the ground
   layers, as the baked shade). The walls' shadow map (:mod:`.sun_shadow`) is baked once per renderer and does not
   hold the population.
@@ -27,6 +30,7 @@ shadow and sun shadow under each.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 import threading
@@ -35,6 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
+from urbanarena.render.scene3d import people_look as PL
 from urbanarena.render.scene3d.mesh_primitives import MeshData
 from urbanarena.render.scene3d.photo_models import MODELS_VERSION, Model, ModelFormatError, load_model
 
@@ -47,10 +52,18 @@ CARS = ("scopia/seat_leon/seat_leon.obj", "scopia/peugeot-308/peugeot-308.obj",
         "scopia/renault-scenic/renault-scenic.obj", "scopia/suv/suv.obj", "scopia/chevrolet/chevrolet.obj",
         "katorlegaz/VW-new-beetle/VW-new-beetle.obj")
 VANS = ("scopia/van/van.obj",)
+BICYCLES = ("scopia/bicycle/bicycle.obj",)
+#: a cyclist is drawn as a person walking a bicycle: the person this far (metres) right of the bicycle's axis
+WALK_BESIDE_M = 0.4
+#: bicycle frame colours (display 0..1): black, white, dark blue, red, green, silver, teal
+BIKE_PALETTE = ((0.06, 0.06, 0.07), (0.85, 0.85, 0.83), (0.10, 0.16, 0.36), (0.55, 0.08, 0.08),
+                (0.12, 0.30, 0.16), (0.60, 0.62, 0.64), (0.10, 0.40, 0.42))
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
 #: (male01: 2,289 / 745 / 167 triangles; the Seat Leon 3,225 / 1,002 / 358)
 PERSON_CELLS = (0.02, 0.05, 0.1)
 VEHICLE_CELLS = (0.03, 0.06, 0.1)
+#: a bicycle's tubes are thin: finer cells (fraction of its length)
+BICYCLE_CELLS = (0.012, 0.025, 0.05)
 #: distances from the snapshot's camera (metres) beyond which the next level is drawn
 LOD_FROM_M = (10.0, 30.0)
 #: the contact blob: ellipse semi-axes = CONTACT_GROW x half the footprint; darkest share of light at its centre
@@ -58,7 +71,11 @@ CONTACT_GROW = 1.25
 CONTACT_K = 0.45
 CONTACT_SIDES = 16
 SHADE_Z_M = 0.0
+#: a person's sun shadow: the top of the box is this share of the footprint (a tapering shadow, not a slab)
+PERSON_TOP = 0.6
 CHILD_BELOW_M = 1.4
+#: bumped whenever the people's variation (:mod:`.people_look`) changes (part of the catalogue's identity)
+PEOPLE_VERSION = "people-look-2"
 
 
 @dataclass(frozen=True)
@@ -69,6 +86,7 @@ class PhotoCatalogue:
     children: tuple[str, ...] = CHILDREN
     cars: tuple[str, ...] = CARS
     vans: tuple[str, ...] = VANS
+    bicycles: tuple[str, ...] = BICYCLES
 
 
 @dataclass(frozen=True)
@@ -81,6 +99,7 @@ class PhotoModels:
     cars: tuple[tuple[Model, ...], ...]
     vans: tuple[tuple[Model, ...], ...]
     identity: str
+    bicycles: tuple[tuple[Model, ...], ...] = ()
 
 
 def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue(),
@@ -98,15 +117,19 @@ def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue()
             p = folder / rel
             if not p.is_file():
                 raise ModelFormatError(f"{p}: model file missing")
-            out.append(tuple(load_model(p, normalise, cell, cache_dir) for cell in cells))
+            levels = [load_model(p, normalise, cell, cache_dir) for cell in cells]
+            if normalise == "height":
+                levels = [dataclasses.replace(m, region=r, cloth_ref=ref) for m in levels
+                          for r, ref in [PL.cloth_regions(m.positions, m.colours)]]
+            out.append(tuple(levels))
         return tuple(out)
 
-    ident = hashlib.sha256(repr((MODELS_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS, LOD_FROM_M)).encode()
-                           ).hexdigest()[:16]
+    ident = hashlib.sha256(repr((MODELS_VERSION, PEOPLE_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS,
+                                 BICYCLE_CELLS, LOD_FROM_M, WALK_BESIDE_M, BIKE_PALETTE)).encode()).hexdigest()[:16]
     return PhotoModels(load(catalogue.adults, "height", PERSON_CELLS),
                        load(catalogue.children, "height", PERSON_CELLS),
                        load(catalogue.cars, "length", VEHICLE_CELLS), load(catalogue.vans, "length", VEHICLE_CELLS),
-                       ident)
+                       ident, load(catalogue.bicycles, "length", BICYCLE_CELLS))
 
 
 _LOADED: dict = {}
@@ -139,15 +162,40 @@ def model_for(p, models: PhotoModels) -> tuple[Model, ...] | None:
     if p.kind in ("car", "parked_car"):
         pool = models.vans if int(p.variant) % 2 == 1 and models.vans else models.cars
         return pool[_h(p.variant, "car") % len(pool)] if pool else None
+    if p.kind == "cyclist" and models.bicycles and models.adults:
+        return models.bicycles[_h(p.variant, "bicycle") % len(models.bicycles)]
     return None
+
+
+def photo_pose(placements) -> list:
+    """``placements`` as the photo style draws them: people turned to :func:`.people_look.photo_headings` (the
+    same positions and sizes; other placements unchanged)."""
+    heads = PL.photo_headings(placements)
+    return [p if h == p.heading_deg else dataclasses.replace(p, heading_deg=h) for p, h in zip(placements, heads)]
+
+
+def person_look(m: Model, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(positions, normals, colours)`` ``(3T, 3)`` of a person model for the placement ``variant``: clothes
+    recoloured (:func:`.people_look.clothing_colours`), the body's width and depth scaled
+    (:func:`.people_look.build_scale`) and mirrored half of the time (:func:`.people_look.is_mirrored`)."""
+    col = m.colours
+    paint = PL.clothing_colours(variant)
+    if paint is not None and m.region is not None:
+        col = PL.recolour(col, m.region, m.cloth_ref, *paint)
+    k = PL.build_scale(variant)
+    pos, nrm = m.positions * np.array([k, k, 1.0], np.float32), m.normals
+    if PL.is_mirrored(variant):
+        pos, nrm, col = PL.mirrored(pos, nrm, col)
+    return pos, nrm, col
 
 
 def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1,
                           camera_xy: tuple[float, float] | None = None) -> MeshData:
     """One triangle list of ``placements``: models where :func:`model_for` has one (the level of detail of the
-    placement's distance from ``camera_xy``, local metres; ``None``: the finest), the box meshes of
-    :func:`.population_meshes.placements_mesh` for the rest; placement ``i`` carries feature
-    ``first_feature + i``."""
+    placement's distance from ``camera_xy``, local metres; ``None``: the finest; people varied by
+    :func:`person_look`), the box meshes of :func:`.population_meshes.placements_mesh` for the rest; placement
+    ``i`` carries feature ``first_feature + i``. Headings are the placements' own (the caller turns them with
+    :func:`photo_pose`)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
     from urbanarena.render.scene3d.population_meshes import placements_mesh
 
@@ -163,20 +211,31 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
             d = math.hypot(p.x_m - camera_xy[0], p.y_m - camera_xy[1])
             level = min(sum(d > f for f in LOD_FROM_M), len(levels) - 1)
         m = levels[level]
-        s = p.height_m if p.kind in ("pedestrian", "waiting", "crossing") else p.length_m
+        person = p.kind in ("pedestrian", "waiting", "crossing")
+        s = p.height_m if person else p.length_m
+        pos, nrm, col = person_look(m, p.variant) if person else (m.positions, m.normals, m.colours)
         a = math.radians(p.heading_deg)
         fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
-        loc = m.positions.astype(np.float64) * s
-        xy = loc[:, 0:1] * right + loc[:, 1:2] * fwd + np.array([p.x_m, p.y_m])
-        P.append(np.concatenate([xy, loc[:, 2:3]], axis=1))
-        nxy = m.normals[:, 0:1] * right + m.normals[:, 1:2] * fwd
-        N.append(np.concatenate([nxy, m.normals[:, 2:3]], axis=1))
-        col = m.colours
-        if m.paint.any() and p.kind in ("car", "parked_car"):
+        paint = None
+        if p.kind in ("car", "parked_car"):
             paint = np.asarray(p.colour, np.float32) / 255.0
+        elif p.kind == "cyclist":
+            paint = np.asarray(BIKE_PALETTE[_h(p.variant, "bike-colour") % len(BIKE_PALETTE)], np.float32)
+        if paint is not None and m.paint.any():
             col = np.where(m.paint[:, None] > 0, np.clip(m.paint[:, None] * paint, 0, 1), col)
-        C.append(col)
-        F.append(np.full(len(loc), first_feature + i, np.float32))
+        parts = [(pos, nrm, col, s, np.array([p.x_m, p.y_m]))]
+        if p.kind == "cyclist":   # the person walking it, beside it (module docstring)
+            rider = models.adults[_h(p.variant, "person") % len(models.adults)]
+            rpos, rnrm, rcol = person_look(rider[min(level, len(rider) - 1)], p.variant)
+            parts.append((rpos, rnrm, rcol, p.height_m, np.array([p.x_m, p.y_m]) + WALK_BESIDE_M * right))
+        for pos, nrm, col, s, at in parts:
+            loc = pos.astype(np.float64) * s
+            xy = loc[:, 0:1] * right + loc[:, 1:2] * fwd + at
+            P.append(np.concatenate([xy, loc[:, 2:3]], axis=1))
+            nxy = nrm[:, 0:1] * right + nrm[:, 1:2] * fwd
+            N.append(np.concatenate([nxy, nrm[:, 2:3]], axis=1))
+            C.append(col)
+            F.append(np.full(len(loc), first_feature + i, np.float32))
     mesh = None
     if P:
         mesh = MeshData(np.concatenate(P).astype(np.float32), np.concatenate(N).astype(np.float32),
@@ -229,6 +288,8 @@ def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
             foot = np.asarray(p.footprint().exterior.coords)[:-1]
             d = p.height_m / sz
             top = foot + [-sx * d, -sy * d]
+            if p.kind in ("pedestrian", "waiting", "crossing"):   # shoulders and head: narrower than the feet
+                top = (foot - [p.x_m, p.y_m]) * PERSON_TOP + [p.x_m - sx * d, p.y_m - sy * d]
             hull = MultiPoint(np.concatenate([foot, top]).tolist()).convex_hull
             if hull.geom_type == "Polygon":
                 ring2 = np.asarray(hull.exterior.coords)
@@ -244,5 +305,6 @@ def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
                     np.concatenate(cols).reshape(-1, 3).astype(np.float32))
 
 
-__all__ = ["ADULTS", "CARS", "CHILDREN", "PACKAGE", "PhotoCatalogue", "PhotoModels", "VANS", "load_photo_models",
-           "model_for", "photo_models", "photo_placements_mesh", "shade_mesh"]
+__all__ = ["ADULTS", "BICYCLES", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels",
+           "VANS", "load_photo_models", "model_for", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
+           "shade_mesh"]

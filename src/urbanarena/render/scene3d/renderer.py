@@ -427,6 +427,8 @@ class SceneRenderer:
         self.prog_sky_draw["tan_half"].value = (tx, tx * height / width)
         if self._sky_tex is not None:
             self._sky_tex.use(1)
+            if "cloud_origin" in self.prog_sky_draw:   # photo clouds (.photo_clouds): parallax with the camera
+                self.prog_sky_draw["cloud_origin"].value = (float(eye[0]), float(eye[1]))
         self.vao_sky_draw.render(mgl.TRIANGLES)
         # 3. ground layers in painter's order (later layers cover earlier ones), hidden behind whatever
         #    stands on them; no depth writes, so coplanar layers never fight

@@ -1,0 +1,107 @@
+"""What the ``photo`` style's varied people (``render/scene3d/people_look.py``) and cumulus clouds
+(``render/scene3d/photo_clouds.py``) cost: the same renders with both and without them (people as before: the
+model's own clothes, unmirrored, the population's headings, cyclists as boxes; no clouds: the sky shader's early
+return), in one
+process, interleaved round by round so that a shared machine's load drifts into both alike.
+
+Per round and variant: panoramas 2048 x 1024 with the population (its mesh built anew each time, as the panorama
+store does per node) and first-person frames 640 x 360 with it (four headings) on the first ``--nodes``
+shopping-street nodes of the default city, clear day; CPU ms per panorama and per frame. Reports the minimum and
+the median over ``--rounds`` and the machine's load (``uptime``). Needs the fetched assets.
+
+    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_people.py [--nodes 3] [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
+    a = ap.parse_args()
+    from dataclasses import replace
+
+    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
+    from urbanarena.bench.realism import _city
+    from urbanarena.render.scene3d import photo_clouds as PC
+    from urbanarena.render.scene3d import population_photo as PP
+    from urbanarena.render.scene3d.cache import render_with_population
+    from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
+    from urbanarena.render.scene3d.population_draw import node_population, release_population
+    from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+
+    if PP.photo_models() is None:
+        print("photo models not fetched: run `urbanarena assets fetch`", file=sys.stderr)
+        return 2
+    city = _city("helsinki")
+    scene = scene_from_city(city)
+    settings = RenderSettings(style="photo", population="snapshot")
+    nodes = shopping_nodes(city)[:a.nodes]
+    poses = [node_pose(city, n) for n in nodes]
+    model_for = PP.model_for
+    real = (PP.photo_pose, PP.person_look, dict(PC.COVER), model_for)
+    plain = (lambda ps: list(ps), lambda m, v: (m.positions, m.normals, m.colours), {},
+             lambda p, models: None if p.kind == "cyclist" else model_for(p, models))
+
+    def use(variant):
+        PP.photo_pose, PP.person_look, PP.model_for = variant[0], variant[1], variant[3]
+        PC.COVER.clear()
+        PC.COVER.update(variant[2])
+
+    variants = {"without": plain, "with": real}
+    renderers = {}
+    for name, v in variants.items():
+        use(v)
+        renderers[name] = SceneRenderer(scene, settings)
+    use(real)
+
+    def pano(name, r):
+        for n, (x, y, b) in zip(nodes, poses):
+            render_with_population(r, x, y, 1.7, 2048, b, node_population(scene, settings, n, x, y))
+
+    def frames(name, r):
+        for n, (x, y, b) in zip(nodes, poses):
+            objs = node_population(scene, settings, n, x, y)
+            for k in range(4):
+                r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H, dynamic=objs)
+            release_population(r, objs)
+
+    for name, r in renderers.items():   # warm: shader compile, sky and shadow bakes
+        use(variants[name])
+        x, y, b = poses[0]
+        render_with_population(r, x, y, 1.7, 2048, b, node_population(scene, settings, nodes[0], x, y))
+    times = {n: {"pano": [], "frame": []} for n in renderers}
+    res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
+           "uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
+    for _ in range(a.rounds):
+        for name, r in renderers.items():
+            use(variants[name])
+            c = time.process_time()
+            pano(name, r)
+            times[name]["pano"].append((time.process_time() - c) / len(poses) * 1e3)
+            c = time.process_time()
+            frames(name, r)
+            times[name]["frame"].append((time.process_time() - c) / (4 * len(poses)) * 1e3)
+    use(real)
+    for name, t in times.items():
+        res[name] = {f"{k}_cpu_ms_{s}": round(f(v), 1) for k, v in t.items()
+                     for s, f in (("min", min), ("median", statistics.median))}
+    for k in ("pano", "frame"):
+        res[f"{k}_ratio_min"] = round(res["with"][f"{k}_cpu_ms_min"] / res["without"][f"{k}_cpu_ms_min"], 3)
+        res[f"{k}_ratio_median"] = round(res["with"][f"{k}_cpu_ms_median"] / res["without"][f"{k}_cpu_ms_median"], 3)
+    res["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
