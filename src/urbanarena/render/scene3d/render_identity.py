@@ -57,7 +57,9 @@ def _photo_identity() -> dict:
 
     mat_pkg = package_by_name(PM.PACKAGE)
     mats = PM.photo_materials(quiet=True)
-    return {"models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
+    from urbanarena.render.scene3d import photo_facades
+
+    return {"facades": photo_facades.source_identity(), "models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
             "sha256": pkg.sha256,
             "catalogue": None if models is None else models.identity,
             "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,
