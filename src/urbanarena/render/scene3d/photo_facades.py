@@ -21,8 +21,8 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
 * **Glass** (:func:`reflect_uv`): each pane tilted by up to :data:`PANE_TILT` (hash of the window and sash) so
   neighbouring windows mirror different parts of the sky; the mirror ray samples the photo sky's HDRI map (the
   map's uv of :func:`.photo_sky.sky_fs`, blurred at mip level :data:`REFLECT_LOD`) above the horizon, and the street
-  and the buildings opposite below it (:data:`STREET_SHARE` to 0.3 more of the low sky, mottled by a value noise of
-  the mirror direction; blended over 0 to 0.35 of ``z``); Schlick Fresnel from :data:`GLASS_F0` (double glazing)
+  and the buildings opposite below a skyline (at ``z`` 0.1-0.5 of the mirror ray, a value noise of its azimuth):
+  :data:`STREET_SHARE` to 0.35 more of the low sky, banded by a value noise of azimuth and height (facades, trees); Schlick Fresnel from :data:`GLASS_F0` (double glazing)
   mixes the mirror over the room. Without the map (photo sky unavailable) the horizon-zenith gradient.
 * **Rooms** (:func:`room_surface`, GLSL ``facade_room``): behind the glass a :data:`ROOM_DEPTH_M` deep room
   (interior mapping): the ray meets the floor 0.9 m below the sill, the ceiling 0.45 m above the head or the back
@@ -214,17 +214,25 @@ uniform float hdri_gain;
 """
 
 
-def _sky_sample(sky_map: bool) -> str:
-    # the mirrored sky in the facade's pre-tone-mapping values: tonemap(c) squares c and scales by exposure, the
-    # photo sky maps the map's value x * hdri_gain directly, so c = sqrt(x * hdri_gain / exposure)
+def mirror_glsl(sky_map: bool) -> str:
+    """GLSL ``vec3 facade_mirror(vec3 rd)``: what a pane mirrors along the unit direction ``rd``, in the facade's
+    values before tone mapping (``tonemap`` squares them and scales by ``exposure``, the photo sky maps the map's
+    ``x hdri_gain`` directly, so the sky is ``sqrt(x hdri_gain / exposure)``); ``sky_map``: from the HDRI map, else
+    the horizon-zenith gradient. Needs ``vnoise`` and, with the map, :data:`SKY_MAP_GLSL`."""
     if sky_map:
-        return f"""        vec2 suv = vec2(fract((atan(rd.x, rd.y) + hdri_rot) / 6.28318531), 1.0 - asin(clamp(rd.z, 0.0, 1.0)) / 1.57079633);
-        vec3 skyc = sqrt(max(textureLod(sky_tex, suv, {REFLECT_LOD:.1f}).rgb, vec3(0.0)) * hdri_gain / exposure);
-        vec3 lowc = sqrt(max(textureLod(sky_tex, vec2(suv.x, 0.97), {REFLECT_LOD + 3:.1f}).rgb, vec3(0.0)) * hdri_gain / exposure);
+        sample = f"""    vec2 suv = vec2(fract((atan(rd.x, rd.y) + hdri_rot) / 6.28318531), 1.0 - asin(clamp(rd.z, 0.0, 1.0)) / 1.57079633);
+    vec3 skyc = sqrt(max(textureLod(sky_tex, suv, {REFLECT_LOD:.1f}).rgb, vec3(0.0)) * hdri_gain / exposure);
+    vec3 lowc = sqrt(max(textureLod(sky_tex, vec2(suv.x, 0.97), {REFLECT_LOD + 3:.1f}).rgb, vec3(0.0)) * hdri_gain / exposure);
 """
-    return """        vec3 skyc = mix(horizon, zenith, clamp(rd.z, 0.0, 1.0)) * 0.8;
-        vec3 lowc = horizon * 0.8;
+    else:
+        sample = """    vec3 skyc = mix(horizon, zenith, clamp(rd.z, 0.0, 1.0)) * 0.8;
+    vec3 lowc = horizon * 0.8;
 """
+    return ("vec3 facade_mirror(vec3 rd) {\n" + sample
+            + "    float az = atan(rd.x, rd.y);\n"
+            + "    float sk = 0.1 + 0.4 * vnoise(vec2(az * 5.0, 0.0), 62u);    // the skyline across the street\n"
+            + f"    float opp = {STREET_SHARE:.3f} + 0.35 * vnoise(vec2(az * 18.0, rd.z * 10.0), 61u);\n"
+            + "    return mix(lowc * opp, skyc, smoothstep(sk - 0.02, sk + 0.02, rd.z));\n}\n")
 
 
 # the wall: weathering after the realistic rising damp (u, z, L, H, albedo, wh and v_* in scope)
@@ -286,7 +294,7 @@ CORNICE_NEW = CORNICE_OLD + """        float sn_c = dot(sun_dir, n);
 """
 
 
-def _glass(sky_map: bool) -> str:
+def _glass() -> str:
     curt = " : ".join(f"(ci == {k}u ? {_v3(c)}" for k, c in enumerate(CURTAIN_RGB[:-1])) + f" : {_v3(CURTAIN_RGB[-1])}" \
         + ")" * (len(CURTAIN_RGB) - 1)
     return f"""    if (kind == 1) {{              // photo facades: the room, what hangs in the window, the mirrored sky
@@ -309,8 +317,7 @@ def _glass(sky_map: bool) -> str:
         uint hp = rhash(uvec3(h, t > 0.7 ? 3u : 5u, 11u));
         vec3 tw = vec3(-n.y, n.x, 0.0);
         vec3 pn = normalize(n + {PANE_TILT:.4f} * ((2.0 * hf(hp, 0u) - 1.0) * tw + (2.0 * hf(hp, 8u) - 1.0) * vec3(0.0, 0.0, 1.0)));
-        vec3 rd = reflect(view, pn);
-{_sky_sample(sky_map)}        refl = mix(lowc * ({STREET_SHARE:.3f} + 0.3 * vnoise(rd.xy * 5.0 + vec2(rd.z * 3.0, 0.0), 61u)), skyc, smoothstep(0.0, 0.35, rd.z));
+        refl = facade_mirror(reflect(view, pn));
         fr = clamp(fresnel(view, pn, {GLASS_F0:.3f}), 0.0, 1.0);
     }} else if (kind == 7) {{       // the reveal: wall material, darker deep in the hole
         col = albedo * 0.92 * rao;
@@ -320,11 +327,26 @@ def _glass(sky_map: bool) -> str:
 GLASS_OLD_HEAD = "    if (kind == 1) {              // window glass: blinds, curtains or a dark room; the sky in its upper part\n"
 GLASS_OLD_TAIL = "        col *= 0.75 + 0.25 * smoothstep(0.0, 0.15, win_h - wp.y);\n"
 
+#: display windows mirror like the panes above (each pane gently warped: large float glass is not flat)
+SHOP_OLD = "        col = mix(room, skyr * 0.85, clamp(0.6 * fresnel(view, n, 0.04) + 0.08, 0.0, 0.7));\n"
+SHOP_NEW = f"""        col = room;
+        vec3 tws = vec3(-n.y, n.x, 0.0);
+        float wob = vnoise(vec2(u * 0.8, z * 0.8), seed + 3u) - 0.5;
+        vec3 pns = normalize(n + {PANE_TILT:.4f} * (2.0 * hf(h, 4u) - 1.0 + 1.5 * wob) * tws);
+        refl = facade_mirror(reflect(view, pns));
+        fr = clamp(fresnel(view, pns, {GLASS_F0:.3f}) + 0.05, 0.0, 1.0);
+"""
+#: the ambient light of walls grows with the sky they see: in a street canyon less near the ground
+CANYON_M = 14.0
+CANYON_NEW = f"""    float canyon = 0.72 + 0.28 * smoothstep(0.0, {CANYON_M:.1f}, z);
+    c -= col * (1.0 - 0.2 * wet) * (1.0 - canyon) * light_vis(nl, 0.0);
+"""
+
 LIGHT_OLD = ("    vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(n, dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) + "
              "lamp_light(v_world, n));\n")
 LIGHT_NEW = """    if (kind == 1 || kind == 2) col *= rao;
     vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(nl, (dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) * rvis) + lamp_light(v_world, nl));
-    if (kind == 1) c *= 0.6;                                   // the room behind glass: dimmer than the street
+""" + CANYON_NEW + """    if (kind == 1) c *= 0.6;                                   // the room behind glass: dimmer than the street
 """
 
 NIGHT_OLD = """        if (float(h2 & 1023u) / 1024.0 < lit) {
@@ -342,7 +364,7 @@ NIGHT_NEW = """        if (kind == 6 && float(h2 & 1023u) / 1024.0 < lit) {
             c = max(c, window_glow * nlt * (0.25 + 1.1 * col) * (0.85 + 0.3 * wp.y / win_h));
         }
     }
-    if (kind == 1) c = mix(c, refl, fr);
+    if (kind == 1 || kind == 6) c = mix(c, refl, fr);
 """
 
 
@@ -363,7 +385,7 @@ def patch_source(src: str, program: str = "", sky_map: bool = False) -> str:
 
     head = "uniform vec3 window_glow;\n"
     src = swap(src, head, head + (SKY_MAP_GLSL if sky_map else ""), "facade uniforms")
-    src = swap(src, "void main() {", FUNCS_GLSL + "void main() {", "facade main")
+    src = swap(src, "void main() {", FUNCS_GLSL + mirror_glsl(sky_map) + "void main() {", "facade main")
     src = swap(src, WEATHER_OLD, WEATHER_NEW, "rising damp")
     src = swap(src, DECL_OLD, DECL_NEW, "colour declaration")
     src = swap(src, CORNICE_OLD, CORNICE_NEW, "cornice band")
@@ -372,7 +394,8 @@ def patch_source(src: str, program: str = "", sky_map: bool = False) -> str:
     b = src.find(GLASS_OLD_TAIL, a)
     if a < 0 or b < 0:
         raise RuntimeError("photo facades: the window glass source to replace was not found (shaders changed?)")
-    src = src[:a] + _glass(sky_map) + src[b + len(GLASS_OLD_TAIL):]
+    src = src[:a] + _glass() + src[b + len(GLASS_OLD_TAIL):]
+    src = swap(src, SHOP_OLD, SHOP_NEW, "display window")
     src = swap(src, LIGHT_OLD, LIGHT_NEW, "facade lighting")
     return swap(src, NIGHT_OLD, NIGHT_NEW, "lit windows")
 
@@ -387,8 +410,8 @@ def set_sky_uniforms(prog, sky) -> None:
 
 def source_identity() -> dict:
     """Version and sha256 (12 hex) of this module's GLSL (part of the photo render identity)."""
-    text = FUNCS_GLSL + WEATHER_NEW + RECESS_NEW + DECL_NEW + CORNICE_NEW + _glass(True) + _glass(False) + LIGHT_NEW \
-        + NIGHT_NEW + SKY_MAP_GLSL
+    text = (FUNCS_GLSL + WEATHER_NEW + RECESS_NEW + DECL_NEW + CORNICE_NEW + _glass() + mirror_glsl(True)
+            + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL)
     return {"version": FACADES_VERSION, "glsl": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
 
