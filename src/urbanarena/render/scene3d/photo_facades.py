@@ -2,8 +2,9 @@
 textures", "at night an even grid of lit windows"): windows as holes in a thick wall, glass that mirrors the
 photographed sky, rooms behind it, weathering and a shade line under the eaves.
 
-Photo style only: the realistic facade program's source is patched (:func:`patch_source`), so ``flat`` and
-``realistic`` never reach this module and their pixels stay as they were. Everything per fragment, from the
+Photo style only, with its atmosphere (:mod:`.photo_atmosphere` ``ENABLED``): the realistic facade program's
+source is patched (:func:`patch_source`), so ``flat`` and ``realistic`` never reach this module and their pixels
+stay as they were. Everything per fragment, from the
 facade coordinates (``u_m`` along the wall, ``z_m`` up) and integer hashes of the wall seed (same scene, same
 pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``n`` out of the wall.
 

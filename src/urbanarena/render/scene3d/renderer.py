@@ -159,10 +159,11 @@ class SceneRenderer:
 
             self._photo_mats = photo_materials.photo_materials()
         mats = photo_materials.patch_source if self._photo_mats is not None else (lambda src, name="": src)
-        # photo style: recessed windows, mirroring glass, rooms, weathering, lit flats at night (.photo_facades)
+        # photo style: recessed windows, mirroring glass, rooms, weathering, lit flats at night (.photo_facades);
+        # with the photo atmosphere, whose switch the tests turn off to compare photo pixels with realistic ones
         self._facade_sky = False
         facades = lambda src, name="": src  # noqa: E731
-        if self.settings.style == "photo":
+        if self._photo_air is not None:
             from urbanarena.render.scene3d import photo_facades
 
             self._facade_sky = self._photo_sky is not None and self._photo_sky.texture is not None
