@@ -8,7 +8,10 @@ on the first ``--nodes`` shopping-street nodes of the default city, clear day (`
 per panorama and per frame, minimum and median over ``--rounds``, and the machine's load (``uptime``). Needs the
 fetched assets (``urbanarena assets fetch``).
 
-    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_facades.py [--nodes 3] [--rounds 4]
+Pictures: ``--shots FILE`` writes one JPEG of the ``--views`` (``NODE:HEADING:PITCH:CONDITION``), without the
+patch left, with it right, and skips the speed runs.
+
+    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_facades.py [--nodes 3] [--rounds 4] [--shots FILE]
 """
 
 from __future__ import annotations
@@ -22,12 +25,46 @@ import sys
 import time
 
 
+def shots(city, scene, views: str, out: str) -> None:
+    """One JPEG: per ``views`` entry ``NODE:HEADING:PITCH:CONDITION`` a row of the 640 x 360 view without the facade
+    patch (left) and with it (right), halved, no population."""
+    from pathlib import Path
+
+    import numpy as np
+    from PIL import Image
+
+    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W
+    from urbanarena.render.scene3d import photo_facades as PF
+    from urbanarena.render.scene3d.city_scene import node_pose
+    from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+
+    patch, rows = PF.patch_source, []
+    for view in views.split(","):
+        node, heading, pitch, cond = view.split(":")
+        x, y, b = node_pose(city, node)
+        row = []
+        for fn in (lambda src, program="", sky_map=False: src, patch):
+            PF.patch_source = fn
+            try:
+                r = SceneRenderer(scene, RenderSettings.for_condition(cond, style="photo", population="none"))
+            finally:
+                PF.patch_source = patch
+            img = r.render_view(x, y, b + float(heading), float(pitch), VIEW_HFOV, VIEW_W, VIEW_H)
+            row.append(np.asarray(Image.fromarray(img).resize((VIEW_W // 2, VIEW_H // 2), Image.LANCZOS)))
+        rows.append(np.concatenate(row, axis=1))
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(np.concatenate(rows, axis=0)).save(out, quality=80)
+    print(f"{out}: {Path(out).stat().st_size // 1024} kB", file=sys.stderr)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--city", default="helsinki")
     ap.add_argument("--condition", default="clear")
+    ap.add_argument("--shots", default=None, help="write the before/after JPEG here and skip the speed runs")
+    ap.add_argument("--views", default="n01946:60:12:clear,n00008:45:-4:clear,n00008:30:10:night")
     a = ap.parse_args()
     from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
     from urbanarena.bench.realism import _city
@@ -38,6 +75,9 @@ def main() -> int:
 
     city = _city(a.city)
     scene = scene_from_city(city)
+    if a.shots:
+        shots(city, scene, a.views, a.shots)
+        return 0
     poses = [node_pose(city, n) for n in shopping_nodes(city)[:a.nodes]]
     patch = PF.patch_source
     renderers = {}

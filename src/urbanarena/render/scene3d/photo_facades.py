@@ -23,7 +23,7 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
   neighbouring windows mirror different parts of the sky; the mirror ray samples the photo sky's HDRI map (the
   map's uv of :func:`.photo_sky.sky_fs`, blurred at mip level :data:`REFLECT_LOD`) above the horizon, and the street
   and the buildings opposite below a skyline (at ``z`` 0.1-0.5 of the mirror ray, a value noise of its azimuth):
-  :data:`STREET_SHARE` to 0.35 more of the low sky, banded by a value noise of azimuth and height (facades, trees); Schlick Fresnel from :data:`GLASS_F0` (double glazing)
+  :data:`STREET_SHARE` to 0.35 more of the low sky, in blocks of a hash of azimuth and height (facades, trees); Schlick Fresnel from :data:`GLASS_F0` (double glazing)
   mixes the mirror over the room. Without the map (photo sky unavailable) the horizon-zenith gradient.
 * **Rooms** (:func:`room_surface`, GLSL ``facade_room``): behind the glass a :data:`ROOM_DEPTH_M` deep room
   (interior mapping): the ray meets the floor 0.9 m below the sill, the ceiling 0.45 m above the head or the back
@@ -34,7 +34,7 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
   neighbouring windows of a storey) is, with probability ``window_lit x wall share (0.3-1.7) x storey share
   (0.5-1.5)``, and then 85 % of the flat's windows; the flat's light warm, neutral or cool (:data:`NIGHT_TINTS`)
   at a brightness of 0.35-1.25; curtains and blinds glow in their own colour.
-* **Weathering**: a low-frequency tone and hue drift across each wall (wavelength about 8 m), dark streaks
+* **Weathering**: a low-frequency tone drift across each wall (wavelength about 10 m; brighter patches warmer), dark streaks
   running down from the sills (:data:`SILL_STREAK_M` long, strength per window), a darker plinth on plaster and
   panel walls, and under the cornice an overhang shadow (0.3 m overhang: ``0.3 sun_z / s_n`` metres tall) and
   contact shade.
@@ -232,15 +232,15 @@ def mirror_glsl(sky_map: bool) -> str:
     return ("vec3 facade_mirror(vec3 rd) {\n" + sample
             + "    float az = atan(rd.x, rd.y);\n"
             + "    float sk = 0.1 + 0.4 * vnoise(vec2(az * 5.0, 0.0), 62u);    // the skyline across the street\n"
-            + f"    float opp = {STREET_SHARE:.3f} + 0.35 * vnoise(vec2(az * 18.0, rd.z * 10.0), 61u);\n"
+            + f"    float opp = {STREET_SHARE:.3f} + 0.35 * h21(vec2(az * 18.0, rd.z * 10.0), 61u);   // facades, trees\n"
             + "    return mix(lowc * opp, skyc, smoothstep(sk - 0.02, sk + 0.02, rd.z));\n}\n")
 
 
 # the wall: weathering after the realistic rising damp (u, z, L, H, albedo, wh and v_* in scope)
 WEATHER_OLD = "    albedo *= 0.72 + 0.28 * smoothstep(0.0, 1.2, z);        // rising damp and contact occlusion\n"
 WEATHER_NEW = WEATHER_OLD + f"""    // photo facades: colour drift across the wall, streaks under the sills, plinth, shade under the cornice
-    float drift = vnoise(vec2(u, z) * 0.125, wh + 5u) - 0.5, hue_d = vnoise(vec2(u, z) * 0.08 + 7.0, wh + 6u) - 0.5;
-    if (v_glass < 0.5) albedo *= (1.0 + 0.16 * drift) * vec3(1.0 + 0.06 * hue_d, 1.0, 1.0 - 0.06 * hue_d);
+    float drift = vnoise(vec2(u, z) * 0.1, wh + 5u) - 0.5;     // brighter patches a little warmer
+    if (v_glass < 0.5) albedo *= (1.0 + 0.16 * drift) * vec3(1.0 + 0.06 * drift, 1.0, 1.0 - 0.06 * drift);
     float pf_g = (H > ground_h + 1.0) ? ground_h : 0.0;
     float pf_k = floor((z - pf_g) / v_fh), pf_lv = z - pf_g - pf_k * v_fh;
     float pf_bot = (pf_g > 0.0 || pf_k > 0.0) ? 0.85 : 1.0;
@@ -285,7 +285,7 @@ RECESS_NEW = RECESS_OLD + f"""            if (kind == 1 || kind == 2) {{       /
 """
 
 DECL_OLD = "    vec3 col = albedo;\n"
-DECL_NEW = DECL_OLD + "    vec3 nl = n, refl = vec3(0.0), gcol = vec3(0.0);\n    vec2 rray = vec2(0.0);\n" \
+DECL_NEW = DECL_OLD + "    vec3 nl = n, refl = vec3(0.0), gcol = vec3(0.0);\n    vec2 rray = vec2(0.0);\n    vec3 pn = n;\n" \
                       "    float rvis = 1.0, rao = 1.0, fr = 0.0, cover = 0.0;\n"
 
 #: the cornice band gets the overhang's shadow
@@ -317,8 +317,7 @@ def _glass() -> str:
         // the pane, tilted per window and sash, mirrors the sky above the horizon and the street below it
         uint hp = rhash(uvec3(h, t > 0.7 ? 3u : 5u, 11u));
         vec3 tw = vec3(-n.y, n.x, 0.0);
-        vec3 pn = normalize(n + {PANE_TILT:.4f} * ((2.0 * hf(hp, 0u) - 1.0) * tw + (2.0 * hf(hp, 8u) - 1.0) * vec3(0.0, 0.0, 1.0)));
-        refl = facade_mirror(reflect(view, pn));
+        pn = normalize(n + {PANE_TILT:.4f} * ((2.0 * hf(hp, 0u) - 1.0) * tw + (2.0 * hf(hp, 8u) - 1.0) * vec3(0.0, 0.0, 1.0)));
         fr = clamp(fresnel(view, pn, {GLASS_F0:.3f}), 0.0, 1.0);
     }} else if (kind == 7) {{       // the reveal: wall material, darker deep in the hole
         col = albedo * 0.92 * rao;
@@ -332,10 +331,9 @@ GLASS_OLD_TAIL = "        col *= 0.75 + 0.25 * smoothstep(0.0, 0.15, win_h - wp.
 SHOP_OLD = "        col = mix(room, skyr * 0.85, clamp(0.6 * fresnel(view, n, 0.04) + 0.08, 0.0, 0.7));\n"
 SHOP_NEW = f"""        col = room;
         vec3 tws = vec3(-n.y, n.x, 0.0);
-        float wob = vnoise(vec2(u * 0.8, z * 0.8), seed + 3u) - 0.5;
-        vec3 pns = normalize(n + {PANE_TILT:.4f} * (2.0 * hf(h, 4u) - 1.0 + 1.5 * wob) * tws);
-        refl = facade_mirror(reflect(view, pns));
-        fr = clamp(fresnel(view, pns, {GLASS_F0:.3f}) + 0.05, 0.0, 1.0);
+        float wob = 0.5 * sin(2.3 * u + 1.7 * z + 6.28 * hf(h, 12u));   // large panes are gently warped
+        pn = normalize(n + {PANE_TILT:.4f} * (2.0 * hf(h, 4u) - 1.0 + 1.5 * wob) * tws);
+        fr = clamp(fresnel(view, pn, {GLASS_F0:.3f}) + 0.05, 0.0, 1.0);
 """
 #: the ambient light of walls grows with the sky they see: in a street canyon less near the ground
 CANYON_M = 14.0
@@ -345,7 +343,8 @@ CANYON_NEW = f"""    float canyon = 0.72 + 0.28 * smoothstep(0.0, {CANYON_M:.1f}
 
 LIGHT_OLD = ("    vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(n, dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) + "
              "lamp_light(v_world, n));\n")
-LIGHT_NEW = """    if (kind == 1 || kind == 2) col *= rao;
+LIGHT_NEW = """    if (kind == 1 || kind == 6) refl = facade_mirror(reflect(view, pn));   // once for both kinds of pane
+    if (kind == 1 || kind == 2) col *= rao;
     vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(nl, (dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) * rvis) + lamp_light(v_world, nl));
 """ + CANYON_NEW + """    if (kind == 1) c *= 0.6;                                   // the room behind glass: dimmer than the street
 """
