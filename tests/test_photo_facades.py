@@ -212,3 +212,10 @@ def test_photo_walls_change_sky_and_ground_stay_and_are_deterministic(monkeypatc
     assert (plain[:10, 290:, 2].astype(int) > plain[:10, 290:, 0]).all()      # sky there
     assert (diff[:40, 290:] == 0).all() and (diff[110:] == 0).all()          # the sky and the ground: untouched
     assert (diff[5:90, :280] > 2).mean() > 0.1           # the wall: drift, streaks, recessed windows
+
+
+def test_photo_render_identity_names_the_facades():
+    from urbanarena.render.scene3d.render_identity import _photo_identity
+
+    got = _photo_identity()["facades"]
+    assert got == PF.source_identity() and got["version"] == PF.FACADES_VERSION and len(got["glsl"]) == 12
