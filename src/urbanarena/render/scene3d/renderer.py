@@ -161,18 +161,15 @@ class SceneRenderer:
         mats = photo_materials.patch_source if self._photo_mats is not None else (lambda src, name="": src)
         # photo style: recessed windows, mirroring glass, rooms, weathering, lit flats at night (.photo_facades);
         # with the photo atmosphere, whose switch the tests turn off to compare photo pixels with realistic ones
-        self._facade_sky = False
-        facades = lambda src, name="": src  # noqa: E731
+        self._facade_sky, fac = False, None
         if self._photo_air is not None:
-            from urbanarena.render.scene3d import photo_facades
+            from urbanarena.render.scene3d import photo_facades as fac
 
             self._facade_sky = self._photo_sky is not None and self._photo_sky.texture is not None
 
-            def facades(src, name=""):
-                return photo_facades.patch_source(src, name, sky_map=self._facade_sky)
-
         def air(src, name=""):
-            return ibl(facades(mats(air0(src, name), name), name), name)
+            src = mats(air0(src, name), name)
+            return ibl(src if fac is None else fac.patch_source(src, name, sky_map=self._facade_sky), name)
 
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=ibl(shaders.variant(vs, wx, MAX_LAMPS, lamps), "", "vs"),
