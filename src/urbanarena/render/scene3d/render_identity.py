@@ -57,8 +57,10 @@ def _photo_identity() -> dict:
 
     mat_pkg = package_by_name(PM.PACKAGE)
     mats = PM.photo_materials(quiet=True)
+    from urbanarena.render.scene3d import photo_facades
+
     return {"models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
-            "sha256": pkg.sha256,
+            "sha256": pkg.sha256, "facades": photo_facades.source_identity(),
             "catalogue": None if models is None else models.identity,
             "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,
                       "sha256": trees_pkg.sha256, "kit": None if kit is None else kit.identity},

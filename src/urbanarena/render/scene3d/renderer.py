@@ -159,9 +159,17 @@ class SceneRenderer:
 
             self._photo_mats = photo_materials.photo_materials()
         mats = photo_materials.patch_source if self._photo_mats is not None else (lambda src, name="": src)
+        # photo style: recessed windows, mirroring glass, rooms, weathering, lit flats at night (.photo_facades);
+        # with the photo atmosphere, whose switch the tests turn off to compare photo pixels with realistic ones
+        self._facade_sky, fac = False, None
+        if self._photo_air is not None:
+            from urbanarena.render.scene3d import photo_facades as fac
+
+            self._facade_sky = self._photo_sky is not None and self._photo_sky.texture is not None
 
         def air(src, name=""):
-            return ibl(mats(air0(src, name), name), name)
+            src = mats(air0(src, name), name)
+            return ibl(src if fac is None else fac.patch_source(src, name, sky_map=self._facade_sky), name)
 
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=ibl(shaders.variant(vs, wx, MAX_LAMPS, lamps), "", "vs"),
@@ -323,6 +331,10 @@ class SceneRenderer:
                         prog[name].value = value
             if ps.horizon is not None and "horizon" in self.prog_sky_draw:
                 self.prog_sky_draw["horizon"].value = ps.horizon
+        if self._facade_sky:   # photo facades: the sky map's uniforms
+            from urbanarena.render.scene3d.photo_facades import set_sky_uniforms
+
+            set_sky_uniforms(self.prog_facade, self._photo_sky)
         if self._photo_mats is not None:
             self._mat_tex = photo_textures.material_texture(self, self._photo_mats)
 
@@ -405,6 +417,8 @@ class SceneRenderer:
             from urbanarena.render.scene3d.photo_materials import MATERIAL_UNIT
 
             self._mat_tex.use(MATERIAL_UNIT)
+        if self._facade_sky and self._sky_tex is not None:   # photo facades: the windows mirror the sky map
+            self._sky_tex.use(1)   # photo_facades.SKY_UNIT
         for tiled in (self.vao_facades, self.vao_solids, self.vao_skyline):
             if tiled is not None:
                 tiled.render(planes, eye)
