@@ -57,7 +57,12 @@ def _photo_identity() -> dict:
 
     mat_pkg = package_by_name(PM.PACKAGE)
     mats = PM.photo_materials(quiet=True)
-    return {"models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
+    from urbanarena.render.scene3d import photo_clutter as PC
+    from urbanarena.render.scene3d import photo_greenery as PG
+
+    return {"greenery": PG.GREENERY_VERSION if PG.ENABLED else None,
+            "clutter": PC.CLUTTER_VERSION if PC.ENABLED and PC.photo_clutter(quiet=True) is not None else None,
+            "models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
             "sha256": pkg.sha256,
             "catalogue": None if models is None else models.identity,
             "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,

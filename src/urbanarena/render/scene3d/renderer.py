@@ -183,6 +183,16 @@ class SceneRenderer:
             tree_kit = trees_photo.photo_trees()
             if tree_kit is not None:
                 self.meshes = trees_photo.with_photo_trees(self.meshes, self.scene, tree_kit)
+                from urbanarena.render.scene3d import photo_greenery   # seeded trees, hedges, bushes, tufts
+
+                if photo_greenery.ENABLED:
+                    self.meshes = photo_greenery.with_greenery(self.meshes, self.scene, tree_kit)
+        if self.settings.style == "photo":   # benches, bins, bicycles, hydrants (.photo_clutter); without: none
+            from urbanarena.render.scene3d import photo_clutter
+
+            clutter_kit = photo_clutter.photo_clutter(quiet=True) if photo_clutter.ENABLED else None
+            if clutter_kit is not None:
+                self.meshes = photo_clutter.with_clutter(self.meshes, self.scene, clutter_kit)
         self._sky_tex = None
         ground_runs, ground_progs = [], {}
         if real:
