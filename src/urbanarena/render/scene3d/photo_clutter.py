@@ -12,8 +12,9 @@ the pinned ``sweethome3d-furniture`` package (:mod:`.photo_models` reads and dec
   or nothing (:data:`SHARES`); plus a trash can 1.3 m beside half of the tagged benches. Seeded clutter is drawn
   only: first-person movement does not collide with it (it stands off the path centres instead).
 * **Models** (:data:`KINDS`): ``(file, height_m)``: each converted model is scaled to that height, decimated
-  with a clustering cell of :data:`CELL` of its height (:func:`convert`: cut-out materials :data:`SKIP` left out); instanced into the ``objects`` mesh (the lit
-  street-furniture program, culled at ``object_distance_m`` like the other street objects).
+  with a clustering cell of :data:`CELL` of its height (:func:`convert`: cut-out materials :data:`SKIP` left out); tagged ones go into the ``objects`` mesh (the lit street-furniture program, the ID pass),
+  the seeded ones into a mesh of their own drawn with the same program in ground tiles up to :data:`DISTANCE_M`
+  (not in the ID pass).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ CELLS = {"bin": 0.1}
 #: materials left out (drawn as a cut-out in the package, which baked vertex colours cannot show)
 SKIP = frozenset({"textured"})
 STEP_M, KERB_IN_M = 30.0, 0.55
+#: seeded clutter is drawn in ground tiles up to this far (m)
+DISTANCE_M = 90.0
 #: cumulative shares of a seeded candidate: bin, bicycles, scooter, hydrant (the rest: nothing)
 SHARES = (("bin", 0.25), ("bicycle", 0.4), ("scooter", 0.46), ("hydrant", 0.5))
 
@@ -196,12 +199,13 @@ def photo_clutter(quiet: bool = False) -> dict | None:
                          quiet=quiet)
 
 
-def clutter_mesh(scene, kit: dict, feature_of: dict[str, int], ground: FreeGround | None = None) -> MeshData:
-    """Tagged benches and waste baskets (features ``feature_of[id]``) and the seeded clutter (feature 0) of
-    ``scene`` as one triangle list (module docstring)."""
+def clutter_mesh(scene, kit: dict, feature_of: dict[str, int], ground: FreeGround | None = None,
+                 tagged: bool = True, seeded: bool = True) -> MeshData:
+    """The tagged benches and waste baskets (features ``feature_of[id]``; with ``tagged``) and the seeded
+    clutter (feature 0; with ``seeded``) of ``scene`` as one triangle list (module docstring)."""
     g = ground or FreeGround(scene)
     parts = []
-    for o in scene.objects:
+    for o in scene.objects if tagged else ():
         kind = {"bench": "bench", "waste_basket": "bin"}.get(o.kind)
         if kind is None:
             continue
@@ -209,7 +213,7 @@ def clutter_mesh(scene, kit: dict, feature_of: dict[str, int], ground: FreeGroun
         model, h = choices[int(unit(o.id, "clutter-variant") * len(choices)) % len(choices)]
         heading = bench_heading(o, g) if kind == "bench" else 0.0
         parts.append(place(model, o.x_m, o.y_m, heading, h, float(feature_of.get(o.id, 0))))
-    for kind, x, y, heading, key in plan_clutter(scene, g):
+    for kind, x, y, heading, key in plan_clutter(scene, g) if seeded else ():
         choices = kit[kind]
         model, h = choices[int(unit(key, "clutter-variant") * len(choices)) % len(choices)]
         parts.append(place(model, x, y, heading, h, 0.0))
@@ -221,8 +225,10 @@ def clutter_mesh(scene, kit: dict, feature_of: dict[str, int], ground: FreeGroun
 
 
 def with_clutter(meshes, scene, kit: dict):
-    """``meshes`` with the realistic box benches and bins of ``scene`` taken out of ``objects`` (their feature
-    indices) and :func:`clutter_mesh` appended."""
+    """``(meshes, seeded)``: ``meshes`` with the realistic box benches and bins of ``scene`` taken out of
+    ``objects`` (their feature indices) and the tagged models put in (same features), and the seeded clutter as
+    one mesh, which the renderer draws with the street-furniture program up to :data:`DISTANCE_M` (not in the
+    ID pass)."""
     from dataclasses import replace
 
     from urbanarena.render.scene3d.meshes import concat_meshes
@@ -233,7 +239,9 @@ def with_clutter(meshes, scene, kit: dict):
     if drop and objects.feature is not None and objects.n_triangles:
         keep = ~np.isin(objects.feature.reshape(-1, 3)[:, 0].astype(np.int64), sorted(drop))
         objects = objects.take_triangles(np.flatnonzero(keep))
-    return replace(meshes, objects=concat_meshes(objects, clutter_mesh(scene, kit, feature_of)))
+    g = FreeGround(scene)
+    return (replace(meshes, objects=concat_meshes(objects, clutter_mesh(scene, kit, feature_of, g, seeded=False))),
+            clutter_mesh(scene, kit, feature_of, g, tagged=False))
 
 
 __all__ = ["CLUTTER_VERSION", "KINDS", "PACKAGE", "bench_heading", "clutter_mesh", "load_clutter_kit",

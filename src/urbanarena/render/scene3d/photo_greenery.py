@@ -9,10 +9,10 @@ and grass tufts along kerbs and wall bases. Everything is drawn with the photo t
   :func:`edge_offset_m` (beyond the sidewalk, or beyond the path); the side is cut into :data:`SEGMENT_M`
   pieces, each (key ``road/side/piece``) a hedge (:data:`HEDGE_SHARE`), a row of bushes (up to
   :data:`BUSH_SHARE`) or bare. Hedge cells every metre on free ground (radius 0.45 m), height per piece
-  ``0.8 + 0.9 u`` m; bushes every 2.5 m with probability 0.6. Trees every :data:`TREE_STEP_M` m, 1.6 m
-  further out, probability 0.5, free with 2.5 m from buildings and :data:`TREE_SPACING_M` from any tree.
-* *green areas* (:class:`~.scene.LandArea`): ``park``/``grass`` get one tree candidate per 10/16 m grid cell
-  (jittered, probability 0.55), ``planting`` one bush per 2.2 m cell (0.7); grass tufts every 2.5 m cell (0.3).
+  ``0.8 + 0.9 u`` m; bushes every 3 m with probability 0.6. Trees every :data:`TREE_STEP_M` m, 1.6 m
+  further out, probability 0.3 (0.15 along paths), free with 2.5 m from buildings and :data:`TREE_SPACING_M` from any tree.
+* *green areas* (:class:`~.scene.LandArea`): ``park``/``grass`` get one tree candidate per 14/22 m grid cell
+  (jittered, probability 0.35), ``planting`` one bush per 2.8 m cell (0.7); grass tufts every 3 m cell (0.25).
 * *tufts*: on the sidewalk 0.22 m from the kerb and 0.15 m in front of its back edge (every 1.7 m,
   probability 0.45), and 0.15 m out from building walls (every 1.8 m, 0.35).
 
@@ -44,6 +44,8 @@ SEGMENT_M = 12.0
 HEDGE_SHARE, BUSH_SHARE = 0.22, 0.45
 TREE_STEP_M, TREE_SPACING_M = 16.0, 7.0
 TEMPLATES = 3
+#: seeded trees, hedges, bushes and tufts are drawn in ground tiles up to this far (m; OSM trees to 200 m)
+SMALL_DISTANCE_M = 120.0
 
 
 def edge_offset_m(road) -> float:
@@ -90,7 +92,7 @@ def plan_greenery(scene, ground: FreeGround | None = None) -> dict[str, np.ndarr
             t = line_samples(r.centreline, TREE_STEP_M, side * (off + 1.6), 6.0)
             if len(t):
                 keys = [f"{r.id}/{side}/{s:.0f}" for s in t[:, 3]]
-                ok = (_draw(keys, "green-tree") < (0.2 if foot else 0.4)) & g.free(t[:, :2], 0.8, 2.5)
+                ok = (_draw(keys, "green-tree") < (0.15 if foot else 0.3)) & g.free(t[:, :2], 0.8, 2.5)
                 trees.append(t[ok, :2])
         if r.kind == "road" and r.sidewalk_m > 0:
             for side in (1, -1):
@@ -145,7 +147,7 @@ def _plan_area(a, g: FreeGround, trees, bushes, tufts) -> None:
     if a.kind in ("park", "grass"):
         pts, keys = _grid(poly, 14.0 if a.kind == "park" else 22.0, "area-tree", a.id)
         if len(pts):
-            ok = (_draw(keys, "area-tree") < 0.5) & g.free(pts, 0.8, 2.5)
+            ok = (_draw(keys, "area-tree") < 0.35) & g.free(pts, 0.8, 2.5)
             trees.append(pts[ok])
         pts, keys = _grid(poly, 3.0, "area-tuft", a.id)
         if len(pts):
@@ -180,16 +182,13 @@ def plan_for(scene) -> dict[str, np.ndarray]:
 
 
 def with_greenery(meshes, scene, kit):
-    """``meshes`` (after :func:`.trees_photo.with_photo_trees`) with the seeded greenery of ``scene``
-    appended to ``foliage`` (:func:`greenery_mesh`, feature 0)."""
-    from dataclasses import replace
-
+    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene`` as
+    one mesh (:func:`greenery_mesh`, feature 0) that the renderer draws with the tree program in ground tiles up
+    to :data:`SMALL_DISTANCE_M` (not in the ID pass: they hide no feature from visibility counts)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
 
-    extra = greenery_mesh(plan_for(scene), kit)
-    if meshes.foliage is None or extra.n_triangles == 0:
-        return meshes
-    return replace(meshes, foliage=concat_meshes(meshes.foliage, extra))
+    trees, small = greenery_mesh(plan_for(scene), kit)
+    return meshes, concat_meshes(trees, small) if trees.n_triangles else small
 
 
 __all__ = ["GREENERY_VERSION", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",

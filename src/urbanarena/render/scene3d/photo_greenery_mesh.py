@@ -155,18 +155,19 @@ def instance(tmpl: MeshData, xy: np.ndarray, turn_rad: np.ndarray, scale: np.nda
                     feature=np.zeros(k * len(tmpl.positions), f32))
 
 
-def greenery_mesh(plan: dict[str, np.ndarray], kit) -> MeshData:
-    """One triangle list (``uv``, ``feature`` 0) of a :func:`.photo_greenery.plan_greenery` plan: trees through
-    :func:`.trees_photo.tree_mesh`, hedges, bushes and tufts as instanced templates (template and brightness
-    ``0.85..1.1`` by a hash of the position)."""
+def greenery_mesh(plan: dict[str, np.ndarray], kit) -> tuple[MeshData, MeshData]:
+    """``(trees, small)``: triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_greenery.plan_greenery`
+    plan: the trees through :func:`.trees_photo.tree_mesh`; the hedges, bushes and tufts as instanced templates
+    (template and brightness ``0.85..1.1`` by a hash of the position)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
     from urbanarena.render.scene3d.scene import StreetObject
     from urbanarena.render.scene3d.trees_photo import tree_mesh
 
     parts = []
+    tree_part = None
     trees = [StreetObject(f"seed-tree/{x:.2f}/{y:.2f}", "tree", float(x), float(y)) for x, y in plan["tree"]]
     if trees:
-        parts.append(tree_mesh(trees, {}, kit))
+        tree_part = tree_mesh(trees, {}, kit)
     tm = greenery_templates()
     for kind in ("hedge", "bush", "tuft"):
         rows = plan[kind]
@@ -185,13 +186,12 @@ def greenery_mesh(plan: dict[str, np.ndarray], kit) -> MeshData:
             sel = which == v
             if sel.any():
                 parts.append(instance(tm[kind][v], rows[sel, :2], turn[sel], scale[sel], bright[sel]))
-    if not parts:
-        z = np.zeros((0, 3), np.float32)
-        return MeshData(z, z.copy(), z.copy(), uv=np.zeros((0, 2), np.float32), feature=np.zeros(0, np.float32))
-    out = parts[0]
+    z = np.zeros((0, 3), np.float32)
+    empty = MeshData(z, z.copy(), z.copy(), uv=np.zeros((0, 2), np.float32), feature=np.zeros(0, np.float32))
+    out = parts[0] if parts else empty
     for p in parts[1:]:
         out = concat_meshes(out, p)
-    return out
+    return (tree_part if tree_part is not None else empty), out
 
 
 __all__ = ["bush", "greenery_mesh", "greenery_templates", "hedge_cell", "instance", "tuft"]
