@@ -74,7 +74,7 @@ def main() -> int:
     times = {n: {"pano": [], "frame": []} for n in renderers}
     res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
            "old_trees": bool(a.old_trees), "population": a.population,
-           "triangles": {n: int(r.meshes.n_triangles) for n, r in renderers.items()},
+           "scene_mesh_triangles": {n: int(r.meshes.n_triangles) for n, r in renderers.items()},   # seeded arrays not counted
            "uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
     for _ in range(a.rounds):
         for name, r in renderers.items():
