@@ -36,14 +36,14 @@ ENABLED = True
 #: kind -> ((package-relative OBJ, height in metres), ...)
 KINDS = {
     "bench": (("blendswap-cc0/bench/bench.obj", 0.5), ("katorlegaz/concrete-bench/concrete-bench.obj", 0.8)),
-    "bin": (("katorlegaz/park-trashcan/park-trashcan.obj", 0.95),),   # clustered coarser (CELLS)
+    "bin": (("katorlegaz/park-trashcan/park-trashcan.obj", 0.95),),
     "hydrant": (("katorlegaz/fire-hydrant/fire-hydrant.obj", 0.75),),
     "bicycle": (("scopia/bicycle/bicycle.obj", 1.0),),   # its "textured" spoke discs are skipped (SKIP)
     "scooter": (("scopia/scooter2/scooter2.obj", 1.15),),
 }
 CELL = 0.07
 #: clustering cells other than :data:`CELL`, by kind
-CELLS = {"bin": 0.1}
+CELLS: dict[str, float] = {}
 #: materials left out (drawn as a cut-out in the package, which baked vertex colours cannot show)
 SKIP = frozenset({"textured"})
 STEP_M, KERB_IN_M = 30.0, 0.55

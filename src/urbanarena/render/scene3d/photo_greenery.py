@@ -18,7 +18,7 @@ and grass tufts along kerbs and wall bases. Everything is drawn with the photo t
 
 **Meshes** (:func:`greenery_mesh`): per kind a few seeded templates (leaf cards of the atlas, :func:`.trees_photo
 .card`) instanced by a turn, a per-axis scale and a per-instance brightness: a *hedge cell* (1 m long, unit
-height and depth) is 10 cards around a dark core (two long sides and the top of a box (a bark cell tinted dark green: the hedge's shadowed
+height and depth) is 10 cards (a 2 x 2 grid upright on each long side, two over the top) around a dark core (two long sides and the top of a box (a bark cell tinted dark green: the hedge's shadowed
 inside, so it never looks see-through), a *bush* 22 cards on an ellipsoid around a small core box, a *tuft* three
 crossed cards of the pine (grass) or ash (weed) cut-out, tinted yellow-green. Cards further in are darker
 (``0.5 + 0.5 f``, ``f`` the radial share). Trees use :func:`.trees_photo.tree_mesh` (feature 0).

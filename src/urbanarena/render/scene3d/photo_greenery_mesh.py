@@ -74,38 +74,46 @@ def _mesh(P, N, C, UV) -> MeshData:
 
 
 def hedge_cell(variant: int) -> MeshData:
-    """A hedge cell: 1 m long along x, depth 1 (y in -0.5..0.5) and height 1 (z 0..1) before scaling."""
+    """A hedge cell: 1 m long along x, depth 1 (y in -0.5..0.5) and height 1 (z 0..1) before scaling: on each long
+    side a jittered 2 x 2 grid of cards standing almost upright just outside the core (they cover its face), two
+    cards tilted over the top; lower cards darker (``0.62 + 0.38 z``)."""
     rng = _rng(VERSION_SALT, "hedge", variant)
-    P, N, C, UV = _box_core((-0.5, -0.3, 0.0), (0.5, 0.3, 0.85), CORE_RGB, (True, True, False, False, True))
+    P, N, C, UV = _box_core((-0.5, -0.28, 0.0), (0.5, 0.28, 0.85), CORE_RGB, (True, True, False, False, True))
     cell = (OAK, ASH)[variant % 2]
-    for _ in range(10):
-        y = (1 if rng.random() < 0.5 else -1) * (0.3 + 0.22 * rng.random())
-        z = 0.1 + 0.9 * rng.random() ** 0.7
-        if rng.random() < 0.25:
-            y, z = 0.5 * (rng.random() - 0.5), 0.85 + 0.15 * rng.random()
-        pt = np.array([rng.random() - 0.5, y, z])
-        out = np.array([0.0, math.copysign(1.0, y), 0.0]) if z < 0.85 else np.array([0.0, 0.0, 1.0])
-        axis = out + np.array([0, 0, 0.8]) + 0.4 * rng.normal(size=3)
+    spots = [(sy, -0.25 + 0.5 * i, 0.05 + 0.42 * k) for sy in (1.0, -1.0) for i in (0, 1) for k in (0, 1)]
+    spots += [(0.0, -0.25, 0.72), (0.0, 0.25, 0.72)]
+    for sy, x, z in spots:
+        x += 0.12 * (rng.random() - 0.5)
+        size = 0.62 + 0.22 * rng.random()
+        if sy:
+            out = np.array([0.0, sy, 0.0])
+            axis = np.array([0.0, 0.25 * sy, 1.0]) + 0.15 * rng.normal(size=3)
+            across = np.array([1.0, 0.15 * rng.normal(), 0.0])
+            stem = np.array([x, sy * (0.3 + 0.08 * rng.random()), z])
+        else:
+            out = np.array([0.0, 0.0, 1.0])
+            axis = np.array([0.0, 1.0 if rng.random() < 0.5 else -1.0, 0.9]) + 0.2 * rng.normal(size=3)
+            across = np.array([1.0, 0.0, 0.0])
+            stem = np.array([x, -0.3 * axis[1] / abs(axis[1]), z])
         axis /= np.linalg.norm(axis)
-        side = np.cross(axis, rng.normal(size=3))
-        side /= max(np.linalg.norm(side), 1e-9)
-        size = 0.75 + 0.3 * rng.random()
-        q, uv = card(pt - axis * size * 0.5, axis, side, size, cell)
-        frac = min(1.0, abs(y) / 0.5 + (z > 0.85))
+        across = across - axis * float(across @ axis)
+        across /= max(np.linalg.norm(across), 1e-9)
+        q, uv = card(stem, axis, across, size, cell)
         nrm = out * 0.8 + np.array([0, 0, 0.2])
         nrm /= np.linalg.norm(nrm)
+        zc = min(1.0, z + size / 2)
         P += list(q)
         UV += list(uv)
         N += [nrm] * 6
-        C += [np.asarray(HEDGE_TINT) * (0.55 + 0.45 * frac) * (0.9 + 0.2 * rng.random())] * 6
+        C += [np.asarray(HEDGE_TINT) * (0.62 + 0.38 * zc) * (0.9 + 0.2 * rng.random())] * 6
     return _mesh(P, N, C, UV)
 
 
 def bush(variant: int) -> MeshData:
     """A bush of unit size: an ellipsoid of cards, 1 m across, about 0.95 m high, around a small dark core."""
     rng = _rng(VERSION_SALT, "bush", variant)
-    P, N, C, UV = _box_core((-0.22, -0.22, 0.0), (0.22, 0.22, 0.55), CORE_RGB, (True, True, True, True, True))
-    _cards(rng, 22, (0, 0, 0.5), (0.5, 0.5, 0.45), (OAK, ASH, ASPEN)[variant % 3],
+    P, N, C, UV = _box_core((-0.12, -0.12, 0.0), (0.12, 0.12, 0.32), CORE_RGB, (True, True, True, True, True))
+    _cards(rng, 22, (0, 0, 0.45), (0.5, 0.5, 0.45), (OAK, ASH, ASPEN)[variant % 3],
            HEDGE_TINT if variant % 3 != 2 else (0.42, 0.6, 0.5), (0.55, 0.85), P, N, C, UV, shell=0.3)
     return _mesh(P, N, C, UV)
 
