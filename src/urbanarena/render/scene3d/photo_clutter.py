@@ -239,7 +239,9 @@ def with_clutter(meshes, scene, kit: dict):
     if drop and objects.feature is not None and objects.n_triangles:
         keep = ~np.isin(objects.feature.reshape(-1, 3)[:, 0].astype(np.int64), sorted(drop))
         objects = objects.take_triangles(np.flatnonzero(keep))
-    g = FreeGround(scene)
+    from urbanarena.render.scene3d.photo_placement import ground_for
+
+    g = ground_for(scene)
     return (replace(meshes, objects=concat_meshes(objects, clutter_mesh(scene, kit, feature_of, g, seeded=False))),
             clutter_mesh(scene, kit, feature_of, g, tagged=False))
 

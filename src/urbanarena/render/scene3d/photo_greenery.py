@@ -173,7 +173,9 @@ def plan_for(scene) -> dict[str, np.ndarray]:
     with _PLAN_LOCK:
         if key in _PLANS:
             return _PLANS[key]
-    plan = plan_greenery(scene)
+    from urbanarena.render.scene3d.photo_placement import ground_for
+
+    plan = plan_greenery(scene, ground_for(scene))
     with _PLAN_LOCK:
         _PLANS[key] = plan
         while len(_PLANS) > 4:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import threading
 
 import numpy as np
 import shapely
@@ -119,6 +120,25 @@ class FreeGround:
                 & ~self.near_lines(pts, CLEAR_M + r_m))
 
 
+_GROUNDS: dict = {}
+_GROUND_LOCK = threading.Lock()
+
+
+def ground_for(scene) -> FreeGround:
+    """The :class:`FreeGround` of ``scene``, kept per scene content hash (the last two scenes), so that the
+    greenery and the clutter of one renderer share it."""
+    key = scene.content_hash()
+    with _GROUND_LOCK:
+        got = _GROUNDS.get(key)
+    if got is None:
+        got = FreeGround(scene)
+        with _GROUND_LOCK:
+            _GROUNDS[key] = got
+            while len(_GROUNDS) > 2:
+                _GROUNDS.pop(next(iter(_GROUNDS)))
+    return got
+
+
 def spaced(pts: np.ndarray, min_m: float, taken: np.ndarray | None = None) -> np.ndarray:
     """``(K,)`` bool: greedy in order, keep a point when it is at least ``min_m`` from every kept point and from
     every row of ``taken`` (``(M, 2)``)."""
@@ -147,4 +167,4 @@ def spaced(pts: np.ndarray, min_m: float, taken: np.ndarray | None = None) -> np
     return keep
 
 
-__all__ = ["CLEAR_M", "FreeGround", "line_samples", "spaced", "unit"]
+__all__ = ["CLEAR_M", "FreeGround", "ground_for", "line_samples", "spaced", "unit"]

@@ -61,7 +61,7 @@ def _photo_identity() -> dict:
     from urbanarena.render.scene3d import photo_greenery as PG
 
     return {"greenery": PG.GREENERY_VERSION if PG.ENABLED else None,
-            "clutter": PC.CLUTTER_VERSION if PC.ENABLED and PC.photo_clutter(quiet=True) is not None else None,
+            "clutter": PC.CLUTTER_VERSION if PC.ENABLED else None,
             "models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
             "sha256": pkg.sha256,
             "catalogue": None if models is None else models.identity,
