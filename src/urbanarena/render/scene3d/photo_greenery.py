@@ -33,7 +33,6 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from urbanarena.render.scene3d.mesh_primitives import MeshData
 from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, spaced, unit
 
 #: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
