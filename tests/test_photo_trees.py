@@ -163,6 +163,10 @@ def test_photo_trees_are_deterministic_and_differ_from_realistic(tmp_path, monke
     from urbanarena.render.scene3d import photo_atmosphere
 
     monkeypatch.setattr(photo_atmosphere, "ENABLED", False)   # the trees alone differ from realistic
+    from urbanarena.render.scene3d import photo_clutter, photo_greenery
+
+    monkeypatch.setattr(photo_greenery, "ENABLED", False)     # (tests/test_photo_greenery.py)
+    monkeypatch.setattr(photo_clutter, "ENABLED", False)
     real = _render(scene, "realistic", None, monkeypatch)
     photo = _render(scene, "photo", kit, monkeypatch)
     again = _render(scene, "photo", kit, monkeypatch)

@@ -57,9 +57,13 @@ def _photo_identity() -> dict:
 
     mat_pkg = package_by_name(PM.PACKAGE)
     mats = PM.photo_materials(quiet=True)
+    from urbanarena.render.scene3d import photo_clutter as PC
     from urbanarena.render.scene3d import photo_facades
+    from urbanarena.render.scene3d import photo_greenery as PG
 
-    return {"models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
+    return {"greenery": PG.GREENERY_VERSION if PG.ENABLED else None,
+            "clutter": PC.CLUTTER_VERSION if PC.ENABLED else None,
+            "models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
             "sha256": pkg.sha256, "facades": photo_facades.source_identity(),
             "catalogue": None if models is None else models.identity,
             "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,

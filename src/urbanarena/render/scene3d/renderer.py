@@ -185,12 +185,23 @@ class SceneRenderer:
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
         self._tree_tex, tree_kit = None, None
+        green_small = clutter_seeded = None   # photo: hedges, bushes, tufts; seeded clutter (own tiles, near only)
         if self.settings.style == "photo":   # photo trees (.trees_photo); without the assets the realistic ones
             from urbanarena.render.scene3d import trees_photo
 
             tree_kit = trees_photo.photo_trees()
             if tree_kit is not None:
                 self.meshes = trees_photo.with_photo_trees(self.meshes, self.scene, tree_kit)
+                from urbanarena.render.scene3d import photo_greenery   # seeded trees, hedges, bushes, tufts
+
+                if photo_greenery.ENABLED:
+                    self.meshes, green_small = photo_greenery.with_greenery(self.meshes, self.scene, tree_kit)
+        if self.settings.style == "photo":   # benches, bins, bicycles, hydrants (.photo_clutter); without: none
+            from urbanarena.render.scene3d import photo_clutter
+
+            clutter_kit = photo_clutter.photo_clutter(quiet=True) if photo_clutter.ENABLED else None
+            if clutter_kit is not None:
+                self.meshes, clutter_seeded = photo_clutter.with_clutter(self.meshes, self.scene, clutter_kit)
         self._sky_tex = None
         ground_runs, ground_progs = [], {}
         if real:
@@ -264,6 +275,13 @@ class SceneRenderer:
             self._tree_tex = photo_textures.tree_texture(self, tree_kit)
         elif real and m.foliage is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours"),
+                                   ("in_pos", "in_normal", "in_colour"))
+        self.vao_green = self.vao_clutter = None
+        if self.vao_foliage is not None and tree_kit is not None and green_small is not None:
+            self.vao_green = vao(self.prog_foliage, green_small, ("positions", "normals", "colours", "uv"),
+                                 ("in_pos", "in_normal", "in_colour", "in_uv"))
+        if clutter_seeded is not None:
+            self.vao_clutter = vao(self.prog_plain, clutter_seeded, ("positions", "normals", "colours"),
                                    ("in_pos", "in_normal", "in_colour"))
         if real and m.shade is not None:
             self.vao_shade = vao(self.prog_shade, m.shade, ("positions", "normals", "colours"),
@@ -428,6 +446,14 @@ class SceneRenderer:
             if self._tree_tex is not None:
                 self._tree_tex.use(self._tree_unit)
             self.vao_foliage.render(planes, eye, s.object_distance_m)
+        if self.vao_green is not None:   # photo: seeded trees, hedges, bushes, tufts near the eye (.photo_greenery)
+            from urbanarena.render.scene3d.photo_greenery import SMALL_DISTANCE_M
+
+            self.vao_green.render(planes, eye, SMALL_DISTANCE_M)
+        if self.vao_clutter is not None:   # photo: seeded bins, bicycles, hydrants near the eye (.photo_clutter)
+            from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
+
+            self.vao_clutter.render(planes, eye, DISTANCE_M)
         for tex, tiled in self.sign_vaos:
             tex.use(0)
             tiled.render(planes, eye)

@@ -14,13 +14,15 @@ and crowns of many alpha-tested photo leaf cards, from the fetched ``@dgreenheck
   by the species and variant name: a tapered trunk (7 sides), five branches (5 sides) and
   :data:`Species.cards` leaf cards (two triangles each) placed in the crown volume -- points drawn in an
   ellipsoid (a cone for the pine) biased to its shell, each card standing on its twig's stem and leaning outward.
+  Broadleaf crowns are lumpy: :data:`CLUMP_SHARE` of the cards gather (Gaussian, :data:`CLUMP_M`) around
+  :data:`CLUMPS` leaf masses on the crown's outer half, leaving gaps between them; card sizes vary 0.65..1.25.
   A card's corner normals point away from the crown's centre (so the crown shades as one volume) and its colour
-  is the species tint times an occlusion ``0.55 + 0.45 f`` (``f``: the card's radial share of the crown, inner
-  leaves darker).
+  is the species tint times an occlusion ``0.42 + 0.58 f`` (``f``: the card's radial share of the crown, inner
+  leaves darker) and ``0.78 + 0.22 l`` (``l``: its height share in the crown, the underside in shade).
 * **Placement** (:func:`tree_mesh`): every ``tree`` street object draws template ``variant`` of its species,
   turned by a hashed angle and scaled by the realistic style's size factor ``0.8 + 0.4 u`` (the same crown
   height and spread, so the baked crown shadows of :mod:`.realistic` still fall under it), carrying the object's
-  feature index. About 360-380 triangles a tree (the realistic crown's three ellipsoids and trunk: about 400).
+  feature index, its colours times a per-tree tint (:func:`tree_tint`). About 380-440 triangles a tree.
 * **Shader** (:func:`program_sources`): the lit weather vertex shader plus a UV; the fragment shader samples the
   atlas (``textureGrad`` of the continuous UV, so bark repeats along the trunk without seams), discards alpha
   < 0.5 (cut-outs), lights, tone-maps and hazes like the realistic foliage.
@@ -43,7 +45,7 @@ from urbanarena.render.scene3d.mesh_primitives import MeshData
 
 PACKAGE = "@dgreenheck/ez-tree"
 #: bumped whenever the trees' geometry, atlas or shader change pixels (part of the photo render identity)
-TREES_VERSION = "photo-trees-1"
+TREES_VERSION = "photo-trees-2"
 CELL_PX = 256
 LEAF_FILES = ("leaves/oak_color.png", "leaves/ash_color.png", "leaves/aspen_color.png", "leaves/pine_color.png")
 BARK_FILES = ("bark/oak_color_1k.jpg", "bark/willow_color_1k.jpg", "bark/birch_color_1k.jpg",
@@ -52,7 +54,7 @@ N_CELLS = len(LEAF_FILES) + len(BARK_FILES)
 #: metres of trunk one bark texture covers vertically
 BARK_REPEAT_M = 1.2
 #: pre-built templates per species
-VARIANTS = 2
+VARIANTS = 3
 #: texture unit of the atlas (0 signs, 1 sky, 2 sun shadow)
 TREE_UNIT = 3
 MIP_LEVELS = 5
@@ -78,10 +80,12 @@ class Species:
     cone: bool = False
 
 
-SPECIES = (Species("oak", 0, 4, (0.72, 0.72, 0.68), 2.0, 1.9, 130, 1.3),
-           Species("ash", 1, 5, (0.72, 0.72, 0.68), 1.8, 2.0, 130, 1.35),
-           Species("birch", 2, 6, (0.42, 0.6, 0.55), 1.5, 2.3, 120, 1.1),
-           Species("pine", 3, 7, (0.75, 0.75, 0.7), 1.7, 2.8, 110, 1.25, cone=True))
+SPECIES = (Species("oak", 0, 4, (0.72, 0.72, 0.68), 2.0, 1.9, 160, 1.3),
+           Species("ash", 1, 5, (0.72, 0.72, 0.68), 1.8, 2.0, 160, 1.35),
+           Species("birch", 2, 6, (0.42, 0.6, 0.55), 1.5, 2.3, 150, 1.1),
+           Species("pine", 3, 7, (0.75, 0.75, 0.7), 1.7, 2.8, 120, 1.25, cone=True))
+#: broadleaf crowns: leaf clumps per crown, share of cards in clumps, a clump's spread (m, at unit size)
+CLUMPS, CLUMP_SHARE, CLUMP_M = 11, 0.75, 0.5
 #: share of each species among the trees (Helsinki's street trees are mostly broadleaves)
 SPECIES_WEIGHTS = (0.35, 0.3, 0.25, 0.1)
 #: the realistic style's trunk height and crown centre (times the size factor; .meshes.object_mesh)
@@ -242,6 +246,11 @@ def tree_template(sp: Species, variant: int) -> MeshData:
         C += [bark_rgb * 0.85] * len(p)
     tint = np.asarray(sp.tint)
     up = np.array([0.0, 0.0, 1.0])
+    clumps = []
+    for _ in range(CLUMPS):                                    # leaf masses on the crown's outer half
+        d = rng.normal(size=3)
+        d /= np.linalg.norm(d)
+        clumps.append(centre + (0.55 + 0.3 * rng.random()) * d * np.array([sp.rx_m, sp.rx_m, sp.rz_m]))
     for _ in range(sp.cards):
         if sp.cone:
             t = rng.random() ** 0.8                            # height share up the cone (more cards low)
@@ -253,6 +262,12 @@ def tree_template(sp: Species, variant: int) -> MeshData:
             out = np.array([math.cos(a), math.sin(a), 0.0])
             axis = out - 0.35 * up
             frac = f
+        elif rng.random() < CLUMP_SHARE:                       # around a clump: lumpy crown with gaps
+            pt = clumps[int(rng.integers(CLUMPS))] + rng.normal(size=3) * CLUMP_M
+            rel = (pt - centre) / np.array([sp.rx_m, sp.rx_m, sp.rz_m])
+            frac = float(min(np.linalg.norm(rel), 1.0))
+            out = (pt - centre) / max(np.linalg.norm(pt - centre), 1e-6)
+            axis = out + 0.5 * up + 0.4 * rng.normal(size=3)
         else:
             d = rng.normal(size=3)
             d /= np.linalg.norm(d)
@@ -263,12 +278,13 @@ def tree_template(sp: Species, variant: int) -> MeshData:
         axis /= np.linalg.norm(axis)
         side = np.cross(axis, rng.normal(size=3))
         side /= max(np.linalg.norm(side), 1e-9)
-        size = sp.card_m * (0.8 + 0.4 * rng.random())
+        size = sp.card_m * (0.65 + 0.6 * rng.random())
         q, uv = card(pt - axis * size * 0.3, axis, side, size, sp.leaf_cell)
         nrm = (pt - centre)
         nrm = 0.7 * nrm / max(np.linalg.norm(nrm), 1e-9) + 0.3 * up
         nrm /= np.linalg.norm(nrm)
-        col = tint * (0.55 + 0.45 * frac) * (0.9 + 0.2 * rng.random())
+        low = float(np.clip((pt[2] - TRUNK_M) / (top + 0.5 - TRUNK_M), 0.0, 1.0))   # underside in shade
+        col = tint * (0.42 + 0.58 * frac) * (0.78 + 0.22 * low) * (0.9 + 0.2 * rng.random())
         P += list(q)
         UV += list(uv)
         N += [nrm] * 6
@@ -295,6 +311,14 @@ def species_of(oid: str) -> int:
     return len(SPECIES_WEIGHTS) - 1
 
 
+def tree_tint(oid: str) -> np.ndarray:
+    """``(3,)`` per-tree colour factor of the tree ``oid``: brightness ``0.85..1.1`` times a red/blue shift of
+    ``-/+ 7 %`` (yellower or bluer greens), by hashes of the id."""
+    b = 0.85 + 0.25 * _unit(oid, "photo-tree-bright")
+    h = 0.07 * (2.0 * _unit(oid, "photo-tree-hue") - 1.0)
+    return np.array([b * (1 + h), b, b * (1 - h)], np.float32)
+
+
 def tree_mesh(objects, feature_of: dict[str, int], kit: TreeKit) -> MeshData:
     """Every ``tree`` in ``objects`` (:class:`~.scene.StreetObject`) as its template (module docstring), one
     triangle list with ``uv`` and ``feature`` (``feature_of[id]``, 0 when absent); empty when there is none."""
@@ -310,7 +334,7 @@ def tree_mesh(objects, feature_of: dict[str, int], kit: TreeKit) -> MeshData:
         R = np.array([[ca, -sa, 0.0], [sa, ca, 0.0], [0.0, 0.0, 1.0]])
         P.append(tmpl.positions.astype(np.float64) @ R.T * s + [o.x_m, o.y_m, 0.0])
         N.append(tmpl.normals.astype(np.float64) @ R.T)
-        C.append(tmpl.colours)
+        C.append(tmpl.colours * tree_tint(o.id))
         UV.append(tmpl.uv)
         F.append(np.full(len(tmpl.positions), feature_of.get(o.id, 0), np.float32))
     f32 = np.float32

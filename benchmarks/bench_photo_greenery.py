@@ -1,0 +1,102 @@
+"""What the ``photo`` style's seeded greenery and street clutter cost (``render/scene3d/photo_greenery.py``,
+``photo_clutter.py``, the fuller trees of ``trees_photo.py``): the same renders with them and without them, in one
+process, interleaved round by round so that a shared machine's load drifts into both alike.
+
+Variants: ``without`` (greenery and clutter off; with ``--old-trees FILE``, a copy of an older ``trees_photo.py``,
+e.g. ``git show <commit>:src/urbanarena/render/scene3d/trees_photo.py``, its trees too: the branch start) and
+``with`` (everything on). Per round and variant: panoramas 2048 x 1024 and first-person frames 640 x 360 (four
+headings) on the first ``--nodes`` shopping-street nodes of the default city, clear day, population ``--population``;
+CPU ms per panorama and per frame, the minimum and the median over ``--rounds``, and the machine's load
+(``uptime``). Needs the fetched assets (``urbanarena assets fetch``).
+
+    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_greenery.py [--nodes 4] [--rounds 5] [--old-trees FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--city", default="helsinki")
+    ap.add_argument("--population", default="snapshot")
+    ap.add_argument("--old-trees", default=None)
+    a = ap.parse_args()
+    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
+    from urbanarena.bench.realism import _city
+    from urbanarena.render.scene3d import photo_clutter as PC, photo_greenery as PG, trees_photo as TP
+    from urbanarena.render.scene3d.cache import render_with_population
+    from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
+    from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+
+    if TP.photo_trees() is None or PC.photo_clutter() is None:
+        print("photo assets not fetched: run `urbanarena assets fetch`", file=sys.stderr)
+        return 2
+    city = _city(a.city)
+    scene = scene_from_city(city)
+    poses = [node_pose(city, n) for n in shopping_nodes(city)[:a.nodes]]
+    saved = (TP.photo_trees, TP.with_photo_trees)
+    renderers = {}
+    settings = RenderSettings(style="photo", population=a.population)
+    try:
+        PG.ENABLED = PC.ENABLED = False
+        if a.old_trees:
+            spec = importlib.util.spec_from_file_location("trees_photo_old", a.old_trees)
+            old = importlib.util.module_from_spec(spec)
+            sys.modules["trees_photo_old"] = old   # (its dataclasses look their module up)
+            spec.loader.exec_module(old)
+            from urbanarena import paths
+            from urbanarena.render.assets import package_by_name
+
+            kit = old.load_tree_kit(paths.assets_dir() / package_by_name(TP.PACKAGE).key)
+            TP.photo_trees, TP.with_photo_trees = (lambda quiet=False: kit), old.with_photo_trees
+        renderers["without"] = SceneRenderer(scene, settings)
+        TP.photo_trees, TP.with_photo_trees = saved
+        PG.ENABLED = PC.ENABLED = True
+        renderers["with"] = SceneRenderer(scene, settings)
+    finally:
+        TP.photo_trees, TP.with_photo_trees = saved
+        PG.ENABLED = PC.ENABLED = True
+    for r in renderers.values():   # warm: shader compile, sky and shadow bakes
+        x, y, b = poses[0]
+        render_with_population(r, x, y, 1.7, 2048, b, None)
+        r.render_view(x, y, b, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
+    times = {n: {"pano": [], "frame": []} for n in renderers}
+    res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
+           "old_trees": bool(a.old_trees), "population": a.population,
+           "scene_mesh_triangles": {n: int(r.meshes.n_triangles) for n, r in renderers.items()},   # seeded arrays not counted
+           "uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
+    for _ in range(a.rounds):
+        for name, r in renderers.items():
+            c = time.process_time()
+            for x, y, b in poses:
+                render_with_population(r, x, y, 1.7, 2048, b, None)
+            times[name]["pano"].append((time.process_time() - c) / len(poses) * 1e3)
+            c = time.process_time()
+            for x, y, b in poses:
+                for k in range(4):
+                    r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
+            times[name]["frame"].append((time.process_time() - c) / (4 * len(poses)) * 1e3)
+    for name, t in times.items():
+        res[name] = {f"{k}_cpu_ms_{s}": round(f(v), 1) for k, v in t.items()
+                     for s, f in (("min", min), ("median", statistics.median))}
+    for k in ("pano", "frame"):
+        res[f"{k}_ratio_min"] = round(res["with"][f"{k}_cpu_ms_min"] / res["without"][f"{k}_cpu_ms_min"], 3)
+        res[f"{k}_ratio_median"] = round(res["with"][f"{k}_cpu_ms_median"] / res["without"][f"{k}_cpu_ms_median"], 3)
+    res["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(json.dumps(res, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

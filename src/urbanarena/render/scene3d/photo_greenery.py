@@ -1,0 +1,196 @@
+"""The ``photo`` style's seeded greenery (issue 24, tells "leaf-card trees", "bare paved plazas"): trees along
+streets and in green areas where OSM maps none, hedges and bushes on the free ground beside sidewalks and paths,
+and grass tufts along kerbs and wall bases. Everything is drawn with the photo trees' atlas and program
+(:mod:`.trees_photo`), in the foliage mesh; nothing here collides (:mod:`.photo_placement`).
+
+**Plan** (:func:`plan_greenery`; every choice a hash of a key, :func:`.photo_placement.unit`):
+
+* *street sides*: each road's centreline is sampled on both sides (:func:`.photo_placement.line_samples`) at
+  :func:`edge_offset_m` (beyond the sidewalk, or beyond the path); the side is cut into :data:`SEGMENT_M`
+  pieces, each (key ``road/side/piece``) a hedge (:data:`HEDGE_SHARE`), a row of bushes (up to
+  :data:`BUSH_SHARE`) or bare. Hedge cells every metre on free ground (radius 0.45 m), height per piece
+  ``0.8 + 0.9 u`` m; bushes every 3 m with probability 0.6. Trees every :data:`TREE_STEP_M` m, 1.6 m
+  further out, probability 0.3 (0.15 along paths), free with 2.5 m from buildings and :data:`TREE_SPACING_M` from any tree.
+* *green areas* (:class:`~.scene.LandArea`): ``park``/``grass`` get one tree candidate per 14/22 m grid cell
+  (jittered, probability 0.35), ``planting`` one bush per 2.8 m cell (0.7); grass tufts every 3 m cell (0.25).
+* *tufts*: on the sidewalk 0.22 m from the kerb and 0.15 m in front of its back edge (every 1.7 m,
+  probability 0.45), and 0.15 m out from building walls (every 1.8 m, 0.35).
+
+**Meshes** (:func:`greenery_mesh`): per kind a few seeded templates (leaf cards of the atlas, :func:`.trees_photo
+.card`) instanced by a turn, a per-axis scale and a per-instance brightness: a *hedge cell* (1 m long, unit
+height and depth) is 10 cards (a 2 x 2 grid upright on each long side, two over the top) around a dark core (two long sides and the top of a box (a bark cell tinted dark green: the hedge's shadowed
+inside, so it never looks see-through), a *bush* 22 cards on an ellipsoid around a small core box, a *tuft* three
+crossed cards of the pine (grass) or ash (weed) cut-out, tinted yellow-green. Cards further in are darker
+(``0.5 + 0.5 f``, ``f`` the radial share). Trees use :func:`.trees_photo.tree_mesh` (feature 0).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+import shapely
+from shapely.geometry import Polygon
+
+from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, spaced, unit
+
+#: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
+GREENERY_VERSION = "photo-greenery-1"
+#: off: the photo style draws none of it (tests compare the trees or the people alone)
+ENABLED = True
+SEGMENT_M = 12.0
+HEDGE_SHARE, BUSH_SHARE = 0.22, 0.45
+TREE_STEP_M, TREE_SPACING_M = 16.0, 7.0
+TEMPLATES = 3
+#: seeded trees, hedges, bushes and tufts are drawn in ground tiles up to this far (m; OSM trees to 200 m)
+SMALL_DISTANCE_M = 120.0
+
+
+def edge_offset_m(road) -> float:
+    """Sideways distance (m) from a road's centreline to the middle of its hedge line: half its width, its
+    sidewalk and 0.55 m (a hedge's half depth 0.35 m plus a 0.2 m gap) for carriageways with sidewalks,
+    0.9 m past the edge otherwise."""
+    return road.width_m / 2 + (road.sidewalk_m + 0.55 if road.sidewalk_m > 0 else 0.9)
+
+
+def _draw(keys, salt: str) -> np.ndarray:
+    return np.array([unit(k, salt) for k in keys], np.float64)
+
+
+def plan_greenery(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray]:
+    """The seeded greenery of ``scene`` (module docstring): ``{"tree": (K, 2) x_m, y_m; "hedge": (K, 5) x_m, y_m,
+    bearing_rad, height_m, depth_m; "bush": (K, 4) x_m, y_m, size_m, turn_rad; "tuft": (K, 4) x_m, y_m,
+    size_m, turn_rad}``; deterministic."""
+    g = ground or FreeGround(scene)
+    trees, hedges, bushes, tufts = [], [], [], []
+    for r in scene.roads:
+        off = edge_offset_m(r)
+        foot = r.kind != "road"
+        for side in (1, -1):
+            pts = line_samples(r.centreline, 1.0, side * off, 0.5)
+            if not len(pts):
+                continue
+            piece = np.floor(pts[:, 3] / SEGMENT_M).astype(int)
+            us = {p: unit(f"{r.id}/{side}/{p}", "green-piece") for p in np.unique(piece)}
+            u = np.array([us[p] for p in piece])
+            hedge_share = HEDGE_SHARE * (0.6 if foot else 1.0)
+            is_h = u < hedge_share
+            if is_h.any():
+                h = pts[is_h]
+                ok = g.free(h[:, :2], 0.45)
+                hh = 0.8 + 0.9 * (u[is_h][ok] / hedge_share)
+                hedges.append(np.column_stack([h[ok, :3], hh, np.full(ok.sum(), 0.7)]))
+            is_b = (u >= hedge_share) & (u < BUSH_SHARE) & (np.round(pts[:, 3] - 0.5) % 3 == 0)
+            if is_b.any():
+                b = pts[is_b]
+                keys = [f"{r.id}/{side}/{s:.0f}" for s in b[:, 3]]
+                ok = (_draw(keys, "green-bush") < 0.6) & g.free(b[:, :2], 0.5)
+                sz = 0.7 + 0.8 * _draw(keys, "green-bush-size")
+                bushes.append(np.column_stack([b[ok, :2], sz[ok], 2 * math.pi * _draw(keys, "green-turn")[ok]]))
+            t = line_samples(r.centreline, TREE_STEP_M, side * (off + 1.6), 6.0)
+            if len(t):
+                keys = [f"{r.id}/{side}/{s:.0f}" for s in t[:, 3]]
+                ok = (_draw(keys, "green-tree") < (0.15 if foot else 0.3)) & g.free(t[:, :2], 0.8, 2.5)
+                trees.append(t[ok, :2])
+        if r.kind == "road" and r.sidewalk_m > 0:
+            for side in (1, -1):
+                for d, salt in ((r.width_m / 2 + 0.22, "kerb"), (r.width_m / 2 + r.sidewalk_m - 0.15, "back")):
+                    t = line_samples(r.centreline, 1.7, side * d, 0.4)
+                    if len(t):
+                        keys = [f"{r.id}/{side}/{salt}/{s:.1f}" for s in t[:, 3]]
+                        ok = (_draw(keys, "green-tuft") < 0.45) & g.kerb_ok(t[:, :2], 0.12)
+                        tufts.append(_tuft_rows(t[ok, :2], np.asarray(keys)[ok]))
+    for b in scene.buildings:
+        ring = shapely.geometry.polygon.orient(Polygon(b.footprint), 1.0).exterior.coords
+        t = line_samples(ring, 1.8, -0.15, 0.6)
+        if len(t):
+            keys = [f"{b.id}/{s:.1f}" for s in t[:, 3]]
+            ok = _draw(keys, "green-wall") < 0.35
+            ok[ok] &= ~g._near(g.buildings, t[ok, :2], 0.0) & ~g.near_lines(t[ok, :2], 1.5)
+            tufts.append(_tuft_rows(t[ok, :2], np.asarray(keys)[ok]))
+    for a in scene.land_areas:
+        _plan_area(a, g, trees, bushes, tufts)
+    existing = np.array([(o.x_m, o.y_m) for o in scene.objects if o.kind == "tree"]).reshape(-1, 2)
+    tr = np.concatenate(trees) if trees else np.zeros((0, 2))
+    tr = tr[spaced(tr, TREE_SPACING_M, existing)]
+
+    def cat(parts, w):
+        return np.concatenate(parts) if parts else np.zeros((0, w))
+
+    return {"tree": tr, "hedge": cat(hedges, 5), "bush": cat(bushes, 4), "tuft": cat(tufts, 4)}
+
+
+def _tuft_rows(xy: np.ndarray, keys) -> np.ndarray:
+    return np.column_stack([xy, 0.28 + 0.3 * _draw(keys, "green-tuft-size"),
+                            2 * math.pi * _draw(keys, "green-tuft-turn")]) if len(xy) else np.zeros((0, 4))
+
+
+def _grid(poly, cell_m: float, salt: str, aid: str) -> tuple[np.ndarray, list[str]]:
+    x0, y0, x1, y1 = poly.bounds
+    gx = np.arange(math.floor(x0 / cell_m), math.floor(x1 / cell_m) + 1)
+    gy = np.arange(math.floor(y0 / cell_m), math.floor(y1 / cell_m) + 1)
+    if len(gx) * len(gy) > 40000:
+        return np.zeros((0, 2)), []
+    cx, cy = (a.ravel() for a in np.meshgrid(gx, gy))
+    keys = [f"{aid}/{i}/{j}" for i, j in zip(cx, cy)]
+    pts = np.column_stack([(cx + _draw(keys, salt + "x")) * cell_m, (cy + _draw(keys, salt + "y")) * cell_m])
+    inside = shapely.contains_xy(poly, pts[:, 0], pts[:, 1])
+    return pts[inside], [k for k, i in zip(keys, inside) if i]
+
+
+def _plan_area(a, g: FreeGround, trees, bushes, tufts) -> None:
+    poly = Polygon(a.polygon, a.holes)
+    poly = poly if poly.is_valid else shapely.make_valid(poly)
+    shapely.prepare(poly)
+    if a.kind in ("park", "grass"):
+        pts, keys = _grid(poly, 14.0 if a.kind == "park" else 22.0, "area-tree", a.id)
+        if len(pts):
+            ok = (_draw(keys, "area-tree") < 0.35) & g.free(pts, 0.8, 2.5)
+            trees.append(pts[ok])
+        pts, keys = _grid(poly, 3.0, "area-tuft", a.id)
+        if len(pts):
+            ok = (_draw(keys, "area-tuft") < 0.25) & g.free(pts, 0.15)
+            tufts.append(_tuft_rows(pts[ok], np.asarray(keys)[ok]))
+    else:
+        pts, keys = _grid(poly, 2.8, "area-bush", a.id)
+        if len(pts):
+            ok = (_draw(keys, "area-bush") < 0.7) & g.free(pts, 0.4)
+            sz = 0.6 + 0.7 * _draw(keys, "area-bush-size")
+            bushes.append(np.column_stack([pts[ok], sz[ok], 2 * math.pi * _draw(keys, "area-turn")[ok]]))
+
+
+from urbanarena.render.scene3d.photo_greenery_mesh import greenery_mesh, greenery_templates  # noqa: E402
+
+_PLANS: dict = {}
+_PLAN_LOCK = threading.Lock()
+
+
+def plan_for(scene) -> dict[str, np.ndarray]:
+    """:func:`plan_greenery` of ``scene``, kept per scene content hash (the last four scenes)."""
+    key = scene.content_hash()
+    with _PLAN_LOCK:
+        if key in _PLANS:
+            return _PLANS[key]
+    from urbanarena.render.scene3d.photo_placement import ground_for
+
+    plan = plan_greenery(scene, ground_for(scene))
+    with _PLAN_LOCK:
+        _PLANS[key] = plan
+        while len(_PLANS) > 4:
+            _PLANS.pop(next(iter(_PLANS)))
+    return plan
+
+
+def with_greenery(meshes, scene, kit):
+    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene`` as
+    one mesh (:func:`greenery_mesh`, feature 0) that the renderer draws with the tree program in ground tiles up
+    to :data:`SMALL_DISTANCE_M` (not in the ID pass: they hide no feature from visibility counts)."""
+    from urbanarena.render.scene3d.meshes import concat_meshes
+
+    trees, small = greenery_mesh(plan_for(scene), kit)
+    return meshes, concat_meshes(trees, small) if trees.n_triangles else small
+
+
+__all__ = ["GREENERY_VERSION", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
+           "plan_greenery", "with_greenery"]

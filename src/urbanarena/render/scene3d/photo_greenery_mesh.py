@@ -1,0 +1,205 @@
+"""Meshes of the photo style's seeded greenery (:mod:`.photo_greenery`): seeded templates of leaf cards in the
+photo trees' atlas (:mod:`.trees_photo`), instanced with numpy (a turn about z, a per-axis scale, a shift, a
+per-instance brightness). Positions in metres, UVs as :mod:`.trees_photo` encodes them, feature 0."""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+from urbanarena.render.scene3d.mesh_primitives import MeshData
+from urbanarena.render.scene3d.trees_photo import _rng, card
+
+#: atlas cells (see :data:`.trees_photo.LEAF_FILES`, :data:`.trees_photo.BARK_FILES`)
+OAK, ASH, ASPEN, PINE, OAK_BARK = 0, 1, 2, 3, 4
+HEDGE_TINT = (0.55, 0.62, 0.5)
+CORE_RGB = (0.3, 0.5, 0.22)
+TUFT_TINT = (0.78, 0.85, 0.5)
+VERSION_SALT = "photo-greenery-1"
+
+
+def _box_core(lo, hi, rgb, sides=(True, True, True, True, True)) -> tuple[list, list, list, list]:
+    """The four sides and the top of the box (those ``sides`` keeps: -y, +y, -x, +x, top) ``lo``..``hi`` (metres) as triangles sampling the oak bark cell (opaque),
+    coloured ``rgb``: ``(P, N, C, UV)`` lists."""
+    (x0, y0, z0), (x1, y1, z1) = lo, hi
+    faces = (((x0, y0, z0), (x1, y0, z0), (x1, y0, z1), (x0, y0, z1), (0, -1, 0)),
+             ((x1, y1, z0), (x0, y1, z0), (x0, y1, z1), (x1, y1, z1), (0, 1, 0)),
+             ((x0, y1, z0), (x0, y0, z0), (x0, y0, z1), (x0, y1, z1), (-1, 0, 0)),
+             ((x1, y0, z0), (x1, y1, z0), (x1, y1, z1), (x1, y0, z1), (1, 0, 0)),
+             ((x0, y0, z1), (x1, y0, z1), (x1, y1, z1), (x0, y1, z1), (0, 0, 1)))
+    faces = tuple(f for f, keep in zip(faces, sides) if keep)
+    P, N, C, UV = [], [], [], []
+    uvq = [(2 * OAK_BARK + 0.1, 0.0), (2 * OAK_BARK + 0.9, 0.0), (2 * OAK_BARK + 0.9, 0.8), (2 * OAK_BARK + 0.1, 0.8)]
+    for *q, n in faces:
+        for k in (0, 1, 2, 0, 2, 3):
+            P.append(q[k])
+            N.append(n)
+            C.append(rgb)
+            UV.append(uvq[k])
+    return P, N, C, UV
+
+
+def _cards(rng, n: int, centre, radii, cell: int, tint, size_m: tuple[float, float], P, N, C, UV,
+           shell: float = 0.5) -> None:
+    """``n`` cards on an ellipsoid (``centre``, semi-axes ``radii``), biased to its shell, leaning outward; inner
+    cards darker (module docstring of :mod:`.photo_greenery`)."""
+    centre, radii, tint = (np.asarray(v, np.float64) for v in (centre, radii, tint))
+    up = np.array([0.0, 0.0, 1.0])
+    for _ in range(n):
+        d = rng.normal(size=3)
+        d[2] *= 0.8
+        d /= np.linalg.norm(d)
+        frac = shell + (1 - shell) * rng.random() ** 0.5
+        pt = centre + frac * d * radii
+        axis = d + 0.6 * up + 0.35 * rng.normal(size=3)
+        axis /= np.linalg.norm(axis)
+        side = np.cross(axis, rng.normal(size=3))
+        side /= max(np.linalg.norm(side), 1e-9)
+        size = size_m[0] + (size_m[1] - size_m[0]) * rng.random()
+        q, uv = card(pt - axis * size * 0.45, axis, side, size, cell)
+        nrm = 0.75 * d + 0.25 * up
+        nrm /= np.linalg.norm(nrm)
+        col = tint * (0.5 + 0.5 * frac) * (0.88 + 0.24 * rng.random())
+        P += list(q)
+        UV += list(uv)
+        N += [nrm] * 6
+        C += [col] * 6
+
+
+def _mesh(P, N, C, UV) -> MeshData:
+    f32 = np.float32
+    return MeshData(np.asarray(P, f32), np.asarray(N, f32), np.asarray(C, f32), uv=np.asarray(UV, f32))
+
+
+def hedge_cell(variant: int) -> MeshData:
+    """A hedge cell: 1 m long along x, depth 1 (y in -0.5..0.5) and height 1 (z 0..1) before scaling: on each long
+    side a jittered 2 x 2 grid of cards standing almost upright just outside the core (they cover its face), two
+    cards tilted over the top; lower cards darker (``0.62 + 0.38 z``)."""
+    rng = _rng(VERSION_SALT, "hedge", variant)
+    P, N, C, UV = _box_core((-0.5, -0.28, 0.0), (0.5, 0.28, 0.85), CORE_RGB, (True, True, False, False, True))
+    cell = (OAK, ASH)[variant % 2]
+    spots = [(sy, -0.25 + 0.5 * i, 0.05 + 0.42 * k) for sy in (1.0, -1.0) for i in (0, 1) for k in (0, 1)]
+    spots += [(0.0, -0.25, 0.72), (0.0, 0.25, 0.72)]
+    for sy, x, z in spots:
+        x += 0.12 * (rng.random() - 0.5)
+        size = 0.62 + 0.22 * rng.random()
+        if sy:
+            out = np.array([0.0, sy, 0.0])
+            axis = np.array([0.0, 0.25 * sy, 1.0]) + 0.15 * rng.normal(size=3)
+            across = np.array([1.0, 0.15 * rng.normal(), 0.0])
+            stem = np.array([x, sy * (0.3 + 0.08 * rng.random()), z])
+        else:
+            out = np.array([0.0, 0.0, 1.0])
+            axis = np.array([0.0, 1.0 if rng.random() < 0.5 else -1.0, 0.9]) + 0.2 * rng.normal(size=3)
+            across = np.array([1.0, 0.0, 0.0])
+            stem = np.array([x, -0.3 * axis[1] / abs(axis[1]), z])
+        axis /= np.linalg.norm(axis)
+        across = across - axis * float(across @ axis)
+        across /= max(np.linalg.norm(across), 1e-9)
+        q, uv = card(stem, axis, across, size, cell)
+        nrm = out * 0.8 + np.array([0, 0, 0.2])
+        nrm /= np.linalg.norm(nrm)
+        zc = min(1.0, z + size / 2)
+        P += list(q)
+        UV += list(uv)
+        N += [nrm] * 6
+        C += [np.asarray(HEDGE_TINT) * (0.62 + 0.38 * zc) * (0.9 + 0.2 * rng.random())] * 6
+    return _mesh(P, N, C, UV)
+
+
+def bush(variant: int) -> MeshData:
+    """A bush of unit size: an ellipsoid of cards, 1 m across, about 0.95 m high, around a small dark core."""
+    rng = _rng(VERSION_SALT, "bush", variant)
+    P, N, C, UV = _box_core((-0.12, -0.12, 0.0), (0.12, 0.12, 0.32), CORE_RGB, (True, True, True, True, True))
+    _cards(rng, 22, (0, 0, 0.45), (0.5, 0.5, 0.45), (OAK, ASH, ASPEN)[variant % 3],
+           HEDGE_TINT if variant % 3 != 2 else (0.42, 0.6, 0.5), (0.55, 0.85), P, N, C, UV, shell=0.3)
+    return _mesh(P, N, C, UV)
+
+
+def tuft(variant: int) -> MeshData:
+    """A tuft of unit size: three cards crossed at 60 degrees, standing on the ground."""
+    rng = _rng(VERSION_SALT, "tuft", variant)
+    cell = PINE if variant < 2 else ASH
+    P, N, C, UV = [], [], [], []
+    for k in range(3):
+        a = math.pi * k / 3 + 0.3 * rng.random()
+        across = np.array([math.cos(a), math.sin(a), 0.0])
+        axis = np.array([0.15 * rng.normal(), 0.15 * rng.normal(), 1.0])
+        axis /= np.linalg.norm(axis)
+        q, uv = card(np.array([0.0, 0.0, -0.05]), axis, across, 1.0, cell)
+        P += list(q)
+        UV += list(uv)
+        N += [np.array([0.0, 0.0, 1.0])] * 6
+        C += [np.asarray(TUFT_TINT) * (0.85 + 0.25 * rng.random())] * 6
+    return _mesh(P, N, C, UV)
+
+
+@lru_cache(maxsize=1)
+def greenery_templates() -> dict[str, tuple[MeshData, ...]]:
+    """``{"hedge", "bush", "tuft"}`` -> :data:`.photo_greenery.TEMPLATES` seeded templates each."""
+    return {"hedge": tuple(hedge_cell(v) for v in range(3)), "bush": tuple(bush(v) for v in range(3)),
+            "tuft": tuple(tuft(v) for v in range(3))}
+
+
+def instance(tmpl: MeshData, xy: np.ndarray, turn_rad: np.ndarray, scale: np.ndarray,
+             bright: np.ndarray) -> MeshData:
+    """``K`` copies of ``tmpl``: scaled per axis by ``scale`` ``(K, 3)``, turned by ``turn_rad`` ``(K,)`` about z
+    (counter-clockwise), moved to ``xy`` ``(K, 2)`` (z 0), colours times ``bright`` ``(K,)``."""
+    p = tmpl.positions.astype(np.float64)[None] * scale[:, None, :]
+    c, s = np.cos(turn_rad)[:, None], np.sin(turn_rad)[:, None]
+    x = c * p[..., 0] - s * p[..., 1] + xy[:, 0:1]
+    y = s * p[..., 0] + c * p[..., 1] + xy[:, 1:2]
+    n = tmpl.normals.astype(np.float64)[None]
+    nx, ny = c * n[..., 0] - s * n[..., 1], s * n[..., 0] + c * n[..., 1]
+    nz = np.broadcast_to(n[..., 2], nx.shape)
+    f32 = np.float32
+    k = len(xy)
+    return MeshData(np.stack([x, y, p[..., 2]], -1).reshape(-1, 3).astype(f32),
+                    np.stack([nx, ny, nz], -1).reshape(-1, 3).astype(f32),
+                    (tmpl.colours[None] * bright[:, None, None]).reshape(-1, 3).astype(f32),
+                    uv=np.broadcast_to(tmpl.uv[None], (k, *tmpl.uv.shape)).reshape(-1, 2).astype(f32),
+                    feature=np.zeros(k * len(tmpl.positions), f32))
+
+
+def greenery_mesh(plan: dict[str, np.ndarray], kit) -> tuple[MeshData, MeshData]:
+    """``(trees, small)``: triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_greenery.plan_greenery`
+    plan: the trees through :func:`.trees_photo.tree_mesh`; the hedges, bushes and tufts as instanced templates
+    (template and brightness ``0.85..1.1`` by a hash of the position)."""
+    from urbanarena.render.scene3d.meshes import concat_meshes
+    from urbanarena.render.scene3d.scene import StreetObject
+    from urbanarena.render.scene3d.trees_photo import tree_mesh
+
+    parts = []
+    tree_part = None
+    trees = [StreetObject(f"seed-tree/{x:.2f}/{y:.2f}", "tree", float(x), float(y)) for x, y in plan["tree"]]
+    if trees:
+        tree_part = tree_mesh(trees, {}, kit)
+    tm = greenery_templates()
+    for kind in ("hedge", "bush", "tuft"):
+        rows = plan[kind]
+        if not len(rows):
+            continue
+        hv = (np.floor(rows[:, 0] * 7.31) + np.floor(rows[:, 1] * 3.17)).astype(np.int64)
+        which = hv % len(tm[kind])
+        bright = 0.85 + 0.25 * ((hv * 2654435761) % 1000) / 1000.0
+        if kind == "hedge":
+            scale = np.column_stack([np.ones(len(rows)), rows[:, 4], rows[:, 3]])
+            turn = rows[:, 2]
+        else:
+            scale = np.repeat(rows[:, 2:3], 3, axis=1)
+            turn = rows[:, 3]
+        for v in range(len(tm[kind])):
+            sel = which == v
+            if sel.any():
+                parts.append(instance(tm[kind][v], rows[sel, :2], turn[sel], scale[sel], bright[sel]))
+    z = np.zeros((0, 3), np.float32)
+    empty = MeshData(z, z.copy(), z.copy(), uv=np.zeros((0, 2), np.float32), feature=np.zeros(0, np.float32))
+    out = parts[0] if parts else empty
+    for p in parts[1:]:
+        out = concat_meshes(out, p)
+    return (tree_part if tree_part is not None else empty), out
+
+
+__all__ = ["bush", "greenery_mesh", "greenery_templates", "hedge_cell", "instance", "tuft"]
