@@ -56,7 +56,8 @@ import numpy as np
 from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panorama_attribution
 from urbanarena.render.scene3d import photo_textures
 from urbanarena.render.scene3d.context import current, free_when_collected, gl_context
-from urbanarena.render.scene3d.dynamic import draw_dynamic, draw_dynamic_ids
+from urbanarena.render.scene3d.dynamic import draw_dynamic
+from urbanarena.render.scene3d.id_pass import IdPassMixin, release_framebuffers as _release_framebuffers
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
 from urbanarena.render.scene3d.scene import Scene
 from urbanarena.render.scene3d import shaders
@@ -88,7 +89,7 @@ def _check_view_args(pitch_deg: float, hfov_deg: float, width: int, height: int)
         raise ValueError(f"size out of range: {width}x{height}")
 
 
-class SceneRenderer:
+class SceneRenderer(IdPassMixin):
     """Renders one scene with a shared headless GL context.
 
     Args:
@@ -507,75 +508,6 @@ class SceneRenderer:
             return self.weather.sensor_noise(np.ascontiguousarray(img[::-1]))
         return np.ascontiguousarray(img[::-1])
 
-    def _build_id_pass(self) -> tuple:
-        """The ID program and vertex arrays over the existing vertex buffers (built once, on first use)."""
-        ctx = self.ctx
-        prog = self._keep(ctx.program(vertex_shader=shaders.ID_VS, fragment_shader=shaders.ID_FS))
-
-        def id_vao(tiled):
-            if tiled is None:
-                return None
-            buf, stride, feature = tiled.source
-            n = (buf.size // stride)
-            feat = np.zeros(n, np.float32) if feature is None else np.ascontiguousarray(feature, dtype=np.float32)
-            fbuf = self._keep(ctx.buffer(feat.tobytes()))
-            pos = "3f" if stride == 12 else f"3f {stride - 12}x"
-            return tiled.with_vao(self._keep(ctx.vertex_array(prog, [(buf, pos, "in_pos"),
-                                                                     (fbuf, "1f", "in_feature")])))
-
-        return (prog, id_vao(self.vao_facades), id_vao(self.vao_solids), id_vao(self.vao_objects),
-                [id_vao(t) for _, t in self.sign_vaos], id_vao(getattr(self, "vao_foliage", None)))
-
-    def _id_fbo(self, width: int, height: int):
-        key = ("id", width, height)
-        f = self._fbos.get(key)
-        if f is not None:
-            self._fbos.move_to_end(key)
-            return f[0]
-        ctx = self.ctx
-        fb = ctx.framebuffer([ctx.renderbuffer((width, height), 4)], ctx.depth_renderbuffer((width, height)))
-        self._fbos[key] = (fb, None)
-        while len(self._fbos) > 4:
-            _, old = self._fbos.popitem(last=False)
-            _release_framebuffers(old)
-        return fb
-
-    def _draw_ids(self, eye: np.ndarray, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
-                  height: int, dynamic=None) -> np.ndarray:
-        """Feature-index image ``(height, width)`` int32: the geometry, draw order, culling and depth
-        test of :meth:`_draw` (steps 1; the sky and the ground, which writes no depth, hide nothing)."""
-        mgl = self._mgl
-        ctx = self.ctx
-        s = self.settings
-        if self._id_pass is None:
-            self._id_pass = self._build_id_pass()
-        prog, facades, solids, objects, signs, foliage = self._id_pass
-        fb = self._id_fbo(width, height)
-        fb.use()
-        ctx.viewport = (0, 0, width, height)
-        fb.clear(0.0, 0.0, 0.0, 1.0, depth=1.0)
-        P = projection_matrix(hfov_deg, width, height, s.near_m, s.far_m)
-        V = view_matrix(eye, yaw_deg, pitch_deg)
-        prog["mvp"].write((P @ V).T.astype("f4").tobytes())
-        ctx.disable(mgl.CULL_FACE | mgl.BLEND)
-        ctx.enable(mgl.DEPTH_TEST)
-        ctx.depth_func = "<"
-        planes = _frustum_planes(P @ V)
-        for tiled in (facades, solids):
-            if tiled is not None:
-                tiled.render(planes, eye)
-        for tiled in (objects, foliage):
-            if tiled is not None:
-                tiled.render(planes, eye, s.object_distance_m)
-        for tiled in signs:
-            if tiled is not None:
-                tiled.render(planes, eye)
-        if dynamic:  # the population's people and vehicles (.population): indices after the scene's features
-            draw_dynamic_ids(ctx, prog, dynamic, len(self.features))
-        data = fb.read(viewport=(0, 0, width, height), components=3, alignment=1)
-        rgb = np.frombuffer(data, dtype=np.uint8).reshape(height, width, 3)[::-1].astype(np.int32)
-        return np.ascontiguousarray(rgb[..., 0] | (rgb[..., 1] << 8) | (rgb[..., 2] << 16))
-
     # -------------------------------------------------------------- public
     @property
     def features(self) -> tuple[tuple[str, str], ...]:
@@ -677,17 +609,6 @@ class SceneRenderer:
         process's next GL use (:func:`.context.free_when_collected`)."""
         with self._lock, current(self.ctx):
             _free_gl(self._fbos, self._resources)
-
-
-def _release_framebuffers(fbs) -> None:
-    """Release each framebuffer of ``fbs`` (``None`` skipped) with its attachments (the context current)."""
-    for fb in fbs:
-        if fb is not None:
-            for a in fb.color_attachments:
-                a.release()
-            if fb.depth_attachment is not None:
-                fb.depth_attachment.release()
-            fb.release()
 
 
 def _free_gl(fbos: OrderedDict, resources: list) -> None:
