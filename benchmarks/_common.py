@@ -19,3 +19,37 @@ def need(path: Path) -> Path:
 def peak_rss_mb() -> float:
     """Peak resident set size of this process so far, MiB (Linux ru_maxrss is KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def uptime() -> str:
+    """``uptime``'s line (the machine's load: a shared machine's timings swing with it)."""
+    import subprocess
+
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+
+
+def ab_cpu_ms(renderers: dict, rounds: int, pano, frames, res: dict, before=None) -> dict:
+    """Interleaved A/B timing in one process: per round, for each ``name, renderer`` of ``renderers`` (``without``
+    and ``with``), ``pano(renderer)`` and ``frames(renderer)`` draw one round and return how many images they drew;
+    ``before(name)``, if given, runs first (to switch a variant on). Adds to ``res``: per name the min and median
+    CPU ms per panorama and per frame, their ``with``/``without`` ratios, and ``uptime_end``; returns ``res``."""
+    import statistics
+    import time
+
+    times = {n: {"pano": [], "frame": []} for n in renderers}
+    for _ in range(rounds):
+        for name, r in renderers.items():
+            if before is not None:
+                before(name)
+            for kind, draw in (("pano", pano), ("frame", frames)):
+                c = time.process_time()
+                n = draw(r)
+                times[name][kind].append((time.process_time() - c) / n * 1e3)
+    for name, t in times.items():
+        res[name] = {f"{k}_cpu_ms_{s}": round(f(v), 1) for k, v in t.items()
+                     for s, f in (("min", min), ("median", statistics.median))}
+    for k in ("pano", "frame"):
+        res[f"{k}_ratio_min"] = round(res["with"][f"{k}_cpu_ms_min"] / res["without"][f"{k}_cpu_ms_min"], 3)
+        res[f"{k}_ratio_median"] = round(res["with"][f"{k}_cpu_ms_median"] / res["without"][f"{k}_cpu_ms_median"], 3)
+    res["uptime_end"] = uptime()
+    return res

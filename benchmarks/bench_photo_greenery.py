@@ -18,10 +18,11 @@ import argparse
 import importlib.util
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ab_cpu_ms, uptime  # noqa: E402
 
 
 def main() -> int:
@@ -71,29 +72,22 @@ def main() -> int:
         x, y, b = poses[0]
         render_with_population(r, x, y, 1.7, 2048, b, None)
         r.render_view(x, y, b, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
-    times = {n: {"pano": [], "frame": []} for n in renderers}
     res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
            "old_trees": bool(a.old_trees), "population": a.population,
            "scene_mesh_triangles": {n: int(r.meshes.n_triangles) for n, r in renderers.items()},   # seeded arrays not counted
-           "uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
-    for _ in range(a.rounds):
-        for name, r in renderers.items():
-            c = time.process_time()
-            for x, y, b in poses:
-                render_with_population(r, x, y, 1.7, 2048, b, None)
-            times[name]["pano"].append((time.process_time() - c) / len(poses) * 1e3)
-            c = time.process_time()
-            for x, y, b in poses:
-                for k in range(4):
-                    r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
-            times[name]["frame"].append((time.process_time() - c) / (4 * len(poses)) * 1e3)
-    for name, t in times.items():
-        res[name] = {f"{k}_cpu_ms_{s}": round(f(v), 1) for k, v in t.items()
-                     for s, f in (("min", min), ("median", statistics.median))}
-    for k in ("pano", "frame"):
-        res[f"{k}_ratio_min"] = round(res["with"][f"{k}_cpu_ms_min"] / res["without"][f"{k}_cpu_ms_min"], 3)
-        res[f"{k}_ratio_median"] = round(res["with"][f"{k}_cpu_ms_median"] / res["without"][f"{k}_cpu_ms_median"], 3)
-    res["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+           "uptime_start": uptime()}
+    def pano(r):
+        for x, y, b in poses:
+            render_with_population(r, x, y, 1.7, 2048, b, None)
+        return len(poses)
+
+    def frames(r):
+        for x, y, b in poses:
+            for k in range(4):
+                r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
+        return 4 * len(poses)
+
+    ab_cpu_ms(renderers, a.rounds, pano, frames, res)
     print(json.dumps(res, indent=1))
     return 0
 

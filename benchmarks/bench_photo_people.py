@@ -17,10 +17,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
-import subprocess
 import sys
-import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import ab_cpu_ms, uptime  # noqa: E402
 
 
 def main() -> int:
@@ -28,7 +29,6 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
-    from dataclasses import replace
 
     from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
     from urbanarena.bench.realism import _city
@@ -64,41 +64,27 @@ def main() -> int:
         renderers[name] = SceneRenderer(scene, settings)
     use(real)
 
-    def pano(name, r):
+    def pano(r):
         for n, (x, y, b) in zip(nodes, poses):
             render_with_population(r, x, y, 1.7, 2048, b, node_population(scene, settings, n, x, y))
+        return len(poses)
 
-    def frames(name, r):
+    def frames(r):
         for n, (x, y, b) in zip(nodes, poses):
             objs = node_population(scene, settings, n, x, y)
             for k in range(4):
                 r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H, dynamic=objs)
             release_population(r, objs)
+        return 4 * len(poses)
 
     for name, r in renderers.items():   # warm: shader compile, sky and shadow bakes
         use(variants[name])
         x, y, b = poses[0]
         render_with_population(r, x, y, 1.7, 2048, b, node_population(scene, settings, nodes[0], x, y))
-    times = {n: {"pano": [], "frame": []} for n in renderers}
     res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
-           "uptime_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()}
-    for _ in range(a.rounds):
-        for name, r in renderers.items():
-            use(variants[name])
-            c = time.process_time()
-            pano(name, r)
-            times[name]["pano"].append((time.process_time() - c) / len(poses) * 1e3)
-            c = time.process_time()
-            frames(name, r)
-            times[name]["frame"].append((time.process_time() - c) / (4 * len(poses)) * 1e3)
+           "uptime_start": uptime()}
+    ab_cpu_ms(renderers, a.rounds, pano, frames, res, before=lambda name: use(variants[name]))
     use(real)
-    for name, t in times.items():
-        res[name] = {f"{k}_cpu_ms_{s}": round(f(v), 1) for k, v in t.items()
-                     for s, f in (("min", min), ("median", statistics.median))}
-    for k in ("pano", "frame"):
-        res[f"{k}_ratio_min"] = round(res["with"][f"{k}_cpu_ms_min"] / res["without"][f"{k}_cpu_ms_min"], 3)
-        res[f"{k}_ratio_median"] = round(res["with"][f"{k}_cpu_ms_median"] / res["without"][f"{k}_cpu_ms_median"], 3)
-    res["uptime_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(json.dumps(res, indent=1))
     return 0
 
