@@ -53,3 +53,29 @@ def ab_cpu_ms(renderers: dict, rounds: int, pano, frames, res: dict, before=None
         res[f"{k}_ratio_median"] = round(res["with"][f"{k}_cpu_ms_median"] / res["without"][f"{k}_cpu_ms_median"], 3)
     res["uptime_end"] = uptime()
     return res
+
+
+def ab_static_poses(renderers: dict, poses: list, rounds: int, res: dict) -> dict:
+    """:func:`ab_cpu_ms` over fixed poses ``(x_m, y_m, bearing_deg)`` without people: a 2048-wide panorama per
+    pose, and four 640x360 90-degree frames per pose (bearings +0/90/180/270), after one warm-up of each (shader
+    compile, sky and shadow bakes)."""
+    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W
+    from urbanarena.render.scene3d.cache import render_with_population
+
+    def pano(r):
+        for x, y, b in poses:
+            render_with_population(r, x, y, 1.7, 2048, b, None)
+        return len(poses)
+
+    def frames(r):
+        for x, y, b in poses:
+            for k in range(4):
+                r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
+        return 4 * len(poses)
+
+    for r in renderers.values():
+        x, y, b = poses[0]
+        render_with_population(r, x, y, 1.7, 2048, b, None)
+        r.render_view(x, y, b, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
+    res["uptime_start"] = uptime()
+    return ab_cpu_ms(renderers, rounds, pano, frames, res)

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ab_cpu_ms, uptime  # noqa: E402
+from _common import ab_static_poses  # noqa: E402
 
 
 def shots(city, scene, views: str, out: str) -> None:
@@ -67,10 +67,9 @@ def main() -> int:
     ap.add_argument("--shots", default=None, help="write the before/after JPEG here and skip the speed runs")
     ap.add_argument("--views", default="n01946:60:12:clear,n00008:45:-4:clear,n00008:30:10:night")
     a = ap.parse_args()
-    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
+    from urbanarena.bench.population import shopping_nodes
     from urbanarena.bench.realism import _city
     from urbanarena.render.scene3d import photo_facades as PF
-    from urbanarena.render.scene3d.cache import render_with_population
     from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
     from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
 
@@ -89,24 +88,8 @@ def main() -> int:
             renderers[name] = SceneRenderer(scene, settings)
     finally:
         PF.patch_source = patch
-    for r in renderers.values():   # warm: shader compile, sky and shadow bakes
-        x, y, b = poses[0]
-        render_with_population(r, x, y, 1.7, 2048, b, None)
-        r.render_view(x, y, b, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
-    res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
-           "uptime_start": uptime()}
-    def pano(r):
-        for x, y, b in poses:
-            render_with_population(r, x, y, 1.7, 2048, b, None)
-        return len(poses)
-
-    def frames(r):
-        for x, y, b in poses:
-            for k in range(4):
-                r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
-        return 4 * len(poses)
-
-    ab_cpu_ms(renderers, a.rounds, pano, frames, res)
+    res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds}
+    ab_static_poses(renderers, poses, a.rounds, res)
     print(json.dumps(res, indent=1))
     return 0
 

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ab_cpu_ms, uptime  # noqa: E402
+from _common import ab_static_poses  # noqa: E402
 
 
 def main() -> int:
@@ -33,10 +33,9 @@ def main() -> int:
     ap.add_argument("--population", default="snapshot")
     ap.add_argument("--old-trees", default=None)
     a = ap.parse_args()
-    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
+    from urbanarena.bench.population import shopping_nodes
     from urbanarena.bench.realism import _city
     from urbanarena.render.scene3d import photo_clutter as PC, photo_greenery as PG, trees_photo as TP
-    from urbanarena.render.scene3d.cache import render_with_population
     from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
     from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
 
@@ -68,26 +67,10 @@ def main() -> int:
     finally:
         TP.photo_trees, TP.with_photo_trees = saved
         PG.ENABLED = PC.ENABLED = True
-    for r in renderers.values():   # warm: shader compile, sky and shadow bakes
-        x, y, b = poses[0]
-        render_with_population(r, x, y, 1.7, 2048, b, None)
-        r.render_view(x, y, b, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
     res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
            "old_trees": bool(a.old_trees), "population": a.population,
-           "scene_mesh_triangles": {n: int(r.meshes.n_triangles) for n, r in renderers.items()},   # seeded arrays not counted
-           "uptime_start": uptime()}
-    def pano(r):
-        for x, y, b in poses:
-            render_with_population(r, x, y, 1.7, 2048, b, None)
-        return len(poses)
-
-    def frames(r):
-        for x, y, b in poses:
-            for k in range(4):
-                r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H)
-        return 4 * len(poses)
-
-    ab_cpu_ms(renderers, a.rounds, pano, frames, res)
+           "scene_mesh_triangles": {n: int(r.meshes.n_triangles) for n, r in renderers.items()}}   # seeded arrays not counted
+    ab_static_poses(renderers, poses, a.rounds, res)
     print(json.dumps(res, indent=1))
     return 0
 
