@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from urbanarena.render.assets.fetch import licence_rows, read_manifest
+from urbanarena.render.assets.fetch import group_rows, manifest_rows, read_manifest
 from urbanarena.render.assets import registry
 from urbanarena.render.assets.registry import AssetPackage
 
@@ -33,25 +33,18 @@ def asset_credits(root: str | Path | None = None, packages: tuple[AssetPackage, 
         package file it was extracted from and how many files were kept; ``licences`` groups the kept files by
         package, licence and authors (counts sum to ``files``); both sorted for a stable manifest.
     """
-    pins = []
+    pins, rows = [], []
     for pkg in packages if packages is not None else registry.PACKAGES:
         man = read_manifest(pkg, root)
         if man is not None:
             pins.append({"package": pkg.name, "version": pkg.version, "registry": pkg.registry,
                          "sha256": pkg.sha256, "files": len(man["files"])})
+            rows += manifest_rows(pkg.key, man)
     if not pins:
         return None
-    wanted = {(p["package"], p["version"]) for p in pins}
-    rows = [r for r in licence_rows(root) if (r["package"], r["version"]) in wanted]
-    groups: dict[tuple[str, str, str, str], int] = {}
-    for row in rows:
-        k = (row["package"], row["version"], row["licence"], row["authors"])
-        groups[k] = groups.get(k, 0) + 1
-    licences = [{"package": p, "version": v, "licence": lic, "authors": a, "files": n}
-                for (p, v, lic, a), n in sorted(groups.items())]
-    out = {"packages": sorted(pins, key=lambda p: p["package"]), "licences": licences,
-           "files": sum(g["files"] for g in licences)}
-    return {**out, "file_rows": rows} if with_files else out
+    licences = sorted(group_rows(rows), key=lambda g: (g["package"], g["version"], g["licence"], g["authors"]))
+    out = {"packages": sorted(pins, key=lambda p: p["package"]), "licences": licences, "files": len(rows)}
+    return {**out, "file_rows": sorted(rows, key=lambda x: x["file"])} if with_files else out
 
 
 def credit_lines(credits: dict[str, Any]) -> list[str]:

@@ -400,10 +400,15 @@ def licence_rows(root: str | Path | None = None) -> list[dict[str, Any]]:
     rows = []
     for d in sorted(p for p in r.iterdir() if p.is_dir() and not p.name.startswith(".")):
         man = _whole(d)
-        for f in (man or {}).get("files", []):
-            rows.append({"file": f"{d.name}/{f['file']}", "package": man["package"], "version": man["version"],
-                         "licence": f["licence"], "authors": f["authors"], "sha256": f["sha256"]})
+        if man is not None:
+            rows += manifest_rows(d.name, man)
     return sorted(rows, key=lambda x: x["file"])
+
+
+def manifest_rows(folder: str, man: dict[str, Any]) -> list[dict[str, Any]]:
+    """The :func:`licence_rows` rows of one package's manifest ``man`` in its cache folder ``folder``."""
+    return [{"file": f"{folder}/{f['file']}", "package": man["package"], "version": man["version"],
+             "licence": f["licence"], "authors": f["authors"], "sha256": f["sha256"]} for f in man["files"]]
 
 
 def write_licences(root: str | Path | None = None) -> Path:
@@ -420,8 +425,14 @@ def write_licences(root: str | Path | None = None) -> Path:
 
 def licence_summary(root: str | Path | None = None) -> list[dict[str, Any]]:
     """Installed files grouped by (package, version, licence, authors), with ``files`` counted; for listings."""
+    return group_rows(licence_rows(root))
+
+
+def group_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """:func:`licence_rows`-style rows grouped by (package, version, licence, authors), with ``files`` counted, in
+    order of first appearance."""
     groups: dict[tuple[str, str, str, str], int] = {}
-    for row in licence_rows(root):
+    for row in rows:
         k = (row["package"], row["version"], row["licence"], row["authors"])
         groups[k] = groups.get(k, 0) + 1
     return [{"package": p, "version": v, "licence": lic, "authors": a, "files": n}
