@@ -277,13 +277,18 @@ class SceneRenderer(IdPassMixin):
         elif real and m.foliage is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours"),
                                    ("in_pos", "in_normal", "in_colour"))
-        self.vao_green = self.vao_clutter = None
+        # photo: seeded greenery and clutter, each drawn only near the eye: (vertex array, draw distance m)
+        self._near_vaos = []
         if self.vao_foliage is not None and tree_kit is not None and green_small is not None:
-            self.vao_green = vao(self.prog_foliage, green_small, ("positions", "normals", "colours", "uv"),
-                                 ("in_pos", "in_normal", "in_colour", "in_uv"))
+            from urbanarena.render.scene3d.photo_greenery import SMALL_DISTANCE_M
+
+            self._near_vaos.append((vao(self.prog_foliage, green_small, ("positions", "normals", "colours", "uv"),
+                                        ("in_pos", "in_normal", "in_colour", "in_uv")), SMALL_DISTANCE_M))
         if clutter_seeded is not None:
-            self.vao_clutter = vao(self.prog_plain, clutter_seeded, ("positions", "normals", "colours"),
-                                   ("in_pos", "in_normal", "in_colour"))
+            from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
+
+            self._near_vaos.append((vao(self.prog_plain, clutter_seeded, ("positions", "normals", "colours"),
+                                        ("in_pos", "in_normal", "in_colour")), DISTANCE_M))
         if real and m.shade is not None:
             self.vao_shade = vao(self.prog_shade, m.shade, ("positions", "normals", "colours"),
                                  ("in_pos", "in_normal", "in_colour"), tiled=False)
@@ -447,14 +452,9 @@ class SceneRenderer(IdPassMixin):
             if self._tree_tex is not None:
                 self._tree_tex.use(self._tree_unit)
             self.vao_foliage.render(planes, eye, s.object_distance_m)
-        if self.vao_green is not None:   # photo: seeded trees, hedges, bushes, tufts near the eye (.photo_greenery)
-            from urbanarena.render.scene3d.photo_greenery import SMALL_DISTANCE_M
-
-            self.vao_green.render(planes, eye, SMALL_DISTANCE_M)
-        if self.vao_clutter is not None:   # photo: seeded bins, bicycles, hydrants near the eye (.photo_clutter)
-            from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
-
-            self.vao_clutter.render(planes, eye, DISTANCE_M)
+        for tiled, distance_m in self._near_vaos:   # photo: seeded greenery and clutter (.photo_greenery/_clutter)
+            if tiled is not None:   # an empty mesh has no vertex array
+                tiled.render(planes, eye, distance_m)
         for tex, tiled in self.sign_vaos:
             tex.use(0)
             tiled.render(planes, eye)
