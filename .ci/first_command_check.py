@@ -11,7 +11,10 @@ server answered at least one request.
 
 Cities are tiny and synthetic (the T junction and cross of ``tests/arena_util.py`` with
 compass panoramas, the OSM fixture ``tests/data/osm_generate_fixture.osm`` for the UrbanGround
-ladder); the whole check takes a few seconds plus one GL render per UrbanGround step.
+ladder); the whole check takes a few seconds plus one GL render per UrbanGround step. Then one
+``vlm-arena`` episode on the default city's default suite (``--tasks mini --limit 1``) in the
+environment's home, which the demo filled (``URBANARENA_HOME``: the built city and the fetched photo
+assets): it must run in the ``photo`` style (issue 24; ``run.json`` says so) and send the model a view.
 
 Usage: ``PYTHONPATH=tests VENV/bin/python .ci/first_command_check.py VENV/bin/urbanarena WORKDIR``
 """
@@ -74,10 +77,32 @@ def urbanground_case(work: Path):
 CASES = {"vlm-cityseeker": cityseeker_case, "vlm-arena": arena_case, "vlm-urbanground": urbanground_case}
 
 
+def photo_episode(cli: str, work: Path, env: dict) -> str | None:
+    """One vlm-arena episode of the default suite in the default (photo) style; ``None`` when it ran in
+    ``photo`` with a view sent and no agent error, else what went wrong."""
+    out = work / "run-vlm-arena-helsinki-photo"
+    t0 = time.perf_counter()
+    with FakeOpenAIServer(lambda body, n: reply("ANSWER", "x:1 y:1", thought="a street"), api_key=OPENAI_KEY) as srv:
+        r = subprocess.run([cli, "run", "--city", "helsinki", "--tasks", "mini", "--limit", "1", "--agent", "vlm-arena",
+                            "--model", f"openai-compatible:{srv.base_url}:fake-vlm", "--out", str(out)],
+                           env=dict(env, OPENAI_COMPATIBLE_API_KEY=OPENAI_KEY), capture_output=True, text=True,
+                           timeout=900)
+        images = sum(json.dumps(rec.body).count("data:image/") for rec in srv.log)
+    style = None
+    if (out / "run.json").exists():
+        run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+        views = [((c.get("extra") or {}).get("arena_view") or {}) for c in run.get("configs", {}).values()]
+        style = views[0].get("render_style") if views else None
+    ok = r.returncode == 0 and "0 agent errors" in r.stdout and images > 0 and style == "photo"
+    print(f"{'ok  ' if ok else 'FAIL'} vlm-arena        helsinki mini, 1 episode: exit {r.returncode}, style {style}, "
+          f"{images} images sent, {time.perf_counter() - t0:.1f} s")
+    return None if ok else f"helsinki photo episode: exit {r.returncode}, style {style}\n{r.stdout[-1500:]}\n{r.stderr[-1500:]}"
+
+
 def main(cli: str, work: Path) -> int:
     work.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, OPENAI_API_KEY=OPENAI_KEY, ANTHROPIC_API_KEY=ANTHROPIC_KEY,
-               URBANARENA_HOME=str(work / "home"))
+               URBANARENA_HOME=os.environ.get("URBANARENA_HOME") or str(work / "home"))
     env.pop("OPENAI_COMPATIBLE_API_KEY", None)
     failures = []
     t_all = time.perf_counter()
@@ -104,7 +129,10 @@ def main(cli: str, work: Path) -> int:
                 log = out / "run.log"
                 tail = log.read_text(encoding="utf-8", errors="replace")[-1500:] if log.exists() else ""
                 failures.append(f"{agent} / {provider}: exit {r.returncode}\n{r.stdout[-1500:]}\n{r.stderr[-1500:]}\n{tail}")
-    print(f"first-command check: {6 - len(failures)} passed, {len(failures)} failed "
+    photo = photo_episode(cli, work, env)
+    if photo:
+        failures.append(photo)
+    print(f"first-command check: {7 - len(failures)} passed, {len(failures)} failed "
           f"({time.perf_counter() - t_all:.1f} s)")
     for f in failures:
         print("----\n" + f)

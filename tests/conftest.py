@@ -3,7 +3,10 @@ need it skip with a reason when it is absent (e.g. on a user's machine)."""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import networkx as nx
@@ -24,6 +27,15 @@ if settings is not None:
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
+# No command fetches the photo assets on its own during the tests, from the first fixture of the session on
+# (module fixtures run before the per-test ones): the default photo style renders realistic, as offline, and
+# quietly (render/scene3d/styles.py usable_style). The tests of the fetch call it explicitly, and the acceptance
+# run of the photo suite takes this variable out of its subprocess's environment.
+os.environ["URBANARENA_NO_ASSET_FETCH"] = "1"
+# Module and session fixtures run before the per-test home below: they get a home of this session, never the
+# user's cache (which may hold fetched photo assets that would change the default style under them).
+os.environ["URBANARENA_HOME"] = tempfile.mkdtemp(prefix="urbanarena-test-home-")
+atexit.register(shutil.rmtree, os.environ["URBANARENA_HOME"], True)
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,8 @@ def test_flat_identity_is_unchanged_and_styles_are_checked():
     assert real.identity_dict()["style"] == "realistic" and real.key() != flat.key()
     with pytest.raises(ValueError, match="render style"):
         RenderSettings(style="photoreal")
-    assert DEFAULT_RENDER_STYLE == "realistic"
+    assert DEFAULT_RENDER_STYLE == "photo"
+    # the test's home has no photo assets: the default draws realistic (test_default_style.py has the rest)
     assert settings_for_style().style == "realistic" and settings_for_style("flat").style == "flat"
     assert settings_for_style(None, flat) is flat
 
@@ -45,7 +46,7 @@ def test_arena_view_hash_keeps_flat_runs():
     from urbanarena.runner.arena import ArenaViewSettings
 
     assert "render_style" not in ArenaViewSettings(render_style="flat").as_dict()
-    assert ArenaViewSettings().as_dict()["render_style"] == "realistic"
+    assert ArenaViewSettings().as_dict()["render_style"] == "realistic"   # photo's default without its assets
     assert ArenaViewSettings.from_stored({"width": 640}).render_style == "flat"  # stored before styles: flat
 
 

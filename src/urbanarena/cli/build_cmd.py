@@ -116,10 +116,12 @@ def build(
 ) -> None:
     """Build an OpenStreetMap city (graph, annotations, maps; --prerender: panoramas) and cache it as NAME."""
     try:
+        pop = checked_population(population)
+        style = checked_style(render_style, fetch=prerender)   # --prerender photo: its assets first (a bar)
         with ConsoleProgress() as progress:  # stages, panoramas, a download: a bar on a terminal's stderr
             src = resolve_source(name, osm, bbox, city_name, spacing, progress=progress)
             rep = build_city(src, prerender=prerender, workers=workers, force=force, progress=progress,
-                             render_style=checked_style(render_style), population=checked_population(population))
+                             render_style=style, population=pop)
     except (UrbanArenaError, OSError) as e:
         raise fail(e) from None
     if as_json:

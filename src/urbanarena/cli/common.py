@@ -79,17 +79,20 @@ def fail(e: BaseException) -> typer.Exit:
 
 
 #: help of ``--render-style`` (every command that renders a city)
-RENDER_STYLE_HELP = ("How rendered cities look: realistic (procedural materials, shadows, clouds; the default), "
-                     "flat (the original look, frozen suite helsinki-arena7-v1) or photo (realistic with real "
-                     "textured people and vehicles from `urbanarena assets fetch`; realistic when not fetched); "
-                     "cities with real photos ignore it.")
+RENDER_STYLE_HELP = ("How rendered cities look: photo (the default: photographed materials, real textured people, "
+                     "vehicles, trees and clutter, an HDRI sky and a consumer 360 camera; fetches its pinned "
+                     "184 MB of assets once, realistic when they cannot be had), realistic (procedural materials, "
+                     "shadows, clouds) or flat (the original look, frozen suite helsinki-arena7-v1); cities with "
+                     "real photos ignore it.")
 
 
 def render_style_option():
-    """The ``--render-style realistic|flat|photo`` option (default :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`)."""
+    """The ``--render-style photo|realistic|flat`` option (default :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`,
+    ``photo``; :func:`checked_style` fetches its assets or falls back to ``realistic``)."""
     from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE
 
-    return typer.Option(DEFAULT_RENDER_STYLE, "--render-style", help=RENDER_STYLE_HELP)
+    return typer.Option(None, "--render-style", help=RENDER_STYLE_HELP + f" [default: {DEFAULT_RENDER_STYLE}]",
+                        show_default=False)
 
 
 #: help of ``--accept-redrawn-images`` (the commands that run a frozen suite)
@@ -159,11 +162,31 @@ def checked_population(population: str | None) -> str | None:
         raise fail(e) from None
 
 
-def checked_style(style: str) -> str:
-    """``style`` or the bad-input exit (status 2) naming the known styles."""
-    from urbanarena.render.scene3d.styles import check_style
+def checked_style(style: str | None, *, fetch: bool = True, fallback: bool = True) -> str | None:
+    """The style the command renders: ``style`` (``None``: the default,
+    :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`), or the bad-input exit (status 2)
+    naming the known styles.
+
+    With ``fetch``, ``photo`` fetches the pinned asset packages first when they are missing (a progress bar on a
+    terminal; never when :data:`~urbanarena.render.scene3d.styles.NO_FETCH_ENV` is set). When they cannot be had it
+    is ``realistic`` after one line on stderr (:func:`~urbanarena.render.scene3d.styles.usable_style`), or with
+    ``fallback`` off ``photo`` all the same, for a caller that refuses on its own (``tasks freeze``: a photo suite
+    needs the assets). Without ``fetch`` the style is only checked and ``None`` stays ``None`` (``run`` and
+    ``demo`` fetch in :func:`urbanarena.runner.driver.prepare`, once the city is known to be rendered).
+    """
+    from urbanarena.progress import ConsoleProgress
+    from urbanarena.render.scene3d.styles import check_style, usable_style
+
+    from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE
 
     try:
-        return check_style(style)
+        checked = check_style(style or DEFAULT_RENDER_STYLE)
     except ValueError as e:
         raise fail(e) from None
+    if not fetch:
+        return style and checked
+    if checked != "photo":
+        return checked
+    with ConsoleProgress() as progress:
+        got = usable_style(style, fetch=True, progress=progress)
+    return got if fallback else checked

@@ -91,6 +91,7 @@ def demo(
         unknown = [a for a in names if ":" not in a and a not in AGENTS]
         if unknown:  # before building the city or running any agent
             raise UrbanArenaError(f"--agents: unknown agent {unknown[0]!r}; known: {', '.join(sorted(AGENTS))}")
+        style = checked_style(render_style, fetch=False)  # photo: prepare fetches its assets (a bar) or says why not
         plans = []
         with ConsoleProgress() as progress:  # build stages, the suite's images and check panoramas (first use)
             if city not in cached_city_names():
@@ -99,7 +100,7 @@ def demo(
             for agent in names:  # every agent checked (prepare writes nothing) before the first one runs
                 run_dir = out / agent.replace(":", "_").replace("/", "_")
                 req = RunRequest(city=city, tasks=tasks, agent=agent, out=run_dir, workers=workers, limit=limit,
-                                 command=list(sys.argv), arena_view={"render_style": checked_style(render_style)})
+                                 command=list(sys.argv), arena_view={"render_style": style})
                 plans.append((agent, run_dir, prepare(req, progress=progress)))
         for agent, run_dir, prepared in plans:
             check = prepared.task_set.suite_check or check

@@ -216,7 +216,7 @@ def run(
                                             ("oracle_perception", oracle_perception)) if on},
             strategy=strategy, rounds=rounds, concurrency=concurrency, ray_address=ray_address,
             requests_per_min=requests_per_min, tokens_per_min=tokens_per_min,
-            arena_view={"render_style": checked_style(render_style),
+            arena_view={"render_style": checked_style(render_style, fetch=False),  # prepare fetches photo's assets
                         **({"population": checked_population(population)} if population else {}),
                         **({"camera": checked_camera(camera)} if camera else {})},
         )
@@ -228,7 +228,7 @@ def run(
         from urbanarena.progress import ConsoleProgress
 
         with ConsoleProgress() as drawing:  # a frozen suite's images and check panoramas, on first use
-            prepared = prepare(req, check_keys=not dry_run, progress=drawing)
+            prepared = prepare(req, check_keys=not dry_run, progress=drawing, fetch_assets=not dry_run)
         if dry_run:
             from urbanarena.runner.preflight import estimate_prepared
 

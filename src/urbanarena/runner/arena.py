@@ -59,7 +59,7 @@ import numpy as np
 from urbanarena.agents.base import Agent, AgentContext
 from urbanarena.agents.vlm.arena_loop import run_arena_episode
 from urbanarena.env.observers import LocationMapObserver, panorama_observer_for
-from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style, settings_for_style
+from urbanarena.render.scene3d.styles import check_style, settings_for_style, usable_style
 from urbanarena.render.encode import decode_image
 from urbanarena.render.views import ViewRenderer
 from urbanarena.runner.episode import RUN_LEVEL_ERRORS, close_agent, jsonable, row_identity, run_stopped, utc_now
@@ -82,9 +82,12 @@ class ArenaViewSettings:
     Attributes:
         width, height, hfov_deg: camera view, pixels and degrees (360CityArena: 640 x 360).
         map_width, map_height: current-location map, pixels (360CityArena: 640 x 640).
-        render_style: how rendered cities look (``realistic`` or ``flat``;
-            :mod:`urbanarena.render.scene3d.styles`); left out of :meth:`as_dict` when ``flat``, so flat runs
-            keep the config hashes they had before styles existed. Cities with real imagery ignore it.
+        render_style: how rendered cities look (``photo``, ``realistic`` or ``flat``;
+            :mod:`urbanarena.render.scene3d.styles`); ``None`` = the default, ``photo``. ``photo`` becomes
+            ``realistic`` when this machine lacks the fetched photo assets
+            (:func:`~urbanarena.render.scene3d.styles.usable_style`, one line on stderr; never fetches), so the
+            settings always name the style really drawn, and the camera default follows it. Left out of :meth:`as_dict` when ``flat``, so flat runs keep the
+            config hashes they had before styles existed. Cities with real imagery ignore it.
         population: people and vehicles in rendered panoramas (``snapshot`` or ``none``;
             :mod:`urbanarena.render.scene3d.population`); ``None`` = the style's default (``snapshot`` for
             realistic, ``none`` for flat). Recorded in :meth:`as_dict` unless ``none``, so flat runs keep their hashes.
@@ -98,7 +101,7 @@ class ArenaViewSettings:
     hfov_deg: float = 90.0
     map_width: int = 640
     map_height: int = 640
-    render_style: str = DEFAULT_RENDER_STYLE
+    render_style: str | None = None
     population: str | None = None
     camera: str | None = None
 
@@ -106,7 +109,7 @@ class ArenaViewSettings:
         from urbanarena.render.camera_model import default_camera, get_camera
         from urbanarena.render.scene3d.population import DEFAULT_POPULATION_OF_STYLE, check_population
 
-        check_style(self.render_style)
+        object.__setattr__(self, "render_style", usable_style(self.render_style))  # photo without assets: realistic
         if self.population is None:
             object.__setattr__(self, "population", DEFAULT_POPULATION_OF_STYLE[self.render_style])
         check_population(self.population)

@@ -88,9 +88,9 @@ class ContinuousEpisodeRunner:
     def __init__(self, city: City, agent_factory: AgentFactory, agent_name: str, *,
                  config: ContinuousConfig | None = None, view_size: tuple[int, int] = (640, 360),
                  render_style: str | None = None):
-        from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style
+        from urbanarena.render.scene3d.styles import usable_style
 
-        self.render_style = check_style(render_style or DEFAULT_RENDER_STYLE)
+        self.render_style = usable_style(render_style)   # photo without its assets: realistic (one line)
         self.city = city
         self.agent_factory = agent_factory
         self.agent_name = agent_name

@@ -203,13 +203,33 @@ def check_request(req: RunRequest) -> None:
         os.environ[PRICES_ENV] = str(prices)  # the agents' clients read it
 
 
-def prepare(req: RunRequest, check_keys: bool = True, progress: Progress | None = None) -> PreparedRun:
+def usable_request(req: RunRequest, city: City, fetch: bool = True, progress: Progress | None = None) -> RunRequest:
+    """``req`` with ``arena_view.render_style`` set to the style this machine draws: ``photo`` (named or the
+    default, :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`) stays ``photo`` when its pinned
+    assets are installed, after fetching them with ``fetch`` on a rendered city (no imagery of its own), else it
+    becomes ``realistic`` after one line on stderr (:func:`~urbanarena.render.scene3d.styles.usable_style`; issue 24:
+    never a half-textured city). Other styles, and cities of real photographs, are left as they are."""
+    from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, usable_style
+
+    view = dict(req.arena_view or {})
+    if (view.get("render_style") or DEFAULT_RENDER_STYLE) != "photo" or city.meta.imagery is not None:
+        return req
+    got = usable_style(view.get("render_style"), fetch=fetch, progress=progress)
+    if got == view.get("render_style"):
+        return req
+    return dataclasses.replace(req, arena_view={**view, "render_style": got})
+
+
+def prepare(req: RunRequest, check_keys: bool = True, progress: Progress | None = None,
+            fetch_assets: bool = True) -> PreparedRun:
     """Resolve and validate a run request (no side effect on ``RUN_DIR``).
 
     Args:
         req: the request.
         check_keys: check that a model agent's API key variable is set (off for ``--dry-run``).
-        progress: hears a frozen suite's first drawing (:mod:`urbanarena.progress`).
+        progress: hears a frozen suite's first drawing and the photo assets' download (:mod:`urbanarena.progress`).
+        fetch_assets: on a rendered city, fetch the ``photo`` style's pinned assets when missing (off for
+            ``--dry-run``); the prepared request then names the style really drawn (:func:`usable_request`).
     Raises:
         UnknownCityError, CityFormatError: bad CITY.
         TaskFormatError, UrbanArenaError: bad TASKS (arena tasks: kind, answer, goal, reference images).
@@ -251,8 +271,9 @@ def prepare(req: RunRequest, check_keys: bool = True, progress: Progress | None 
         resolve_api_key(probe.model_spec, getattr(probe, "api_key_env", None))  # MissingAPIKeyError before RUN_DIR
     model_under_test = f"{probe.model_spec.provider}:{probe.model_spec.model}" if model_agent else req.agent
     judge = _prepare_judge(req, params if model_agent else {}, model_under_test, check_keys)
-    arena_view = ArenaViewSettings(**(req.arena_view or {}))
     city, source = resolve_city_source(req.city)
+    req = usable_request(req, city, fetch_assets, progress)
+    arena_view = ArenaViewSettings(**(req.arena_view or {}))
     task_set = resolve_task_set(req.tasks, city, source.directory, render_style=arena_view.render_style,
                                 progress=progress)
     tasks = task_set.tasks[: req.limit] if req.limit else list(task_set.tasks)

@@ -54,16 +54,18 @@ from urbanarena.world.city import City
 FORMAT = "urbanarena-frozen-suite"
 FORMAT_VERSION = 1
 from urbanarena.tasks.generators.suite import SUITE_SIZES as SIZES  # noqa: E402  (mini 25, standard 100, full 300)
-#: suite version of each render style: v1 was frozen on the flat renderer, v2 on the realistic one (issue 14)
-SUITE_VERSION_OF_STYLE = {"flat": 1, "realistic": 2}
+#: suite version of each render style: v1 was frozen on the flat renderer, v2 on the realistic one (issue 14),
+#: v3 on the photo one (issue 24)
+SUITE_VERSION_OF_STYLE = {"flat": 1, "realistic": 2, "photo": 3}
 #: the built-in Helsinki cities' default suite names, city -> (name stem, style -> version): the core keeps the
 #: names of the suites frozen when it was the default city (``helsinki-arena7-v1`` flat, ``-v2`` realistic); the
 #: whole extract's realistic suites are ``helsinki-arena7-v3`` (issue 19, generator version 2) and ``-v4`` (the
-#: same tasks, reference photos with their own people: generator version 3), the default. No flat suite of the
-#: whole extract is shipped (the flat style exists to keep v1 bit-identical); freezing one needs a name of its own.
+#: same tasks, reference photos with their own people: generator version 3); its photo suite is ``-v5`` (issue 24,
+#: generator version 4), the default. No flat suite of the whole extract is shipped (the flat style exists to keep
+#: v1 bit-identical); freezing one needs a name of its own.
 BUILTIN_SUITE_VERSIONS: dict[str, tuple[str, dict[str, int]]] = {
     "helsinki-core": ("helsinki", {"flat": 1, "realistic": 2}),
-    "helsinki": ("helsinki", {"realistic": 4}),
+    "helsinki": ("helsinki", {"realistic": 4, "photo": 5}),
 }
 #: a suite name's version suffix (``...-v4``)
 _VERSION = re.compile(r"-v(\d+)$")
@@ -176,7 +178,9 @@ def frozen_suites(extra_dirs: Sequence[Path] = ()) -> list[FrozenSuite]:
 
 def frozen_for_city(city: City, render_style: str | None = None, name: str | None = None) -> FrozenSuite:
     """The frozen suite built on exactly this city (matching content hash) for ``render_style`` (default
-    :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`; :attr:`FrozenSuite.render_style`), the
+    :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`; ``photo`` without its fetched assets
+    counts as ``realistic``, :func:`~urbanarena.render.scene3d.styles.usable_style`;
+    :attr:`FrozenSuite.render_style`), the
     newest (highest :func:`suite_version`) when several match; when the city has suites in other styles only,
     the newest of them (its tasks are the style's too: a freeze in another style draws other images of the
     same tasks; :func:`materialize` checks the images in the suite's own style and records it). ``name``
@@ -187,9 +191,9 @@ def frozen_for_city(city: City, render_style: str | None = None, name: str | Non
             city of the same name with another hash the message says so (a differing build: other library
             versions or import settings).
     """
-    from urbanarena.render.scene3d.styles import DEFAULT_RENDER_STYLE, check_style
+    from urbanarena.render.scene3d.styles import usable_style
 
-    style = check_style(render_style or DEFAULT_RENDER_STYLE)
+    style = usable_style(render_style)   # photo without its assets: the realistic suite (never fetches)
     suites = frozen_suites()
     mine = [fs for fs in suites if fs.city_hash == city.content_hash]
     if name is not None:

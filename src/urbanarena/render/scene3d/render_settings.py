@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 RENDER_STYLES = ("realistic", "flat", "photo")
-DEFAULT_RENDER_STYLE = "realistic"
+DEFAULT_RENDER_STYLE = "photo"
 
 
 def check_style(style: str) -> str:
