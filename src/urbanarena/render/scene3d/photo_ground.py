@@ -19,7 +19,8 @@ Photo style only: these functions enter the ground program through :func:`.photo
   :data:`CHIP_M` exceeds :data:`CHIP_T`, showing the asphalt underneath; faded with distance (``fine``).
 * **Paving and setts** (``pg_stains``, twin :func:`stain_factor`): metre-scale stains (darker where a noise of
   wavelength :data:`STAIN_M` exceeds 0.6, up to :data:`STAIN_A`) and a wash of tone over :data:`WASH_M`; the
-  slabs' own per-slab tone of the realistic style (the checkerboard the sort named) is cut to a fifth, and the
+  slabs' own per-slab tone of the realistic style (the checkerboard the sort named) is cut to a fifth (the setts'
+  to a third), and the
   joints turn mossy green (``pg_joint``) where a noise of wavelength 1.25 m is high.
 * **Grass** (``pg_grass``, twin :func:`grass_albedo`): the lawn's colour at three scales -- dry, yellowed
   stretches over :data:`DRY_M`, lusher and paler areas over :data:`LUSH_M`, tufts of :data:`TUFT_M` (shaded by
@@ -46,7 +47,7 @@ SEAM_M, SEAM_A = 0.05, 0.45
 #: large-scale asphalt tone: wavelength (m) and amplitude
 TONE_M, TONE_A = 23.0, 0.2
 #: paint chipping: noise wavelength (m) and threshold
-CHIP_M, CHIP_T = 0.07, 0.7
+CHIP_M, CHIP_T = 0.07, 0.8
 #: paving stains: wavelength (m) and depth; tone wash: wavelength (m) and amplitude
 STAIN_M, STAIN_A = 1.4, 0.3
 WASH_M, WASH_A = 13.0, 0.22
@@ -75,7 +76,7 @@ float pg_asphalt(vec2 p, float aa) {{
 }}
 vec3 pg_paint(vec3 a, vec2 p, float fine) {{
     float chip = fine * smoothstep({CHIP_T:.4f}, {CHIP_T + 0.06:.4f}, vnoise(p / {CHIP_M:.4f}, 93u));
-    return mix(a, vec3(0.27, 0.275, 0.285), chip);
+    return mix(a, vec3(0.27, 0.275, 0.285), 0.75 * chip);
 }}
 float pg_stains(vec2 p) {{
     return (1.0 - {STAIN_A:.4f} * smoothstep(0.6, 0.9, vnoise(p / {STAIN_M:.3f}, 95u)))
@@ -101,6 +102,7 @@ ASPHALT_SWAPS = (
     ("    a *= 1.0 - 0.25 * smoothstep(0.72, 0.78, vnoise(p * 0.6 + 3.0, 8u));",
      "    a *= 1.0 - 0.1 * smoothstep(0.6, 0.9, vnoise(p * 0.6 + 3.0, 8u));"),
     ("    vec3 a = vec3(0.63, 0.62, 0.59) * (0.8 + 0.32 * tone)", "    vec3 a = vec3(0.6, 0.59, 0.565) * (0.95 + 0.064 * tone)"),
+    ("(0.75 + 0.4 * h21(vec2(floor(su), srow), 14u))", "(0.9 + 0.13 * h21(vec2(floor(su), srow), 14u))"),
     ("    return mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);", "    return mix(a, pg_joint(p), joint * 0.6);"),
     ("    vec3 c = mix(vec3(0.2, 0.27, 0.11), vec3(0.33, 0.37, 0.17), m) * (1.0 + 0.5 * blade * fine);\n",
      "    vec3 c = pg_grass(p, fine);\n"),
