@@ -28,6 +28,7 @@ def base_patch_source(rev: str):
     src = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:src/urbanarena/render/scene3d/photo_materials.py"],
                          check=True, capture_output=True, text=True).stdout
     mod = types.ModuleType("photo_materials_base")
+    sys.modules[mod.__name__] = mod          # (its dataclasses look their module up)
     exec(compile(src, f"{rev}:photo_materials.py", "exec"), mod.__dict__)
     return mod.patch_source
 

@@ -233,8 +233,8 @@ def test_patch_source_touches_only_walls_and_ground():
         fs = RS.program_sources(name, 8)[1]
         assert PM.patch_source(fs, name) == fs
     fs = PM.patch_source(RS.program_sources("ground", 8, 1)[1], "ground")
-    # asphalt, paving, setts, track bed and grass, in the one-material branches and in the all-materials one
-    assert fs.count("photo_grain(") == 10 + 1 and "0.22 * grain * fine" not in fs   # + its definition
+    # asphalt, paving, setts and grass, in the one-material branches and in the all-materials one
+    assert fs.count("photo_grain(") == 8 + 1 and "0.22 * grain * fine" not in fs   # + its definition
     assert "photo_mat" in PM.patch_source(RS.program_sources("facade", 8)[1], "facade")
     with pytest.raises(RuntimeError, match="facade albedo"):
         PM.patch_source(RS.program_sources("facade", 8)[1].replace("v_amp.x * (tone", "v_amp.x*(tone"), "facade")

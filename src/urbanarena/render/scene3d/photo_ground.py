@@ -17,18 +17,18 @@ Photo style only: these functions enter the ground program through :func:`.photo
   dark blotches (which read as puddles) are softened and its round patches are dropped for these.
 * **Paint** (``pg_paint``, twin :func:`paint_chip`): road paint chipped where a value noise of wavelength
   :data:`CHIP_M` exceeds :data:`CHIP_T`, showing the asphalt underneath; faded with distance (``fine``).
-* **Paving and setts** (``pg_stains``, twin :func:`stain_factor`): metre-scale stains (darker where a noise of
-  wavelength :data:`STAIN_M` exceeds 0.6, up to :data:`STAIN_A`) and a wash of tone over :data:`WASH_M`; the
-  slabs' own per-slab tone of the realistic style (the checkerboard the sort named) is cut to a fifth (the setts'
-  to a third), and the
-  joints turn mossy green (``pg_joint``) where a noise of wavelength 1.25 m is high.
+* **Paving, setts and track beds** (``pg_stains``, twin :func:`stain_factor`): metre-scale stains (darker where
+  a noise of wavelength :data:`STAIN_M` exceeds 0.6, up to :data:`STAIN_A`) over the photo materials' dirt wash;
+  the slabs' own per-slab tone of the realistic style (the checkerboard the sort named) is cut to a fifth (the
+  setts' to a third) and its 2 m fbm tone dropped (the photo materials' 7 m dirt does that), joints lighter; the
+  track beds' fbm tone one octave.
 * **Grass** (``pg_grass``, twin :func:`grass_albedo`): the lawn's colour at three scales -- dry, yellowed
   stretches over :data:`DRY_M`, lusher and paler areas over :data:`LUSH_M`, tufts of :data:`TUFT_M` (shaded by
   ``fine``) -- and fallen leaves (speckles of 0.14 m where a noise of wavelength :data:`LITTER_M` is high). The
   realistic grass keeps its worn patches and park beds.
 
-Cost: a handful of value noises per ground fragment on top of the photo grain (the realistic mottle they replace
-was about as many). Constants are ours, chosen by eye on first-person views of the default city against the real
+Cost: a value noise or two per ground fragment on top of the photo grain, paid for by fbm octaves of the realistic
+asphalt and paving dropped (the asphalt's wear one octave instead of three, the paving's 2 m tone gone). Constants are ours, chosen by eye on first-person views of the default city against the real
 photos of the shared panoramas.
 """
 
@@ -48,9 +48,8 @@ SEAM_M, SEAM_A = 0.05, 0.45
 TONE_M, TONE_A = 23.0, 0.2
 #: paint chipping: noise wavelength (m) and threshold
 CHIP_M, CHIP_T = 0.07, 0.8
-#: paving stains: wavelength (m) and depth; tone wash: wavelength (m) and amplitude
+#: paving stains: wavelength (m) and depth
 STAIN_M, STAIN_A = 1.4, 0.3
-WASH_M, WASH_A = 13.0, 0.22
 #: grass scales (m): dry stretches, lush/pale areas, tufts, leaf litter mask
 DRY_M, LUSH_M, TUFT_M, LITTER_M = 17.0, 4.3, 0.37, 9.0
 GRASS_LUSH = (0.15, 0.22, 0.08)
@@ -79,11 +78,7 @@ vec3 pg_paint(vec3 a, vec2 p, float fine) {{
     return mix(a, vec3(0.27, 0.275, 0.285), 0.75 * chip);
 }}
 float pg_stains(vec2 p) {{
-    return (1.0 - {STAIN_A:.4f} * smoothstep(0.6, 0.9, vnoise(p / {STAIN_M:.3f}, 95u)))
-           * ({1 - WASH_A / 2:.4f} + {WASH_A:.4f} * vnoise(p / {WASH_M:.3f}, 96u));
-}}
-vec3 pg_joint(vec2 p) {{
-    return mix(vec3(0.2, 0.2, 0.19), vec3(0.16, 0.22, 0.08), smoothstep(0.6, 0.8, vnoise(p * 0.8, 94u)));
+    return 1.0 - {STAIN_A:.4f} * smoothstep(0.6, 0.9, vnoise(p / {STAIN_M:.3f}, 95u));
 }}
 vec3 pg_grass(vec2 p, float fine) {{
     float dry = smoothstep(0.4, 0.85, vnoise(p / {DRY_M:.3f}, 97u));
@@ -103,7 +98,10 @@ ASPHALT_SWAPS = (
      "    a *= 1.0 - 0.1 * smoothstep(0.6, 0.9, vnoise(p * 0.6 + 3.0, 8u));"),
     ("    vec3 a = vec3(0.63, 0.62, 0.59) * (0.8 + 0.32 * tone)", "    vec3 a = vec3(0.6, 0.59, 0.565) * (0.95 + 0.064 * tone)"),
     ("(0.75 + 0.4 * h21(vec2(floor(su), srow), 14u))", "(0.9 + 0.13 * h21(vec2(floor(su), srow), 14u))"),
-    ("    return mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);", "    return mix(a, pg_joint(p), joint * 0.6);"),
+    ("    return mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);", "    return mix(a, vec3(0.2, 0.2, 0.19), joint * 0.6);"),
+    ("* (0.9 + 0.16 * fbm3(p * 0.5, 10u))", ""),
+    ("    float wear = fbm3(p * 0.35, 7u);\n", "    float wear = vnoise(p * 0.35, 7u);\n"),
+    ("(0.88 + 0.2 * fbm3(p * 0.8, 52u))", "(0.88 + 0.2 * vnoise(p * 0.8, 52u))"),
     ("    vec3 c = mix(vec3(0.2, 0.27, 0.11), vec3(0.33, 0.37, 0.17), m) * (1.0 + 0.5 * blade * fine);\n",
      "    vec3 c = pg_grass(p, fine);\n"),
     ("    c *= 0.85 + 0.3 * vnoise(p * 6.0, 44u) * fine;\n", ""),
@@ -194,8 +192,7 @@ def paint_chip(p: np.ndarray, fine: float) -> np.ndarray:
 def stain_factor(p: np.ndarray) -> np.ndarray:
     """Twin of ``pg_stains``: the paving's albedo factor at ``p`` ``(..., 2)`` (m); float64."""
     p = np.asarray(p, np.float64)
-    return ((1.0 - STAIN_A * _smooth(0.6, 0.9, vnoise_np(p / STAIN_M, 95)))
-            * (1 - WASH_A / 2 + WASH_A * vnoise_np(p / WASH_M, 96)))
+    return 1.0 - STAIN_A * _smooth(0.6, 0.9, vnoise_np(p / STAIN_M, 95))
 
 
 def grass_albedo(p: np.ndarray, fine: float) -> np.ndarray:
