@@ -24,7 +24,7 @@ Photo style only: these functions enter the ground program through :func:`.photo
   track beds' fbm tone one octave.
 * **Grass** (``pg_grass``, twin :func:`grass_albedo`): the lawn's colour at three scales -- dry, yellowed
   stretches over :data:`DRY_M`, lusher and paler areas over :data:`LUSH_M`, tufts of :data:`TUFT_M` (shaded by
-  ``fine``) -- and fallen leaves (speckles of 0.14 m where a noise of wavelength :data:`LITTER_M` is high). The
+  ``fine``) -- and fallen leaves (speckles of 0.14 m in the lushest, shadiest-looking stretches). The
   realistic grass keeps its worn patches and park beds.
 
 Cost: a value noise or two per ground fragment on top of the photo grain, paid for by fbm octaves of the realistic
@@ -50,8 +50,8 @@ TONE_M, TONE_A = 23.0, 0.2
 CHIP_M, CHIP_T = 0.07, 0.8
 #: paving stains: wavelength (m) and depth
 STAIN_M, STAIN_A = 1.4, 0.3
-#: grass scales (m): dry stretches, lush/pale areas, tufts, leaf litter mask
-DRY_M, LUSH_M, TUFT_M, LITTER_M = 17.0, 4.3, 0.37, 9.0
+#: grass scales (m): dry stretches, lush/pale areas (the lushest with fallen leaves), tufts
+DRY_M, LUSH_M, TUFT_M = 17.0, 4.3, 0.37
 GRASS_LUSH = (0.15, 0.22, 0.08)
 GRASS_PALE = (0.3, 0.33, 0.14)
 GRASS_DRY = (0.43, 0.4, 0.23)
@@ -82,10 +82,11 @@ float pg_stains(vec2 p) {{
 }}
 vec3 pg_grass(vec2 p, float fine) {{
     float dry = smoothstep(0.4, 0.85, vnoise(p / {DRY_M:.3f}, 97u));
-    vec3 c = mix(vec3{GRASS_LUSH}, vec3{GRASS_PALE}, vnoise(p / {LUSH_M:.3f}, 98u));
+    float lush = vnoise(p / {LUSH_M:.3f}, 98u);
+    vec3 c = mix(vec3{GRASS_LUSH}, vec3{GRASS_PALE}, lush);
     c = mix(c, vec3{GRASS_DRY}, 0.7 * dry);
     c *= 1.0 + 0.45 * fine * (vnoise(p / {TUFT_M:.4f}, 99u) - 0.5);
-    float litter = smoothstep(0.55, 0.8, vnoise(p / {LITTER_M:.3f}, 100u)) * step(0.75, h21(p * 7.0, 101u));
+    float litter = (1.0 - smoothstep(0.0, 0.25, lush)) * step(0.75, h21(p * 7.0, 101u));   // in the lushest patches
     return mix(c, vec3{LEAF}, litter * fine);
 }}
 """
@@ -199,11 +200,12 @@ def grass_albedo(p: np.ndarray, fine: float) -> np.ndarray:
     """Twin of ``pg_grass``: the lawn's albedo ``(..., 3)`` at ``p`` ``(..., 2)`` (m), detail ``fine`` in [0, 1]."""
     p = np.asarray(p, np.float64)
     dry = _smooth(0.4, 0.85, vnoise_np(p / DRY_M, 97))[..., None]
-    lush = vnoise_np(p / LUSH_M, 98)[..., None]
+    n = vnoise_np(p / LUSH_M, 98)
+    lush = n[..., None]
     c = np.array(GRASS_LUSH) + (np.array(GRASS_PALE) - GRASS_LUSH) * lush
     c = c + (np.array(GRASS_DRY) - c) * 0.7 * dry
     c = c * (1.0 + 0.45 * fine * (vnoise_np(p / TUFT_M, 99)[..., None] - 0.5))
-    litter = (_smooth(0.55, 0.8, vnoise_np(p / LITTER_M, 100)) * (h21_np(p * 7.0, 101) >= 0.75))[..., None]
+    litter = ((1.0 - _smooth(0.0, 0.25, n)) * (h21_np(p * 7.0, 101) >= 0.75))[..., None]
     return c + (np.array(LEAF) - c) * litter * fine
 
 
