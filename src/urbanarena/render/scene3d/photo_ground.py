@@ -18,7 +18,7 @@ Photo style only: these functions enter the ground program through :func:`.photo
 * **Paint** (``pg_paint``, twin :func:`paint_chip`): road paint chipped where a value noise of wavelength
   :data:`CHIP_M` exceeds :data:`CHIP_T`, showing the asphalt underneath; faded with distance (``fine``).
 * **Paving, setts and track beds** (``pg_stains``, twin :func:`stain_factor`): metre-scale stains (darker where
-  a noise of wavelength :data:`STAIN_M` exceeds 0.6, up to :data:`STAIN_A`) over the photo materials' dirt wash;
+  a noise of wavelength :data:`STAIN_M` exceeds :data:`STAIN_T`, up to :data:`STAIN_A`) over the photo materials' dirt wash;
   the slabs' own per-slab tone of the realistic style (the checkerboard the sort named) is cut to a fifth (the
   setts' to a third) and its 2 m fbm tone dropped (the photo materials' 7 m dirt does that), joints lighter; the
   track beds' fbm tone one octave.
@@ -48,8 +48,9 @@ SEAM_M, SEAM_A = 0.05, 0.45
 TONE_M, TONE_A = 23.0, 0.2
 #: paint chipping: noise wavelength (m) and threshold
 CHIP_M, CHIP_T = 0.07, 0.8
-#: paving stains: wavelength (m) and depth
-STAIN_M, STAIN_A = 1.4, 0.3
+#: paving stains: wavelength (m), depth, and the noise range over which they set in (sparse: few round spots)
+STAIN_M, STAIN_A = 1.4, 0.25
+STAIN_T = (0.72, 0.95)
 #: grass scales (m): dry stretches, lush/pale areas (the lushest with fallen leaves), tufts
 DRY_M, LUSH_M, TUFT_M = 17.0, 4.3, 0.37
 GRASS_LUSH = (0.15, 0.22, 0.08)
@@ -78,7 +79,7 @@ vec3 pg_paint(vec3 a, vec2 p, float fine) {{
     return mix(a, vec3(0.27, 0.275, 0.285), 0.75 * chip);
 }}
 float pg_stains(vec2 p) {{
-    return 1.0 - {STAIN_A:.4f} * smoothstep(0.6, 0.9, vnoise(p / {STAIN_M:.3f}, 95u));
+    return 1.0 - {STAIN_A:.4f} * smoothstep({STAIN_T[0]:.4f}, {STAIN_T[1]:.4f}, vnoise(p / {STAIN_M:.3f}, 95u));
 }}
 vec3 pg_grass(vec2 p, float fine) {{
     float dry = smoothstep(0.4, 0.85, vnoise(p / {DRY_M:.3f}, 97u));
@@ -193,7 +194,7 @@ def paint_chip(p: np.ndarray, fine: float) -> np.ndarray:
 def stain_factor(p: np.ndarray) -> np.ndarray:
     """Twin of ``pg_stains``: the paving's albedo factor at ``p`` ``(..., 2)`` (m); float64."""
     p = np.asarray(p, np.float64)
-    return 1.0 - STAIN_A * _smooth(0.6, 0.9, vnoise_np(p / STAIN_M, 95))
+    return 1.0 - STAIN_A * _smooth(STAIN_T[0], STAIN_T[1], vnoise_np(p / STAIN_M, 95))
 
 
 def grass_albedo(p: np.ndarray, fine: float) -> np.ndarray:
