@@ -1,8 +1,9 @@
-"""What the ``photo`` style's street ground (``render/scene3d/photo_ground.py``) costs: the same photo renders with
-the ground program patched by this checkout's ``photo_materials.patch_source`` and by the one of a git revision
-(``--base``, default the commit before the photo ground; "without") and this checkout ("with"), in one process, interleaved round by round so that a
-shared machine's load drifts into both alike (:func:`_common.ab_static_poses`: 2048-wide panoramas and 640 x 360
-frames without people on the first ``--nodes`` shopping-street nodes of the default city, clear day).
+"""What the ``photo`` style's street ground (``render/scene3d/photo_ground.py``) costs: the same photo renders with the
+ground program patched by this checkout's ``photo_materials.patch_source`` and by the one of a git revision
+(``--base``, default the commit before the photo ground; "without") and this checkout ("with"), in one process,
+interleaved round by round so that a shared machine's load drifts into both alike (:func:`_common.ab_static_poses`:
+2048-wide panoramas and 640 x 360 frames without people on the first ``--nodes`` shopping-street nodes of the
+default city, clear day).
 
     LP_NUM_THREADS=2 python3 benchmarks/bench_photo_ground.py [--base REV] [--nodes 4] [--rounds 5]
 """

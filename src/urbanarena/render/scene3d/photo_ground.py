@@ -17,9 +17,9 @@ Photo style only: these functions enter the ground program through :func:`.photo
   dark blotches (which read as puddles) are softened and its round patches are dropped for these.
 * **Paint** (``pg_paint``, twin :func:`paint_chip`): road paint chipped where a value noise of wavelength
   :data:`CHIP_M` exceeds :data:`CHIP_T`, showing the asphalt underneath; faded with distance (``fine``).
-* **Paving, setts and track beds** (``pg_stains``, twin :func:`stain_factor`): metre-scale stains (darker where
-  a noise of wavelength :data:`STAIN_M` exceeds :data:`STAIN_T`, up to :data:`STAIN_A`) over the photo materials' dirt wash;
-  the slabs' own per-slab tone of the realistic style (the checkerboard the sort named) is cut to a fifth (the
+* **Paving, setts and track beds** (``pg_stains``, twin :func:`stain_factor`): metre-scale stains (darker where a
+  noise of wavelength :data:`STAIN_M` exceeds :data:`STAIN_T`, up to :data:`STAIN_A`) over the photo materials' dirt
+  wash; the slabs' own per-slab tone of the realistic style (the checkerboard the sort named) is cut to a fifth (the
   setts' to a third) and its 2 m fbm tone dropped (the photo materials' 7 m dirt does that), joints lighter; the
   track beds' fbm tone one octave.
 * **Grass** (``pg_grass``, twin :func:`grass_albedo`): the lawn's colour at three scales -- dry, yellowed
@@ -28,8 +28,8 @@ Photo style only: these functions enter the ground program through :func:`.photo
   realistic grass keeps its worn patches and park beds.
 
 Cost: a value noise or two per ground fragment on top of the photo grain, paid for by fbm octaves of the realistic
-asphalt and paving dropped (the asphalt's wear one octave instead of three, the paving's 2 m tone gone). Constants are ours, chosen by eye on first-person views of the default city against the real
-photos of the shared panoramas.
+asphalt and paving dropped (the asphalt's wear one octave instead of three, the paving's 2 m tone gone). Constants
+are ours, chosen by eye on first-person views of the default city against the real photos of the shared panoramas.
 """
 
 from __future__ import annotations
@@ -98,9 +98,11 @@ ASPHALT_SWAPS = (
     ("    float patches = step(0.7, vnoise(p * 0.09, 6u));\n", "    float patches = 0.0;\n"),
     ("    a *= 1.0 - 0.25 * smoothstep(0.72, 0.78, vnoise(p * 0.6 + 3.0, 8u));",
      "    a *= 1.0 - 0.1 * smoothstep(0.6, 0.9, vnoise(p * 0.6 + 3.0, 8u));"),
-    ("    vec3 a = vec3(0.63, 0.62, 0.59) * (0.8 + 0.32 * tone)", "    vec3 a = vec3(0.6, 0.59, 0.565) * (0.95 + 0.064 * tone)"),
+    ("    vec3 a = vec3(0.63, 0.62, 0.59) * (0.8 + 0.32 * tone)",
+     "    vec3 a = vec3(0.6, 0.59, 0.565) * (0.95 + 0.064 * tone)"),
     ("(0.75 + 0.4 * h21(vec2(floor(su), srow), 14u))", "(0.9 + 0.13 * h21(vec2(floor(su), srow), 14u))"),
-    ("    return mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);", "    return mix(a, vec3(0.2, 0.2, 0.19), joint * 0.6);"),
+    ("    return mix(a, vec3(0.16, 0.16, 0.15), joint * 0.9);",
+     "    return mix(a, vec3(0.2, 0.2, 0.19), joint * 0.6);"),
     ("* (0.9 + 0.16 * fbm3(p * 0.5, 10u))", ""),
     ("    float wear = fbm3(p * 0.35, 7u);\n", "    float wear = vnoise(p * 0.35, 7u);\n"),
     ("(0.88 + 0.2 * fbm3(p * 0.8, 52u))", "(0.88 + 0.2 * vnoise(p * 0.8, 52u))"),

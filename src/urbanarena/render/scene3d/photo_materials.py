@@ -59,10 +59,11 @@ tagged), which the photo modulates.
   sample (the whole triangle) cost about 9 % more panorama CPU time on llvmpipe (one interleaved run: 374
   against 343 ms; docs/renderer.md).
 
-Windows, shopfronts, road paint, kerbs, shadows, haze and rain are untouched. The photos' own scale, from their
-content: gravel stones of 15-25 texels are 2-3 cm, so that photo spans about 0.6 m; the lawn's clover leaflets of
-about 20 texels are 1-2 cm, so about 0.5 m. The tile sizes of :data:`MATERIALS` (0.3-0.8 m) are ours: the gravel
-drawn smaller as asphalt aggregate and render grain, larger as concrete; the lawn a little larger than life.
+Windows, shopfronts, kerbs, shadows, haze and rain are untouched (road paint and the ground's metre-scale variation:
+:mod:`.photo_ground`). The photos' own scale, from their content: gravel stones of 15-25 texels are 2-3 cm, so that
+photo spans about 0.6 m; the lawn's clover leaflets of about 20 texels are 1-2 cm, so about 0.5 m. The tile sizes of
+:data:`MATERIALS` (0.3-0.8 m) are ours: the gravel drawn smaller as asphalt aggregate and render grain, larger as
+concrete; the lawn a little larger than life.
 """
 
 from __future__ import annotations
