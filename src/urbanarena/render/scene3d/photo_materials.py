@@ -59,10 +59,11 @@ tagged), which the photo modulates.
   sample (the whole triangle) cost about 9 % more panorama CPU time on llvmpipe (one interleaved run: 374
   against 343 ms; docs/renderer.md).
 
-Windows, shopfronts, road paint, kerbs, shadows, haze and rain are untouched. The photos' own scale, from their
-content: gravel stones of 15-25 texels are 2-3 cm, so that photo spans about 0.6 m; the lawn's clover leaflets of
-about 20 texels are 1-2 cm, so about 0.5 m. The tile sizes of :data:`MATERIALS` (0.3-0.8 m) are ours: the gravel
-drawn smaller as asphalt aggregate and render grain, larger as concrete; the lawn a little larger than life.
+Windows, shopfronts, kerbs, shadows, haze and rain are untouched (road paint and the ground's metre-scale variation:
+:mod:`.photo_ground`). The photos' own scale, from their content: gravel stones of 15-25 texels are 2-3 cm, so that
+photo spans about 0.6 m; the lawn's clover leaflets of about 20 texels are 1-2 cm, so about 0.5 m. The tile sizes of
+:data:`MATERIALS` (0.3-0.8 m) are ours: the gravel drawn smaller as asphalt aggregate and render grain, larger as
+concrete; the lawn a little larger than life.
 """
 
 from __future__ import annotations
@@ -74,9 +75,11 @@ from pathlib import Path
 
 import numpy as np
 
+from urbanarena.render.scene3d import photo_ground as PG
+
 PACKAGE = "scikit-image"
 #: bumped whenever the layers, the lookup or the material parameters change pixels (photo render identity)
-MATERIALS_VERSION = "photo-materials-1"
+MATERIALS_VERSION = "photo-materials-2"
 #: texture unit of the material array (0 signs, 1 sky, 2 sun shadow, 3 photo trees)
 MATERIAL_UNIT = 6
 TEX_PX = 512
@@ -116,7 +119,7 @@ class Material:
 
 
 #: the photo materials (module docstring); scales and strengths ours, chosen by eye on renders of the default city
-ASPHALT = Material(LAYER_GRAVEL, 0.4, 0.9, 71)
+ASPHALT = Material(LAYER_GRAVEL, 0.25, 0.55, 71)
 PAVING = Material(LAYER_GRAVEL, 0.6, 0.35, 72)
 SETTS = Material(LAYER_GRAVEL, 0.5, 0.45, 73)
 GRASS = Material(LAYER_GRASS, 0.7, 1.0, 74)
@@ -484,25 +487,29 @@ def _grain(m: Material, p: str) -> str:
 
 
 #: realistic ground source -> photo (each replaced wherever it occurs: the one-material programs and the all
-#: materials one). The synthetic grain of asphalt and setts is dropped; grass is drawn without its fine detail
-#: (fine 0) and takes the lawn photo.
-GROUND_SWAPS = (
+#: materials one). The synthetic grain of asphalt and setts is dropped; grass takes the lawn photo; on top the
+#: metre-scale variation of :mod:`.photo_ground` (repair patches, stains, chipped paint, the lawn's colour).
+GROUND_SWAPS = PG.ASPHALT_SWAPS + (
     ("(1.0 + 0.22 * grain * fine)", "1.0"),
     ("(1.0 + 0.3 * g * fine)", "1.0"),
-    ("    a = asphalt(p, fine);\n", f"    a = asphalt(p, fine) * {_grain(ASPHALT, 'p')};\n"),
-    ("    a = paving(p);\n", f"    a = paving(p) * {_grain(PAVING, 'p')} * photo_dirt(p, 81u);\n"),
-    ("    a = unpaved(p, fine);\n", f"    a = unpaved(p, fine) * {_grain(SETTS, 'p')} * photo_dirt(p, 82u);\n"),
+    ("    a = asphalt(p, fine);\n", f"    a = asphalt(p, fine) * {_grain(ASPHALT, 'p')} * {PG.ASPHALT_FACTOR};\n"),
+    ("    a = paving(p);\n", f"    a = paving(p) * {_grain(PAVING, 'p')} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR};\n"),
+    ("    a = unpaved(p, fine);\n",
+     f"    a = unpaved(p, fine) * {_grain(SETTS, 'p')} * photo_dirt(p, 82u) * {PG.STAINS_FACTOR};\n"),
+    ("    a = trackbed(p, fine);\n", f"    a = trackbed(p, fine) * {PG.STAINS_FACTOR};\n"),
+    ("    else if (is(a, vec3(120.0, 118.0, 112.0))) a = trackbed(p, fine);\n",
+     f"    else if (is(a, vec3(120.0, 118.0, 112.0))) a = trackbed(p, fine) * {PG.STAINS_FACTOR};\n"),
     ("    a = grass(p, fine, step(81.0 / 255.0, a.r));\n",
-     f"    a = grass(p, 0.0, step(81.0 / 255.0, a.r)) * {_grain(GRASS, 'p')};\n"),
+     f"    a = grass(p, fine, step(81.0 / 255.0, a.r)) * {_grain(GRASS, 'p')};\n"),
     ("else if (is(a, vec3(80.0, 110.0, 50.0)) || is(a, vec3(82.0, 112.0, 52.0))) a = grass(p, fine, step(81.0 / 255.0, a.r));",
-     "else if (is(a, vec3(80.0, 110.0, 50.0)) || is(a, vec3(82.0, 112.0, 52.0))) a = grass(p, 0.0, step(81.0 / 255.0, "
+     "else if (is(a, vec3(80.0, 110.0, 50.0)) || is(a, vec3(82.0, 112.0, 52.0))) a = grass(p, fine, step(81.0 / 255.0, "
      f"a.r)) * {_grain(GRASS, 'p')};"),
     ("    if (is(a, vec3(72.0, 74.0, 78.0))) a = asphalt(p, fine);\n",
-     f"    if (is(a, vec3(72.0, 74.0, 78.0))) a = asphalt(p, fine) * {_grain(ASPHALT, 'p')};\n"),
+     f"    if (is(a, vec3(72.0, 74.0, 78.0))) a = asphalt(p, fine) * {_grain(ASPHALT, 'p')} * {PG.ASPHALT_FACTOR};\n"),
     ("    else if (is(a, vec3(168.0, 165.0, 158.0))) a = paving(p);\n",
-     f"    else if (is(a, vec3(168.0, 165.0, 158.0))) a = paving(p) * {_grain(PAVING, 'p')} * photo_dirt(p, 81u);\n"),
+     f"    else if (is(a, vec3(168.0, 165.0, 158.0))) a = paving(p) * {_grain(PAVING, 'p')} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR};\n"),
     ("    else if (is(a, vec3(132.0, 128.0, 118.0))) a = unpaved(p, fine);\n",
-     f"    else if (is(a, vec3(132.0, 128.0, 118.0))) a = unpaved(p, fine) * {_grain(SETTS, 'p')} * photo_dirt(p, 82u);\n"),
+     f"    else if (is(a, vec3(132.0, 128.0, 118.0))) a = unpaved(p, fine) * {_grain(SETTS, 'p')} * photo_dirt(p, 82u) * {PG.STAINS_FACTOR};\n"),
 )
 
 #: the realistic facade's wall albedo and its photo replacement: the material told apart by its cell size
@@ -557,6 +564,8 @@ def patch_source(src: str, program: str = "") -> str:
         RuntimeError: the realistic text to replace is missing (the shaders were edited without this module)."""
     if program == "ground":
         src = _with_lookup(src)
+        anchor = "float gridline(float x, float period, float hw) {"
+        src = _swap(src, anchor, PG.GLSL + anchor, "noise functions")
         hit = False
         for old, new in GROUND_SWAPS:
             if old in src:
@@ -571,7 +580,8 @@ def patch_source(src: str, program: str = "") -> str:
 
 def source_identity() -> str:
     """sha256 (12 hex) of this module's GLSL and material parameters (part of the photo render identity)."""
-    text = LOOKUP_GLSL + FACADE_NEW + "".join(a + b for a, b in GROUND_SWAPS) + repr(MATERIALS)
+    text = (LOOKUP_GLSL + FACADE_NEW + "".join(a + b for a, b in GROUND_SWAPS) + repr(MATERIALS)
+            + PG.source_identity())
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
