@@ -72,7 +72,7 @@ from urbanarena.render.scene3d.render_identity import (  # noqa: F401
 )
 from urbanarena.render.scene3d.render_settings import RenderSettings  # noqa: F401
 from urbanarena.render.scene3d.tiles import (  # noqa: F401
-    TILE_M, TiledVertexArray as _Tiled, frustum_planes as _frustum_planes,
+    TILE_M, OrderedChunks as _Chunks, TiledVertexArray as _Tiled, frustum_planes as _frustum_planes,
 )
 
 
@@ -260,6 +260,9 @@ class SceneRenderer(IdPassMixin):
                                                           *(n for n in names if n in p))]))
                      for k, p in ground_progs.items()}
             self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
+        #: photo: the ground runs drawn without their chunks outside the frustum (same pixels, fewer vertices)
+        self._ground_chunks = _Chunks(self.ground_runs, m.ground.positions) \
+            if self.ground_runs and self.settings.style == "photo" else None
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"))
         self.vao_objects = vao(self.prog_plain, m.objects, ("positions", "normals", "colours"),
@@ -476,7 +479,9 @@ class SceneRenderer(IdPassMixin):
         if self.vao_ground is not None:
             ctx.depth_func = "<"
             ms.depth_mask = False
-            if self.ground_runs:
+            if self._ground_chunks is not None:
+                self._ground_chunks.render(planes)
+            elif self.ground_runs:
                 for va, first, count in self.ground_runs:
                     va.render(mgl.TRIANGLES, vertices=count, first=first)
             else:
