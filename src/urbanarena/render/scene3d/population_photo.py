@@ -10,9 +10,9 @@ shadow and sun shadow under each.
   placement's ``variant`` (drawn from the city seed), so the same seed gives the same people; a car's model is
   ``CARS[h % n]``, a van (odd ``variant``, as :mod:`.population_meshes`) the van. Body paint materials take the
   placement's car colour.
-* **Levels of detail**: each model is decimated at three cells (:data:`PERSON_CELLS`, :data:`VEHICLE_CELLS`); a
+* **Levels of detail**: each model is decimated at four cells (:data:`PERSON_CELLS`, :data:`VEHICLE_CELLS`); a
   placement farther than :data:`LOD_FROM_M` from the snapshot's camera draws the coarser level (a cell stays
-  about a pixel of a 2048-pixel panorama at the distances it is used from).
+  under about two pixels of a 2048-pixel panorama or a 640-pixel 90-degree view where it is used).
 * **Size and orientation**: as the boxes (:mod:`.population_meshes`): people scaled uniformly to ``height_m``,
   vehicles uniformly to ``length_m``; turned to ``heading_deg`` (model front along the heading), at ``(x_m, y_m)``.
   A cyclist is drawn as a person walking a bicycle (the package's Scopia bicycle at ``length_m``, its frame
@@ -59,13 +59,14 @@ WALK_BESIDE_M = 0.4
 BIKE_PALETTE = ((0.06, 0.06, 0.07), (0.85, 0.85, 0.83), (0.10, 0.16, 0.36), (0.55, 0.08, 0.08),
                 (0.12, 0.30, 0.16), (0.60, 0.62, 0.64), (0.10, 0.40, 0.42))
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
-#: (male01: 2,289 / 745 / 167 triangles; the Seat Leon 3,225 / 1,002 / 358)
-PERSON_CELLS = (0.02, 0.05, 0.1)
-VEHICLE_CELLS = (0.03, 0.06, 0.1)
+#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 3,225 / 1,002 / 358 / 192)
+PERSON_CELLS = (0.02, 0.05, 0.1, 0.15)
+VEHICLE_CELLS = (0.03, 0.06, 0.1, 0.15)
 #: a bicycle's tubes are thin: finer cells (fraction of its length)
-BICYCLE_CELLS = (0.012, 0.025, 0.05)
-#: distances from the snapshot's camera (metres) beyond which the next level is drawn
-LOD_FROM_M = (10.0, 30.0)
+BICYCLE_CELLS = (0.012, 0.025, 0.05, 0.075)
+#: distances from the snapshot's camera (metres) beyond which the next level is drawn (the last: a person
+#: there is under 12 pixels tall in a 640-pixel 90-degree view, a cell under 2 pixels)
+LOD_FROM_M = (10.0, 30.0, 45.0)
 #: the contact blob: ellipse semi-axes = CONTACT_GROW x half the footprint; darkest share of light at its centre
 CONTACT_GROW = 1.25
 CONTACT_K = 0.45
