@@ -61,6 +61,16 @@ SKYLINE_SEED = 0x5C71
 #: the renderer applies this module to the photo style while true (tests switch it off to compare the
 #: population's pixels with the realistic style's)
 ENABLED = True
+#: thin ground detail drawn only this near (metres, by ground material of .realistic_shaders.GROUND_MATERIALS):
+#: kerb bands (5, 0.125 m wide) and rail heads and grooves (7, 0.07 and 0.04 m) are under a third of a pixel
+#: of a 640-pixel 90-degree view (or a 2048-pixel panorama) beyond it; part of the photo render identity
+GROUND_DETAIL_M = {5: 120.0, 7: 120.0}
+
+
+def ground_detail_distances(runs) -> list[float | None]:
+    """Per ground run ``(first, count, material)`` (:func:`.realistic_shaders.ground_material_runs`) its draw
+    distance in metres (:data:`GROUND_DETAIL_M`), ``None`` for no limit."""
+    return [GROUND_DETAIL_M.get(int(k)) for _, _, k in runs]
 
 
 def haze_keep(dist_m, eye_z_m: float, point_z_m, sigma_per_m: float = 0.0):

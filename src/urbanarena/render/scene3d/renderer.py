@@ -260,9 +260,13 @@ class SceneRenderer(IdPassMixin):
                                                           *(n for n in names if n in p))]))
                      for k, p in ground_progs.items()}
             self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
-        #: photo: the ground runs drawn without their chunks outside the frustum (same pixels, fewer vertices)
-        self._ground_chunks = _Chunks(self.ground_runs, m.ground.positions) \
-            if self.ground_runs and self.settings.style == "photo" else None
+        #: photo: the ground runs drawn without their chunks outside the frustum, and kerbs and rails only near
+        self._ground_chunks = None
+        if self.ground_runs and self.settings.style == "photo":
+            from urbanarena.render.scene3d.photo_atmosphere import ground_detail_distances
+
+            self._ground_chunks = _Chunks(self.ground_runs, m.ground.positions,
+                                          max_dist_m=ground_detail_distances(ground_runs))
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"))
         self.vao_objects = vao(self.prog_plain, m.objects, ("positions", "normals", "colours"),
@@ -480,7 +484,7 @@ class SceneRenderer(IdPassMixin):
             ctx.depth_func = "<"
             ms.depth_mask = False
             if self._ground_chunks is not None:
-                self._ground_chunks.render(planes)
+                self._ground_chunks.render(planes, eye)
             elif self.ground_runs:
                 for va, first, count in self.ground_runs:
                     va.render(mgl.TRIANGLES, vertices=count, first=first)

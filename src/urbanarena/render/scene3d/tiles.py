@@ -96,13 +96,18 @@ class OrderedChunks:
     For layers drawn in painter's order (the ground, no depth writes): a skipped triangle would have been clipped
     away whole, and the kept ones keep their order, so the pixels are those of drawing every run whole.
 
+    With ``max_dist_m`` (per run, ``None`` for no limit) a run's chunks whose bounding box is farther than that
+    from the eye are skipped too (thin ground detail -- kerbs, rails -- narrower than a pixel there): that does
+    change pixels, where such a line would have covered a pixel centre.
+
     Args:
         runs: ``[(vertex array, first, count)]`` (vertex counts multiples of 3).
         positions: ``(N, 3)`` the triangle list's vertex positions (the runs index into it).
         chunk_tris: triangles per chunk.
+        max_dist_m: ``None`` or per run a draw distance in metres or ``None``.
     """
 
-    def __init__(self, runs, positions: np.ndarray, chunk_tris: int = CHUNK_TRIS):
+    def __init__(self, runs, positions: np.ndarray, chunk_tris: int = CHUNK_TRIS, max_dist_m=None):
         pos = np.asarray(positions, np.float64)
         va, first, count, lo, hi = [], [], [], [], []
         for k, (vao, f, c) in enumerate(runs):
@@ -124,11 +129,19 @@ class OrderedChunks:
         self.count = np.concatenate(count) if count else z
         self.lo = np.concatenate(lo) if lo else np.zeros((0, 3))
         self.hi = np.concatenate(hi) if hi else np.zeros((0, 3))
+        #: per chunk its run's draw distance (m; infinite: none)
+        lim = [np.inf if max_dist_m is None or max_dist_m[k] is None else float(max_dist_m[k])
+               for k in range(len(runs))]
+        self.max_dist_m = np.asarray(lim, np.float64)[self.run] if len(self.run) else np.zeros(0)
 
-    def draws(self, planes: np.ndarray) -> list[tuple[int, int, int]]:
-        """``(run index, first vertex, vertex count)`` of the draw calls for a frustum ``planes`` ``(6, 4)``:
-        consecutive kept chunks of one run merged, in the runs' order."""
+    def draws(self, planes: np.ndarray, eye: np.ndarray | None = None) -> list[tuple[int, int, int]]:
+        """``(run index, first vertex, vertex count)`` of the draw calls for a frustum ``planes`` ``(6, 4)`` (and,
+        with ``eye`` ``(3,)``, the runs' draw distances): consecutive kept chunks of one run merged, in the runs'
+        order."""
         keep = ~boxes_outside(self.lo, self.hi, planes, CHUNK_SLACK_M)
+        if eye is not None and np.isfinite(self.max_dist_m).any():
+            near = np.clip(np.asarray(eye, np.float64)[None, :], self.lo, self.hi)   # each box's point nearest
+            keep &= np.einsum("tk,tk->t", near - eye, near - eye) <= self.max_dist_m ** 2
         idx = np.flatnonzero(keep)
         if not len(idx):
             return []
@@ -140,10 +153,10 @@ class OrderedChunks:
             out.append((int(self.run[a]), int(self.first[a]), int(self.first[b] + self.count[b] - self.first[a])))
         return out
 
-    def render(self, planes: np.ndarray) -> None:
+    def render(self, planes: np.ndarray, eye: np.ndarray | None = None) -> None:
         import moderngl
 
-        for k, first, count in self.draws(planes):
+        for k, first, count in self.draws(planes, eye):
             self.vaos[k].render(moderngl.TRIANGLES, vertices=count, first=first)
 
 
