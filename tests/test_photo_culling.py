@@ -155,3 +155,48 @@ def test_ground_detail_distances_by_material_and_in_the_identity(monkeypatch):
     a = _photo_identity()["ground_detail_m"]
     monkeypatch.setattr(PA, "GROUND_DETAIL_M", {5: 100.0, 7: 60.0})
     assert _photo_identity()["ground_detail_m"] != a
+
+
+def test_sky_rows_by_hand():
+    import math
+
+    from urbanarena.render.scene3d.photo_atmosphere import sky_rows
+
+    big = (-1e4, -1e4, 1e4, 1e4)
+    eye = np.array([0.0, 0.0, 1.7])
+    # level 640 x 360, 90 degrees: f = 320; a row's ray at the outer column has depression tan = yv / sqrt(tx^2 + 1)
+    # with tx = 319.5 / 320; d = min(1e4, 0.9 * 3000) = 2700 m: ground-only from yv >= (1.5 * 1.7 / 2700 +
+    # tan 0.5 deg) * sqrt(tx^2 + 1), i.e. row v >= 179.5 + 320 yv
+    tx = 319.5 / 320.0
+    yv = (1.5 * 1.7 / 2700.0 + math.tan(math.radians(0.5))) * math.sqrt(tx * tx + 1.0)
+    first = math.ceil(179.5 + 320.0 * yv)
+    assert sky_rows(eye, 30.0, 0.0, 90.0, 640, 360, big, 3000.0) == first + 2 == 186
+    # the same but 10 m from the box's east side: d = 10 m, the cut moves down
+    near_edge = (-1e4, -1e4, 10.0, 1e4)
+    yv10 = (1.5 * 1.7 / 10.0 + math.tan(math.radians(0.5))) * math.sqrt(tx * tx + 1.0)
+    assert sky_rows(eye, 30.0, 0.0, 90.0, 640, 360, near_edge, 3000.0) == math.ceil(179.5 + 320.0 * yv10) + 2
+    # straight down: every row is ground-only (2 rows kept); straight up or off the box: the sky everywhere
+    assert sky_rows(eye, 0.0, -90.0, 90.0, 64, 64, big, 3000.0) == 2
+    assert sky_rows(eye, 0.0, 90.0, 90.0, 64, 64, big, 3000.0) == 64
+    assert sky_rows(np.array([2e4, 0.0, 1.7]), 0.0, -90.0, 90.0, 64, 64, big, 3000.0) == 64
+
+
+@needs_gl
+def test_photo_sky_cut_changes_no_pixel():
+    from test_render_styles import small_scene
+    from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+
+    r = SceneRenderer(small_scene(), RenderSettings(style="photo"))
+    try:
+        box = r._ground_box
+        assert box is not None
+        poses = [(0.0, 0.0, yaw, pitch) for yaw in (0.0, 135.0) for pitch in (0.0, -30.0, 20.0)]
+        cut = [r.render_view(x, y, yaw, pitch, 90.0, 160, 90) for x, y, yaw, pitch in poses]
+        pano = r.render_panorama(0.0, 0.0, width=128)
+        r._ground_box = (0.0, 0.0, 0.0, 0.0)   # the eye off the box: the sky shaded everywhere
+        whole = [r.render_view(x, y, yaw, pitch, 90.0, 160, 90) for x, y, yaw, pitch in poses]
+        np.testing.assert_array_equal(r.render_panorama(0.0, 0.0, width=128), pano)
+        for a, b in zip(cut, whole):
+            np.testing.assert_array_equal(a, b)
+    finally:
+        r.release()

@@ -145,6 +145,7 @@ class SceneRenderer(IdPassMixin):
 
         # photo style: haze, sky, wet ground and skyline of .photo_atmosphere
         self._photo_air = photo_atmosphere if self.settings.style == "photo" and photo_atmosphere.ENABLED else None
+        self._ground_box = photo_atmosphere.ground_box(self.scene) if self._photo_air else None
         air0 = self._photo_air.patch_source if self._photo_air else (lambda src, name="": src)
         # photo style: the HDRI sky and image-based ambient light of .photo_sky (None without the package)
         self._photo_sky = None
@@ -477,7 +478,14 @@ class SceneRenderer(IdPassMixin):
             self._sky_tex.use(1)
             if "cloud_origin" in self.prog_sky_draw:   # photo clouds (.photo_clouds): parallax with the camera
                 self.prog_sky_draw["cloud_origin"].value = (float(eye[0]), float(eye[1]))
-        self.vao_sky_draw.render(mgl.TRIANGLES)
+        rows = height
+        if self._photo_air is not None and self.vao_ground is not None:   # photo: no sky under the ground
+            rows = self._photo_air.sky_rows(eye, yaw_deg, pitch_deg, hfov_deg, width, height, self._ground_box,
+                                            s.far_m)
+            ctx.scissor = (0, height - rows, width, rows)   # GL rows count from the bottom
+        if rows > 0:
+            self.vao_sky_draw.render(mgl.TRIANGLES)
+        ctx.scissor = None
         # 3. ground layers in painter's order (later layers cover earlier ones), hidden behind whatever
         #    stands on them; no depth writes, so coplanar layers never fight
         if self.vao_ground is not None:
