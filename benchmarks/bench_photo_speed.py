@@ -3,9 +3,10 @@ process, interleaved round by round so that a shared machine's load drifts into 
 
 ``without`` (the branch start): the population's shade mesh built placement by placement with shapely objects, its
 vertices tiled with one gather per attribute (:meth:`MeshData.tiles`, then interleaved), people and vehicles at
-three levels of detail (``LOD_FROM_M = (10, 30)``), the ground drawn whole. ``with``: the shade mesh built for all
-placements at once, one gather of the interleaved buffer, a fourth level beyond 45 m, the ground's chunks outside
-the frustum skipped (:class:`.tiles.OrderedChunks`).
+three levels of detail (``LOD_FROM_M = (10, 30)``), the ground drawn whole, the sky shaded in every row. ``with``:
+the shade mesh built for all placements at once, one gather of the interleaved buffer, a fourth level beyond 45 m,
+the ground's chunks outside the frustum skipped (:class:`.tiles.OrderedChunks`), the sky shaded only above the
+rows that see nothing but ground (:func:`.photo_atmosphere.sky_rows`).
 
 Per round and variant: panoramas 2048 x 1024 with the population (snapshot and mesh built anew, as the panorama
 store does per node) and first-person frames 640 x 360 with it (four headings per node, the population built once
@@ -117,12 +118,13 @@ def main() -> int:
     new = (PP.shade_mesh, MeshData.tile_order, PP.LOD_FROM_M)
     old = (legacy_shade_mesh, legacy_tile_order, PP.LOD_FROM_M[:2])
     r = SceneRenderer(scene, settings)
-    chunks = r._ground_chunks
+    chunks, box = r._ground_chunks, r._ground_box
 
     def use(name):
         v = new if name == "with" else old
         PP.shade_mesh, MeshData.tile_order, PP.LOD_FROM_M = v
         r._ground_chunks = chunks if name == "with" else None
+        r._ground_box = box if name == "with" else (0.0, 0.0, 0.0, 0.0)   # off the box: the sky everywhere
 
     def pano(rr):
         for n, (x, y, b) in zip(nodes, poses):
