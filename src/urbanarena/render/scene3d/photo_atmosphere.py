@@ -73,6 +73,15 @@ def ground_detail_distances(runs) -> list[float | None]:
     return [GROUND_DETAIL_M.get(int(k)) for _, _, k in runs]
 
 
+def ground_chunks(vertex_runs, runs, positions):
+    """The photo ground's :class:`.tiles.OrderedChunks`: ``vertex_runs`` ``[(vertex array, first, count)]`` of the
+    ground ``runs`` ``[(first, count, material)]`` over ``positions`` ``(N, 3)``, kerbs and rails limited to
+    :data:`GROUND_DETAIL_M`."""
+    from urbanarena.render.scene3d.tiles import OrderedChunks
+
+    return OrderedChunks(vertex_runs, positions, max_dist_m=ground_detail_distances(runs))
+
+
 def ground_box(scene) -> tuple[float, float, float, float]:
     """``(x0, y0, x1, y1)`` metres: the rectangle the ground layers cover whole (:func:`.meshes.ground_mesh`: the
     scene's ``ground_extent``, else its bounds grown by 500 m)."""

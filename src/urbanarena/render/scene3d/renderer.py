@@ -72,7 +72,7 @@ from urbanarena.render.scene3d.render_identity import (  # noqa: F401
 )
 from urbanarena.render.scene3d.render_settings import RenderSettings  # noqa: F401
 from urbanarena.render.scene3d.tiles import (  # noqa: F401
-    TILE_M, OrderedChunks as _Chunks, TiledVertexArray as _Tiled, frustum_planes as _frustum_planes,
+    TILE_M, TiledVertexArray as _Tiled, frustum_planes as _frustum_planes,
 )
 
 
@@ -261,13 +261,9 @@ class SceneRenderer(IdPassMixin):
                                                           *(n for n in names if n in p))]))
                      for k, p in ground_progs.items()}
             self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
-        #: photo: the ground runs drawn without their chunks outside the frustum, and kerbs and rails only near
-        self._ground_chunks = None
-        if self.ground_runs and self.settings.style == "photo":
-            from urbanarena.render.scene3d.photo_atmosphere import ground_detail_distances
-
-            self._ground_chunks = _Chunks(self.ground_runs, m.ground.positions,
-                                          max_dist_m=ground_detail_distances(ground_runs))
+        #: photo: the ground runs without their chunks outside the frustum, kerbs and rails only near (.tiles)
+        self._ground_chunks = None if self._photo_air is None or not self.ground_runs else \
+            self._photo_air.ground_chunks(self.ground_runs, ground_runs, m.ground.positions)
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"))
         self.vao_objects = vao(self.prog_plain, m.objects, ("positions", "normals", "colours"),
@@ -478,11 +474,9 @@ class SceneRenderer(IdPassMixin):
             self._sky_tex.use(1)
             if "cloud_origin" in self.prog_sky_draw:   # photo clouds (.photo_clouds): parallax with the camera
                 self.prog_sky_draw["cloud_origin"].value = (float(eye[0]), float(eye[1]))
-        rows = height
-        if self._photo_air is not None and self.vao_ground is not None:   # photo: no sky under the ground
-            rows = self._photo_air.sky_rows(eye, yaw_deg, pitch_deg, hfov_deg, width, height, self._ground_box,
-                                            s.far_m)
-            ctx.scissor = (0, height - rows, width, rows)   # GL rows count from the bottom
+        rows = height if self._photo_air is None or self.vao_ground is None else self._photo_air.sky_rows(
+            eye, yaw_deg, pitch_deg, hfov_deg, width, height, self._ground_box, s.far_m)   # photo: none under ground
+        ctx.scissor = None if rows == height else (0, height - rows, width, rows)   # GL rows count from the bottom
         if rows > 0:
             self.vao_sky_draw.render(mgl.TRIANGLES)
         ctx.scissor = None
