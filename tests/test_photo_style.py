@@ -126,6 +126,13 @@ def test_shade_mesh_has_the_hand_computed_areas():
     # no sun (night): the contact blob only
     night = shade_mesh([p], (0.0, 0.0, -1.0), 0.6)
     assert night.n_triangles == CONTACT_SIDES
+    # several at once: placement by placement, each its blob then its sun shadow (the order the ground is
+    # multiplied in), the same triangles as one at a time
+    both = shade_mesh([p, person], (0.0, -math.cos(e), math.sin(e)), 0.6)
+    assert both.n_triangles == mesh.n_triangles + pm.n_triangles
+    np.testing.assert_array_equal(both.positions, np.concatenate([mesh.positions, pm.positions]))
+    np.testing.assert_array_equal(both.colours, np.concatenate([mesh.colours, pm.colours]))
+    assert shade_mesh([], (0.0, 0.0, 1.0), 0.6).n_triangles == 0
 
 
 # ----------------------------------------------------------------------------------------------- models
@@ -152,7 +159,7 @@ CAR = Placement("c1", "parked_car", -4.0, 2.5, 90.0, 4.4, 1.8, 1.5, (150, 28, 30
 def test_model_choice_is_seeded_and_falls_back_to_boxes(fake_models):
     from urbanarena.render.scene3d.population_photo import PhotoModels, model_for, photo_placements_mesh
 
-    assert model_for(PERSON, fake_models) is fake_models.adults[0] and len(fake_models.adults[0]) == 3
+    assert model_for(PERSON, fake_models) is fake_models.adults[0] and len(fake_models.adults[0]) == 4   # levels
     assert model_for(CAR, fake_models) is None                         # no car in the fake catalogue: boxes
     two = PhotoModels(fake_models.adults * 2, (), (), (), "two")
     # the pick is sha256("person:<variant>") mod the pool, the same in every process (a second implementation)
@@ -263,9 +270,9 @@ def test_far_placements_draw_coarser_levels(tmp_path):
                                                                 bicycles=()))
     counts = [lvl.n_triangles for lvl in models.adults[0]]
     assert counts[0] <= 2 * n * m
-    assert counts[0] > counts[1] > counts[2] > 0
+    assert counts[0] > counts[1] > counts[2] > counts[3] > 0
     tri = []
-    for d in (LOD_FROM_M[0] - 1, LOD_FROM_M[0] + 1, LOD_FROM_M[1] + 1):
+    for d in (LOD_FROM_M[0] - 1, LOD_FROM_M[0] + 1, LOD_FROM_M[1] + 1, LOD_FROM_M[2] + 1):
         p = Placement("p", "pedestrian", d, 0.0, 0.0, 0.35, 0.5, 1.7, (0, 0, 0), "a", 0, 3)
         tri.append(photo_placements_mesh([p], models, camera_xy=(0.0, 0.0)).n_triangles)
     assert tri == counts

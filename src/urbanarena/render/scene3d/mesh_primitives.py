@@ -58,22 +58,36 @@ class MeshData:
             vertex and vertex count, and the tile's bounding box corners ``(T, 3)``
             over the vertices of its triangles.
         """
+        if self.n_triangles == 0:
+            z = np.zeros((0,), np.int64)
+            return self, z, z, np.zeros((0, 3)), np.zeros((0, 3))
+        idx, first, count, lo, hi = self.tile_order(tile_m)
+        t = (lambda a: None if a is None else a[idx])
+        mesh = MeshData(self.positions[idx], self.normals[idx], self.colours[idx], t(self.facade), t(self.shop),
+                        t(self.uv), t(self.feature))
+        return mesh, first, count, lo, hi
+
+    def tile_order(self, tile_m: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`tiles` without building the mesh: ``(vertex order (N,), first, count, lo, hi)``; vertex array
+        ``a`` reordered is ``a[order]`` (a caller can reorder its interleaved buffer once)."""
         n = self.n_triangles
         if n == 0:
             z = np.zeros((0,), np.int64)
-            return self, z, z, np.zeros((0, 3)), np.zeros((0, 3))
+            return z, z, z, np.zeros((0, 3)), np.zeros((0, 3))
         tris = self.positions.reshape(n, 3, 3).astype(np.float64)
-        key = np.floor(tris.mean(axis=1)[:, :2] / tile_m).astype(np.int64)
+        # corner by corner (numpy reduces a length-3 middle axis slowly; the sums run in the same order)
+        a, b, c = tris[:, 0], tris[:, 1], tris[:, 2]
+        key = np.floor((((a[:, :2] + b[:, :2]) + c[:, :2]) / 3.0) / tile_m).astype(np.int64)
         order = np.lexsort((key[:, 1], key[:, 0]))
-        mesh = self.take_triangles(order)
         key = key[order]
-        tris = tris[order]
-        change = np.flatnonzero(np.any(np.diff(key, axis=0) != 0, axis=1)) + 1
+        change = np.flatnonzero((key[1:, 0] != key[:-1, 0]) | (key[1:, 1] != key[:-1, 1])) + 1
         starts = np.concatenate([[0], change])
-        lo = np.minimum.reduceat(tris.min(axis=1), starts, axis=0)
-        hi = np.maximum.reduceat(tris.max(axis=1), starts, axis=0)
+        a, b, c = a[order], b[order], c[order]
+        lo = np.minimum.reduceat(np.minimum(np.minimum(a, b), c), starts, axis=0)
+        hi = np.maximum.reduceat(np.maximum(np.maximum(a, b), c), starts, axis=0)
         counts = np.diff(np.concatenate([starts, [n]]))
-        return mesh, starts * 3, counts * 3, lo, hi
+        idx = (order[:, None] * 3 + np.arange(3)[None, :]).reshape(-1)
+        return idx, starts * 3, counts * 3, lo, hi
 
     def interleaved(self, fields: tuple[str, ...]) -> np.ndarray:
         """Vertex buffer ``(N, sum of field widths)`` float32 with the given fields side by side."""

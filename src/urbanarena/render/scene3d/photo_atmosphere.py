@@ -61,6 +61,64 @@ SKYLINE_SEED = 0x5C71
 #: the renderer applies this module to the photo style while true (tests switch it off to compare the
 #: population's pixels with the realistic style's)
 ENABLED = True
+#: thin ground detail drawn only this near (metres, by ground material of .realistic_shaders.GROUND_MATERIALS):
+#: kerb bands (5, 0.125 m wide) and rail heads and grooves (7, 0.07 and 0.04 m) are under a third of a pixel
+#: of a 640-pixel 90-degree view (or a 2048-pixel panorama) beyond it; part of the photo render identity
+GROUND_DETAIL_M = {5: 120.0, 7: 120.0}
+
+
+def ground_detail_distances(runs) -> list[float | None]:
+    """Per ground run ``(first, count, material)`` (:func:`.realistic_shaders.ground_material_runs`) its draw
+    distance in metres (:data:`GROUND_DETAIL_M`), ``None`` for no limit."""
+    return [GROUND_DETAIL_M.get(int(k)) for _, _, k in runs]
+
+
+def ground_chunks(vertex_runs, runs, positions):
+    """The photo ground's :class:`.tiles.OrderedChunks`: ``vertex_runs`` ``[(vertex array, first, count)]`` of the
+    ground ``runs`` ``[(first, count, material)]`` over ``positions`` ``(N, 3)``, kerbs and rails limited to
+    :data:`GROUND_DETAIL_M`."""
+    from urbanarena.render.scene3d.tiles import OrderedChunks
+
+    return OrderedChunks(vertex_runs, positions, max_dist_m=ground_detail_distances(runs))
+
+
+def ground_box(scene) -> tuple[float, float, float, float]:
+    """``(x0, y0, x1, y1)`` metres: the rectangle the ground layers cover whole (:func:`.meshes.ground_mesh`: the
+    scene's ``ground_extent``, else its bounds grown by 500 m)."""
+    if scene.ground_extent is not None:
+        return tuple(float(v) for v in scene.ground_extent)
+    x0, y0, x1, y1 = scene.bounds()
+    return x0 - 500.0, y0 - 500.0, x1 + 500.0, y1 + 500.0
+
+
+def sky_rows(eye, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int, height: int, box,
+             far_m: float) -> int:
+    """How many image rows from the top the sky must be shaded in: the rows below see only the ground (or what
+    stands on it), so the sky drawn there would be painted over by the ground layers.
+
+    A row is ground-only when, even at its outer columns (the rays nearest the horizon in a level-roll camera),
+    its rays point down steeply enough to meet ``z = 0`` within ``d``: ``tan(depression) >= 1.5 h / d + tan
+    0.5 deg``, ``h`` the eye's height, ``d`` the eye's distance to the nearest side of the ground ``box``
+    (:func:`ground_box`), at most ``0.9 far_m``. The answer is the first row from which every row down is
+    ground-only, plus 2 rows; ``height`` (shade everywhere) when the eye is not over the box.
+    """
+    from urbanarena.render.views import Camera
+
+    x, y, h = (float(v) for v in eye)
+    x0, y0, x1, y1 = box
+    d = min(x - x0, x1 - x, y - y0, y1 - y, 0.9 * far_m)
+    if d <= 0.0 or h <= 0.0:
+        return int(height)
+    right, up, fwd = Camera(yaw_deg, pitch_deg, hfov_deg, width, height).basis()
+    f = (width / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
+    yv = (np.arange(height) - (height - 1) / 2.0) / f            # image rows, down positive
+    tx = ((width - 1) / 2.0) / f                                  # the outer columns
+    z = -yv * up[2] + fwd[2]                                      # world z of each row's ray (right is level)
+    horiz = np.sqrt(np.maximum(tx * tx + yv * yv + 1.0 - z * z, 1e-12))   # its horizontal length at the edges
+    ground = (z < 0.0) & (-z / horiz >= 1.5 * h / d + math.tan(math.radians(0.5)))
+    bad = np.flatnonzero(~ground)
+    first = 0 if not len(bad) else int(bad[-1]) + 1
+    return int(min(height, first + 2))
 
 
 def haze_keep(dist_m, eye_z_m: float, point_z_m, sigma_per_m: float = 0.0):

@@ -105,11 +105,11 @@ class PopulationObjects:
             mesh = self.mesh()
             if mesh.n_triangles == 0:
                 return 0
-            mesh, first, count, lo, hi = mesh.tiles(TILE_M)
+            order, first, count, lo, hi = mesh.tile_order(TILE_M)   # one gather of the interleaved vertices
             names = ("in_pos", "in_normal", "in_colour")
             fmt = " ".join("3f" if name in prog else "12x" for name in names)
             used = [name for name in names if name in prog]
-            buf = ctx.buffer(mesh.interleaved(("positions", "normals", "colours")).tobytes())
+            buf = ctx.buffer(mesh.interleaved(("positions", "normals", "colours"))[order].tobytes())
             vao = ctx.vertex_array(prog, [(buf, fmt, *used)])
             got = self._gl[key] = (buf, vao, _Tiled(vao, first, count, lo, hi), mesh.n_triangles)
         mvp = np.frombuffer(prog["mvp"].read(), dtype="f4").reshape(4, 4).T.astype(np.float64)

@@ -10,9 +10,9 @@ shadow and sun shadow under each.
   placement's ``variant`` (drawn from the city seed), so the same seed gives the same people; a car's model is
   ``CARS[h % n]``, a van (odd ``variant``, as :mod:`.population_meshes`) the van. Body paint materials take the
   placement's car colour.
-* **Levels of detail**: each model is decimated at three cells (:data:`PERSON_CELLS`, :data:`VEHICLE_CELLS`); a
+* **Levels of detail**: each model is decimated at four cells (:data:`PERSON_CELLS`, :data:`VEHICLE_CELLS`); a
   placement farther than :data:`LOD_FROM_M` from the snapshot's camera draws the coarser level (a cell stays
-  about a pixel of a 2048-pixel panorama at the distances it is used from).
+  under about two pixels of a 2048-pixel panorama or a 640-pixel 90-degree view where it is used).
 * **Size and orientation**: as the boxes (:mod:`.population_meshes`): people scaled uniformly to ``height_m``,
   vehicles uniformly to ``length_m``; turned to ``heading_deg`` (model front along the heading), at ``(x_m, y_m)``.
   A cyclist is drawn as a person walking a bicycle (the package's Scopia bicycle at ``length_m``, its frame
@@ -59,13 +59,14 @@ WALK_BESIDE_M = 0.4
 BIKE_PALETTE = ((0.06, 0.06, 0.07), (0.85, 0.85, 0.83), (0.10, 0.16, 0.36), (0.55, 0.08, 0.08),
                 (0.12, 0.30, 0.16), (0.60, 0.62, 0.64), (0.10, 0.40, 0.42))
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
-#: (male01: 2,289 / 745 / 167 triangles; the Seat Leon 3,225 / 1,002 / 358)
-PERSON_CELLS = (0.02, 0.05, 0.1)
-VEHICLE_CELLS = (0.03, 0.06, 0.1)
+#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 3,225 / 1,002 / 358 / 192)
+PERSON_CELLS = (0.02, 0.05, 0.1, 0.15)
+VEHICLE_CELLS = (0.03, 0.06, 0.1, 0.15)
 #: a bicycle's tubes are thin: finer cells (fraction of its length)
-BICYCLE_CELLS = (0.012, 0.025, 0.05)
-#: distances from the snapshot's camera (metres) beyond which the next level is drawn
-LOD_FROM_M = (10.0, 30.0)
+BICYCLE_CELLS = (0.012, 0.025, 0.05, 0.075)
+#: distances from the snapshot's camera (metres) beyond which the next level is drawn (the last: a person
+#: there is under 12 pixels tall in a 640-pixel 90-degree view, a cell under 2 pixels)
+LOD_FROM_M = (10.0, 30.0, 45.0)
 #: the contact blob: ellipse semi-axes = CONTACT_GROW x half the footprint; darkest share of light at its centre
 CONTACT_GROW = 1.25
 CONTACT_K = 0.45
@@ -252,57 +253,77 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
     return mesh
 
 
-def _fan(cx: float, cy: float, ring: np.ndarray, k_centre: float, k_rim: float):
-    """Triangles ``(n, 3, 3)`` and colours ``(n, 3, 3)`` of a fan from ``(cx, cy)`` to ``ring`` ``(n+1, 2)``."""
-    n = len(ring) - 1
-    c = np.broadcast_to([cx, cy, SHADE_Z_M], (n, 3))
-    r0 = np.concatenate([ring[:-1], np.full((n, 1), SHADE_Z_M)], axis=1)
-    r1 = np.concatenate([ring[1:], np.full((n, 1), SHADE_Z_M)], axis=1)
-    tri = np.stack([c, r0, r1], axis=1)
-    col = np.empty((n, 3, 3), np.float32)
-    col[:, 0] = k_centre
-    col[:, 1:] = k_rim
-    return tri, col
-
-
 def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
     """The ground shade of ``placements`` (module docstring): vertex colour = share of light kept (the renderer
     multiplies the ground by it). ``sun_dir``: unit vector towards the sun; ``shadow_k``: the ground's share
-    in shadow (no sun shadows when the sun is under 2 degrees or ``shadow_k >= 0.999``)."""
-    import shapely
-    from shapely.geometry import MultiPoint
+    in shadow (no sun shadows when the sun is under 2 degrees or ``shadow_k >= 0.999``).
 
-    tris, cols = [], []
+    Triangles in placement order, per placement its contact fan (:data:`CONTACT_SIDES` triangles) then, with a
+    sun, the fan of its shadow hull from the hull's centroid. Computed for all placements at once (the hulls with
+    shapely's vectorised functions): a panorama's population builds this once per node."""
+    import shapely
+
+    n = len(placements)
+    if n == 0:
+        z = np.zeros((0, 3), np.float32)
+        return MeshData(z, z.copy(), z.copy())
     sx, sy, sz = (float(v) for v in sun_dir)
     sun = sz > math.sin(math.radians(2.0)) and shadow_k < 0.999
     ang = np.linspace(0.0, 2 * math.pi, CONTACT_SIDES + 1)
-    for p in placements:
-        a = math.radians(p.heading_deg)
-        fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
-        hl, hw = CONTACT_GROW * p.length_m / 2, CONTACT_GROW * p.width_m / 2
-        ring = (np.cos(ang)[:, None] * hw * right + np.sin(ang)[:, None] * hl * fwd) + [p.x_m, p.y_m]
-        t, c = _fan(p.x_m, p.y_m, ring, CONTACT_K, 1.0)
-        tris.append(t)
-        cols.append(c)
-        if sun:
-            foot = np.asarray(p.footprint().exterior.coords)[:-1]
-            d = p.height_m / sz
-            top = foot + [-sx * d, -sy * d]
-            if p.kind in ("pedestrian", "waiting", "crossing"):   # shoulders and head: narrower than the feet
-                top = (foot - [p.x_m, p.y_m]) * PERSON_TOP + [p.x_m - sx * d, p.y_m - sy * d]
-            hull = MultiPoint(np.concatenate([foot, top]).tolist()).convex_hull
-            if hull.geom_type == "Polygon":
-                ring2 = np.asarray(hull.exterior.coords)
-                ctr = np.asarray(shapely.centroid(hull).coords)[0]
-                t, c = _fan(float(ctr[0]), float(ctr[1]), ring2, shadow_k, shadow_k)
-                tris.append(t)
-                cols.append(c)
-    if not tris:
-        z = np.zeros((0, 3), np.float32)
-        return MeshData(z, z.copy(), z.copy())
-    T = np.concatenate(tris).reshape(-1, 3).astype(np.float32)
+    # per placement: forward and right unit vectors (math.sin/cos as Placement.footprint), half sizes, centre
+    a = [math.radians(p.heading_deg) for p in placements]
+    fwd = np.array([[math.sin(t), math.cos(t)] for t in a])
+    right = np.array([[math.cos(t), -math.sin(t)] for t in a])
+    centre = np.array([[p.x_m, p.y_m] for p in placements], np.float64)
+    length = np.array([p.length_m for p in placements], np.float64)
+    width = np.array([p.width_m for p in placements], np.float64)
+    # contact blobs: (n, S+1, 2) rings, the same arithmetic in the same order as one placement at a time
+    hl, hw = CONTACT_GROW * length / 2, CONTACT_GROW * width / 2
+    ring = ((np.cos(ang)[None, :, None] * hw[:, None, None]) * right[:, None, :]
+            + (np.sin(ang)[None, :, None] * hl[:, None, None]) * fwd[:, None, :]) + centre[:, None, :]
+    S = CONTACT_SIDES
+    tri = np.zeros((n, S, 3, 3))
+    tri[:, :, 0, :2] = centre[:, None, :]
+    tri[:, :, 1, :2] = ring[:, :-1]
+    tri[:, :, 2, :2] = ring[:, 1:]
+    tri[:, :, :, 2] = SHADE_Z_M
+    col = np.empty((n, S, 3, 3), np.float32)
+    col[:, :, 0] = CONTACT_K
+    col[:, :, 1:] = 1.0
+    tris, cols, owner = [tri.reshape(-1, 3, 3)], [col.reshape(-1, 3, 3)], [np.repeat(2 * np.arange(n), S)]
+    if sun:
+        # footprint corners as Placement.footprint: c + sf*hl*f + sr*hw*r, (sf, sr) = (1,1), (1,-1), (-1,-1), (-1,1)
+        fl, fw = length / 2 + 0.0, width / 2 + 0.0
+        sgn = np.array([(1, 1), (1, -1), (-1, -1), (-1, 1)], np.float64)
+        foot = (centre[:, None, :] + (sgn[None, :, 0, None] * fl[:, None, None]) * fwd[:, None, :]
+                + (sgn[None, :, 1, None] * fw[:, None, None]) * right[:, None, :])
+        d = np.array([p.height_m for p in placements], np.float64) / sz
+        top = foot + np.stack([-sx * d, -sy * d], axis=1)[:, None, :]
+        person = np.array([p.kind in ("pedestrian", "waiting", "crossing") for p in placements])
+        if person.any():   # shoulders and head: narrower than the feet
+            shift = np.stack([centre[:, 0] - sx * d, centre[:, 1] - sy * d], axis=1)
+            top_p = (foot - centre[:, None, :]) * PERSON_TOP + shift[:, None, :]
+            top = np.where(person[:, None, None], top_p, top)
+        hulls = shapely.convex_hull(shapely.multipoints(np.concatenate([foot, top], axis=1)))
+        poly = shapely.get_type_id(hulls) == 3
+        if poly.any():
+            idx = np.flatnonzero(poly)
+            coords, which = shapely.get_coordinates(hulls[idx], return_index=True)
+            ctr = shapely.get_coordinates(shapely.centroid(hulls[idx]))
+            edge = np.flatnonzero(which[:-1] == which[1:])   # ring edges (each ring is closed)
+            k = which[edge]
+            t2 = np.zeros((len(edge), 3, 3))
+            t2[:, 0, :2] = ctr[k]
+            t2[:, 1, :2] = coords[edge]
+            t2[:, 2, :2] = coords[edge + 1]
+            t2[:, :, 2] = SHADE_Z_M
+            tris.append(t2)
+            cols.append(np.full((len(edge), 3, 3), shadow_k, np.float32))
+            owner.append(2 * idx[k] + 1)
+    order = np.argsort(np.concatenate(owner), kind="stable")
+    T = np.concatenate(tris)[order].reshape(-1, 3).astype(np.float32)
     return MeshData(T, np.broadcast_to(np.array([0, 0, 1], np.float32), T.shape).copy(),
-                    np.concatenate(cols).reshape(-1, 3).astype(np.float32))
+                    np.concatenate(cols)[order].reshape(-1, 3).astype(np.float32))
 
 
 __all__ = ["ADULTS", "BICYCLES", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels",

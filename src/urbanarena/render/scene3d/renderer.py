@@ -145,6 +145,7 @@ class SceneRenderer(IdPassMixin):
 
         # photo style: haze, sky, wet ground and skyline of .photo_atmosphere
         self._photo_air = photo_atmosphere if self.settings.style == "photo" and photo_atmosphere.ENABLED else None
+        self._ground_box = photo_atmosphere.ground_box(self.scene) if self._photo_air else None
         air0 = self._photo_air.patch_source if self._photo_air else (lambda src, name="": src)
         # photo style: the HDRI sky and image-based ambient light of .photo_sky (None without the package)
         self._photo_sky = None
@@ -260,6 +261,9 @@ class SceneRenderer(IdPassMixin):
                                                           *(n for n in names if n in p))]))
                      for k, p in ground_progs.items()}
             self.ground_runs = [(gvaos.get(k, self.vao_ground), first, count) for first, count, k in ground_runs]
+        #: photo: the ground runs without their chunks outside the frustum, kerbs and rails only near (.tiles)
+        self._ground_chunks = None if self._photo_air is None or not self.ground_runs else \
+            self._photo_air.ground_chunks(self.ground_runs, ground_runs, m.ground.positions)
         self.vao_solids = vao(self.prog_plain, m.solids, ("positions", "normals", "colours"),
                               ("in_pos", "in_normal", "in_colour"))
         self.vao_objects = vao(self.prog_plain, m.objects, ("positions", "normals", "colours"),
@@ -470,13 +474,20 @@ class SceneRenderer(IdPassMixin):
             self._sky_tex.use(1)
             if "cloud_origin" in self.prog_sky_draw:   # photo clouds (.photo_clouds): parallax with the camera
                 self.prog_sky_draw["cloud_origin"].value = (float(eye[0]), float(eye[1]))
-        self.vao_sky_draw.render(mgl.TRIANGLES)
+        rows = height if self._photo_air is None or self.vao_ground is None else self._photo_air.sky_rows(
+            eye, yaw_deg, pitch_deg, hfov_deg, width, height, self._ground_box, s.far_m)   # photo: none under ground
+        ctx.scissor = None if rows == height else (0, height - rows, width, rows)   # GL rows count from the bottom
+        if rows > 0:
+            self.vao_sky_draw.render(mgl.TRIANGLES)
+        ctx.scissor = None
         # 3. ground layers in painter's order (later layers cover earlier ones), hidden behind whatever
         #    stands on them; no depth writes, so coplanar layers never fight
         if self.vao_ground is not None:
             ctx.depth_func = "<"
             ms.depth_mask = False
-            if self.ground_runs:
+            if self._ground_chunks is not None:
+                self._ground_chunks.render(planes, eye)
+            elif self.ground_runs:
                 for va, first, count in self.ground_runs:
                     va.render(mgl.TRIANGLES, vertices=count, first=first)
             else:

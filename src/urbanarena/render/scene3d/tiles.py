@@ -72,4 +72,93 @@ class TiledVertexArray:
             self.vao.render(moderngl.TRIANGLES, vertices=count, first=first)
 
 
-__all__ = ["TILE_M", "TiledVertexArray", "frustum_planes"]
+#: triangles per chunk of :class:`OrderedChunks`
+CHUNK_TRIS = 64
+#: slack (metres) of :class:`OrderedChunks`' plane test: a chunk is skipped only when its box is this far outside
+#: one plane, so float32 clipping on the GL side never keeps a fragment of a skipped triangle
+CHUNK_SLACK_M = 0.5
+
+
+def boxes_outside(lo: np.ndarray, hi: np.ndarray, planes: np.ndarray, slack_m: float = 0.0) -> np.ndarray:
+    """Mask ``(B,)`` of the axis-aligned boxes ``lo``/``hi`` ``(B, 3)`` lying entirely more than ``slack_m``
+    outside one of ``planes`` ``(P, 4)`` (inside: ``plane . (p, 1) >= 0``; with normalised plane normals
+    ``slack_m`` is in metres)."""
+    n = planes[:, :3]
+    pv = np.where(n[None, :, :] >= 0, hi[:, None, :], lo[:, None, :])  # each box's corner farthest along n
+    d = np.einsum("tpk,pk->tp", pv, n) + planes[None, :, 3]
+    return np.any(d < -slack_m * np.linalg.norm(n, axis=1)[None, :], axis=1)
+
+
+class OrderedChunks:
+    """Draws runs ``(vertex array, first vertex, vertex count)`` of one triangle list in their order, skipping
+    the chunks of :data:`CHUNK_TRIS` consecutive triangles whose bounding box lies wholly outside the frustum.
+
+    For layers drawn in painter's order (the ground, no depth writes): a skipped triangle would have been clipped
+    away whole, and the kept ones keep their order, so the pixels are those of drawing every run whole.
+
+    With ``max_dist_m`` (per run, ``None`` for no limit) a run's chunks whose bounding box is farther than that
+    from the eye are skipped too (thin ground detail -- kerbs, rails -- narrower than a pixel there): that does
+    change pixels, where such a line would have covered a pixel centre.
+
+    Args:
+        runs: ``[(vertex array, first, count)]`` (vertex counts multiples of 3).
+        positions: ``(N, 3)`` the triangle list's vertex positions (the runs index into it).
+        chunk_tris: triangles per chunk.
+        max_dist_m: ``None`` or per run a draw distance in metres or ``None``.
+    """
+
+    def __init__(self, runs, positions: np.ndarray, chunk_tris: int = CHUNK_TRIS, max_dist_m=None):
+        pos = np.asarray(positions, np.float64)
+        va, first, count, lo, hi = [], [], [], [], []
+        for k, (vao, f, c) in enumerate(runs):
+            f, c = int(f), int(c)
+            if c <= 0:
+                continue
+            tri = pos[f:f + c].reshape(-1, 3, 3)
+            starts = np.arange(0, len(tri), chunk_tris)
+            a, b, cc = tri[:, 0], tri[:, 1], tri[:, 2]
+            lo.append(np.minimum.reduceat(np.minimum(np.minimum(a, b), cc), starts, axis=0))
+            hi.append(np.maximum.reduceat(np.maximum(np.maximum(a, b), cc), starts, axis=0))
+            first.append(f + 3 * starts)
+            count.append(3 * (np.minimum(starts + chunk_tris, len(tri)) - starts))
+            va.append(np.full(len(starts), k))
+        self.vaos = [r[0] for r in runs]
+        z = np.zeros((0,), np.int64)
+        self.run = np.concatenate(va) if va else z
+        self.first = np.concatenate(first) if first else z
+        self.count = np.concatenate(count) if count else z
+        self.lo = np.concatenate(lo) if lo else np.zeros((0, 3))
+        self.hi = np.concatenate(hi) if hi else np.zeros((0, 3))
+        #: per chunk its run's draw distance (m; infinite: none)
+        lim = [np.inf if max_dist_m is None or max_dist_m[k] is None else float(max_dist_m[k])
+               for k in range(len(runs))]
+        self.max_dist_m = np.asarray(lim, np.float64)[self.run] if len(self.run) else np.zeros(0)
+
+    def draws(self, planes: np.ndarray, eye: np.ndarray | None = None) -> list[tuple[int, int, int]]:
+        """``(run index, first vertex, vertex count)`` of the draw calls for a frustum ``planes`` ``(6, 4)`` (and,
+        with ``eye`` ``(3,)``, the runs' draw distances): consecutive kept chunks of one run merged, in the runs'
+        order."""
+        keep = ~boxes_outside(self.lo, self.hi, planes, CHUNK_SLACK_M)
+        if eye is not None and np.isfinite(self.max_dist_m).any():
+            near = np.clip(np.asarray(eye, np.float64)[None, :], self.lo, self.hi)   # each box's point nearest
+            keep &= np.einsum("tk,tk->t", near - eye, near - eye) <= self.max_dist_m ** 2
+        idx = np.flatnonzero(keep)
+        if not len(idx):
+            return []
+        # a new call where the kept chunks stop being adjacent in storage, or the run changes
+        cut = np.flatnonzero((np.diff(idx) != 1) | (np.diff(self.run[idx]) != 0)) + 1
+        out = []
+        for part in np.split(idx, cut):
+            a, b = int(part[0]), int(part[-1])
+            out.append((int(self.run[a]), int(self.first[a]), int(self.first[b] + self.count[b] - self.first[a])))
+        return out
+
+    def render(self, planes: np.ndarray, eye: np.ndarray | None = None) -> None:
+        import moderngl
+
+        for k, first, count in self.draws(planes, eye):
+            self.vaos[k].render(moderngl.TRIANGLES, vertices=count, first=first)
+
+
+__all__ = ["CHUNK_SLACK_M", "CHUNK_TRIS", "OrderedChunks", "TILE_M", "TiledVertexArray", "boxes_outside",
+           "frustum_planes"]
