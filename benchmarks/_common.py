@@ -28,6 +28,25 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
+def photo_people_setup(n_nodes: int):
+    """``(scene, settings, nodes, poses)`` of the photo style with people on the first ``n_nodes`` shopping-street
+    nodes of the default city (the people benchmarks' set-up), or ``None`` after one line on stderr when the photo
+    models are not fetched."""
+    from urbanarena.bench.population import shopping_nodes
+    from urbanarena.bench.realism import _city
+    from urbanarena.render.scene3d import population_photo as PP
+    from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
+    from urbanarena.render.scene3d.renderer import RenderSettings
+
+    if PP.photo_models() is None:
+        print("photo models not fetched: run `urbanarena assets fetch`", file=sys.stderr)
+        return None
+    city = _city("helsinki")
+    nodes = shopping_nodes(city)[:n_nodes]
+    return (scene_from_city(city), RenderSettings(style="photo", population="snapshot"), nodes,
+            [node_pose(city, n) for n in nodes])
+
+
 def ab_cpu_ms(renderers: dict, rounds: int, pano, frames, res: dict, before=None) -> dict:
     """Interleaved A/B timing in one process: per round, for each ``name, renderer`` of ``renderers`` (``without``
     and ``with``), ``pano(renderer)`` and ``frames(renderer)`` draw one round and return how many images they drew;

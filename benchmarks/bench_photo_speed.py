@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ab_cpu_ms, uptime  # noqa: E402
+from _common import ab_cpu_ms, photo_people_setup, uptime  # noqa: E402
 
 
 def legacy_shade_mesh(placements, sun_dir, shadow_k):
@@ -98,23 +98,17 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
 
-    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W, shopping_nodes
-    from urbanarena.bench.realism import _city
+    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W
     from urbanarena.render.scene3d import population_photo as PP
     from urbanarena.render.scene3d.cache import render_with_population
-    from urbanarena.render.scene3d.city_scene import node_pose, scene_from_city
     from urbanarena.render.scene3d.mesh_primitives import MeshData
     from urbanarena.render.scene3d.population_draw import node_population, release_population
-    from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+    from urbanarena.render.scene3d.renderer import SceneRenderer
 
-    if PP.photo_models() is None:
-        print("photo models not fetched: run `urbanarena assets fetch`", file=sys.stderr)
+    setup = photo_people_setup(a.nodes)
+    if setup is None:
         return 2
-    city = _city("helsinki")
-    scene = scene_from_city(city)
-    settings = RenderSettings(style="photo", population="snapshot")
-    nodes = shopping_nodes(city)[:a.nodes]
-    poses = [node_pose(city, n) for n in nodes]
+    scene, settings, nodes, poses = setup
     new = (PP.shade_mesh, MeshData.tile_order, PP.LOD_FROM_M)
     old = (legacy_shade_mesh, legacy_tile_order, PP.LOD_FROM_M[:2])
     r = SceneRenderer(scene, settings)

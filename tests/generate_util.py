@@ -109,3 +109,25 @@ def saved_city_home(request, tmp_path_factory, bbox, name: str):
     finally:
         mp.undo()
     return h
+
+
+def oracle_solves_frozen_mini(run_dir: Path, n_tasks: int = 175) -> dict:
+    """``urbanarena run --city helsinki --tasks mini --agent oracle --workers 2`` into ``run_dir`` (in the current
+    ``URBANARENA_HOME``): asserts exit 0 and that the oracle solved each of the ``n_tasks`` episodes without an
+    invalid action; returns the run's ``run.json``."""
+    import json
+    import sqlite3
+
+    from typer.testing import CliRunner
+
+    from urbanarena.cli.main import app
+
+    r = CliRunner().invoke(app, ["run", "--city", "helsinki", "--tasks", "mini", "--agent", "oracle", "--workers", "2",
+                                 "--out", str(run_dir)])
+    assert r.exit_code == 0, r.output
+    rows = sqlite3.connect(Path(run_dir) / "episodes.sqlite").execute(
+        "select task_id, evaluation_score, invalid_actions, stop_reason from episodes").fetchall()
+    assert len(rows) == n_tasks
+    bad = [row for row in rows if row[1] != 1.0 or row[2] != 0 or row[3] != "ANSWER"]
+    assert not bad, bad[:5]
+    return json.loads((Path(run_dir) / "run.json").read_text())

@@ -68,7 +68,8 @@ def test_a_failed_fetch_is_one_line_and_realistic(monkeypatch, capsys):
     assert usable_style(None) == "realistic"                      # not fetching: the default says why, once
     assert "not fetched" in _one_line(capsys) and calls == []
     assert usable_style(None, fetch=True) == "realistic"
-    line = _one_line(capsys)
+    said, line = capsys.readouterr().err.strip().splitlines()       # what is fetched, then why it failed
+    assert said.startswith("photo assets: fetching 4 pinned packages (184.4 MB")   # 184,361,041 bytes
     assert calls and "network unreachable" in line and "'realistic'" in line
 
 
@@ -80,7 +81,9 @@ def test_the_fetch_makes_photo_usable(fake_pins, monkeypatch, capsys):
     assert "not fetched: fake-assets" in _one_line(capsys) and fake_pins.requests == 0
     monkeypatch.delenv(NO_FETCH_ENV)
     monkeypatch.setattr(population_photo, "photo_models", lambda quiet=False: object())  # the fake .deb has no kit
-    assert usable_style("photo", fetch=True) == "photo" and capsys.readouterr().err == ""
+    assert usable_style("photo", fetch=True) == "photo"
+    assert "photo assets: fetching 1 pinned packages" in _one_line(capsys)   # before the download, bar or not
+    assert usable_style("photo", fetch=True) == "photo" and capsys.readouterr().err == ""   # installed: silent
     assert fake_pins.requests == 1 and len(read_manifest(registry.PACKAGES[0])["files"]) == len(A.expected_files())
     from urbanarena.runner.arena import ArenaViewSettings
 
@@ -107,7 +110,7 @@ def test_the_run_names_the_style_it_draws(monkeypatch, capsys):
     req = RunRequest(city="x", tasks="t.json", agent="random", out="o")
     got = usable_request(req, city, fetch=True)
     assert got.arena_view == {"render_style": "realistic"} and asked == [True]
-    assert "photo assets unavailable" in _one_line(capsys)
+    assert "photo assets unavailable" in capsys.readouterr().err.strip().splitlines()[-1]
     flat = RunRequest(city="x", tasks="t.json", agent="random", out="o", arena_view={"render_style": "flat"})
     assert usable_request(flat, city) is flat
     city.meta.imagery = {"source": "panoramax", "root": "pics"}

@@ -54,6 +54,18 @@ def fetch_forbidden() -> bool:
     return os.environ.get(NO_FETCH_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
+def _say_fetch(root: str) -> None:
+    """One line on stderr before a download (the bar shows only on a terminal): what is fetched, how much, where."""
+    from urbanarena.render.assets import registry
+    from urbanarena.render.assets.fetch import read_manifest
+
+    missing = [p for p in registry.PACKAGES if read_manifest(p, root) is None]
+    if missing:
+        mb = sum(p.size_bytes for p in missing) / 1e6
+        print(f"photo assets: fetching {len(missing)} pinned packages ({mb:.1f} MB, once) into {root} ...",
+              file=sys.stderr)
+
+
 def usable_style(style: str | None = None, *, fetch: bool = False, progress=None) -> str:
     """The style a run really renders: ``style`` (``None``: :data:`DEFAULT_RENDER_STYLE`), except ``photo`` when any
     pinned asset package (:data:`urbanarena.render.assets.PACKAGES`) is missing or damaged in the asset root
@@ -80,6 +92,8 @@ def usable_style(style: str | None = None, *, fetch: bool = False, progress=None
     fetch = fetch and not fetch_forbidden()
     with _USABLE_LOCK:
         if fetch or root not in _USABLE:
+            if fetch:
+                _say_fetch(root)
             status = ensure_assets(fetch=fetch, progress=progress)
             line = "" if status.available else status.message + ("" if fetch else FETCH_HINT)
             _USABLE[root] = (status.available, line)
