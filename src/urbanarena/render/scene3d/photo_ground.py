@@ -38,6 +38,21 @@ import hashlib
 
 import numpy as np
 
+M32 = 0xFFFFFFFF
+
+
+def rhash_np(x, y, z) -> np.ndarray:
+    """The shaders' ``rhash(uvec3)`` (:data:`.realistic_shaders.HASH`) on arrays (any ints; taken mod 2^32)."""
+    x, y, z = (np.asarray(v, np.int64) & M32 for v in (x, y, z))
+    h = ((x * 1597334677) & M32) ^ ((y * 3812015801) & M32) ^ ((z * 2798796415) & M32)
+    h ^= h >> 15
+    h = (h * 2246822519) & M32
+    h ^= h >> 13
+    h = (h * 3266489917) & M32
+    h ^= h >> 16
+    return h
+
+
 #: bumped whenever this module's shading changes pixels (part of the photo materials' identity)
 GROUND_VERSION = "photo-ground-1"
 #: asphalt repair patches: cell size (m), probability per cell, tone inside (new/dark, old/grey), seam
@@ -130,8 +145,6 @@ def source_identity() -> str:
 # ------------------------------------------------------------------------------------------ the Python twins
 def h21_np(p: np.ndarray, seed: int) -> np.ndarray:
     """The shaders' ``h21`` (hash of the integer cell of ``p`` ``(..., 2)``) in [0, 1]; float64."""
-    from urbanarena.render.scene3d.photo_materials import rhash_np
-
     c = np.floor(np.asarray(p, np.float64)).astype(np.int64)
     with np.errstate(over="ignore"):       # (0-d operands warn where arrays wrap silently; both wrap)
         return (rhash_np(c[..., 0], c[..., 1], seed) & 65535) / 65535.0
@@ -157,8 +170,6 @@ def _smooth(e0, e1, x):
 
 def patch_of(cell_x: int, cell_y: int) -> tuple[bool, np.ndarray, np.ndarray, float]:
     """The repair patch of one cell (module docstring): ``(present, centre_m (2,), half_size_m (2,), tone)``."""
-    from urbanarena.render.scene3d.photo_materials import rhash_np
-
     h = int(rhash_np(np.array([cell_x]), np.array([cell_y]), 91)[0])
     present = (h & 255) / 256.0 < PATCH_P
     ctr = (np.array([cell_x, cell_y], np.float64) + 0.25
@@ -170,8 +181,6 @@ def patch_of(cell_x: int, cell_y: int) -> tuple[bool, np.ndarray, np.ndarray, fl
 def asphalt_factor(p: np.ndarray, aa: float) -> np.ndarray:
     """Twin of ``pg_asphalt``: the albedo factor at ground points ``p`` ``(..., 2)`` (m) with footprint ``aa``
     (m, > 0); float64, ``p.shape[:-1]``."""
-    from urbanarena.render.scene3d.photo_materials import rhash_np
-
     p = np.asarray(p, np.float64)
     c = np.floor(p / PATCH_CELL_M).astype(np.int64)
     with np.errstate(over="ignore"):

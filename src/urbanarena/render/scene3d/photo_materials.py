@@ -76,6 +76,7 @@ from pathlib import Path
 import numpy as np
 
 from urbanarena.render.scene3d import photo_ground as PG
+from urbanarena.render.scene3d.photo_ground import M32, rhash_np  # noqa: F401  (re-exported)
 
 PACKAGE = "scikit-image"
 #: bumped whenever the layers, the lookup or the material parameters change pixels (photo render identity)
@@ -332,21 +333,6 @@ def photo_materials(quiet: bool = False) -> MaterialKit | None:
 
 
 # ------------------------------------------------------------------------------------------ the Python twin
-M32 = 0xFFFFFFFF
-
-
-def rhash_np(x, y, z) -> np.ndarray:
-    """The shaders' ``rhash(uvec3)`` (:data:`.realistic_shaders.HASH`) on arrays (any ints; taken mod 2^32)."""
-    x, y, z = (np.asarray(v, np.int64) & M32 for v in (x, y, z))
-    h = ((x * 1597334677) & M32) ^ ((y * 3812015801) & M32) ^ ((z * 2798796415) & M32)
-    h ^= h >> 15
-    h = (h * 2246822519) & M32
-    h ^= h >> 13
-    h = (h * 3266489917) & M32
-    h ^= h >> 16
-    return h
-
-
 def turn(q: np.ndarray, k) -> np.ndarray:
     """``q`` ``(..., 2)`` turned by ``90 k`` degrees (``k`` broadcast): (x, y), (-y, x), (-x, -y), (y, -x)."""
     x, y = q[..., 0], q[..., 1]
