@@ -81,7 +81,10 @@ def freeze_cmd(
 
         real = real_references_for(c, ALL_KINDS, False, reference_pictures, confirm_landmark_references)
         size_list = tuple(s.strip() for s in sizes.split(",") if s.strip())
-        style = checked_style(render_style, fallback=False)   # photo without its assets: freeze refuses
+        if render_style is None and c.meta.imagery is not None:
+            style = "realistic"   # a city of photographs draws no street view: its suites keep the style and name (-v2)
+        else:                     # they had before photo became the default, and need no photo assets
+            style = checked_style(render_style, fallback=False)   # photo without its assets: freeze refuses
         folder = out or user_dir() / (name or default_suite_name(c.name, style))
         fs = freeze(c, folder, suite=name, seed=seed, sizes=size_list, split=split or None,
                     solver=ArenaOracleSolver(c), build=_build_hint(c),
