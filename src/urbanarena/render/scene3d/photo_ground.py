@@ -38,19 +38,12 @@ import hashlib
 
 import numpy as np
 
-M32 = 0xFFFFFFFF
-
+from urbanarena.render.scene3d.building_look import M32, rhash
 
 def rhash_np(x, y, z) -> np.ndarray:
-    """The shaders' ``rhash(uvec3)`` (:data:`.realistic_shaders.HASH`) on arrays (any ints; taken mod 2^32)."""
-    x, y, z = (np.asarray(v, np.int64) & M32 for v in (x, y, z))
-    h = ((x * 1597334677) & M32) ^ ((y * 3812015801) & M32) ^ ((z * 2798796415) & M32)
-    h ^= h >> 15
-    h = (h * 2246822519) & M32
-    h ^= h >> 13
-    h = (h * 3266489917) & M32
-    h ^= h >> 16
-    return h
+    """The shaders' ``rhash(uvec3)`` (:data:`.realistic_shaders.HASH`) on arrays (any ints; taken mod 2^32): the
+    facades' :func:`.building_look.rhash` on int64 arrays (their wrap-around keeps the low 32 bits it masks)."""
+    return rhash(*(np.asarray(v, np.int64) & M32 for v in (x, y, z)))
 
 
 #: bumped whenever this module's shading changes pixels (part of the photo materials' identity)
