@@ -2,20 +2,35 @@
 
 A renderer's image is razor sharp, noiseless, evenly exposed and never compressed; a street-level photo is
 none of these. :class:`CameraModel` turns an RGB ``uint8`` image ``(H, W, 3)`` into what a given camera would
-have delivered, in this order (each step off when its parameter is 0):
+have delivered, in this order (each step off when its parameter is 0; the in-camera stages are functions of
+:mod:`urbanarena.render.camera_isp`):
 
-1. **exposure and white balance**: a per-image exposure offset (``exposure_sd_ev``, stops, normal) and
-   per-channel gains (``white_balance_sd``, relative, normal), applied in linear light (sRGB decoded);
+1. **exposure, white balance and tone** (one 256-entry table per channel): the camera's meter
+   (``camera_isp.meter_linear``, the geometric mean of the linear luminance) and an automatic gain bringing it
+   to ``auto_exposure_target``, clamped to ``[auto_exposure_min_ev, auto_exposure_max_ev]`` stops (night
+   frames get brighter, up to the cap); a per-image exposure offset (``exposure_sd_ev``, stops, normal) and
+   per-channel gains (``white_balance_sd``, relative, normal); all applied in linear light (sRGB decoded),
+   clipped at white (highlights blow), re-encoded; then a black level that pulls the darkest percent down
+   to ``auto_black_target`` (by at most ``auto_black_max``; display scale) and an S-shaped tone curve of
+   strength ``tone_contrast``;
 2. **lens**: radial distortion: a point at undistorted radius ``r_u`` appears at ``r_d`` with
    ``r_u = r_d (1 - k1 r_d^2)`` (the first-order inverse of ``r_d = r_u (1 + k1 r_u^2)``; ``distortion_k1``;
-   radii normalised to the half diagonal; negative = barrel: points move towards the centre) with lateral chromatic aberration (red and blue magnified by
-   ``1 ± chromatic_aberration``), and vignetting, a ``cos^4``-like fall-off of strength ``vignetting``
-   at the corners;
+   radii normalised to the half diagonal; negative = barrel: points move towards the centre) with lateral
+   chromatic aberration (red and blue magnified by ``1 ± chromatic_aberration``), and vignetting, a
+   ``cos^4``-like fall-off of strength ``vignetting`` at the corners;
 3. **softness**: a Gaussian blur of ``blur_sigma_px`` pixels (optics, stitching and demosaicing);
-4. **sensor noise**: signal-dependent Gaussian noise with variance ``read_noise^2 + shot_gain * I`` (``I``
-   the 0-255 value), luminance noise plus ``chroma_noise`` times as much per-channel noise, spatially
-   correlated by a blur of ``noise_blur_sigma_px`` (demosaicing and in-camera denoising smear it);
-5. **compression**: JPEG at ``jpeg_quality`` with chroma subsampling ``jpeg_subsampling`` (Pillow's
+4. **sensor noise**: signal-dependent Gaussian noise with variance ``(k read_noise)^2 + k shot_gain I``
+   (``I`` the 0-255 value; ``k = sqrt(max(1, g))`` for an automatic gain ``g``, else 1: half the stops of a
+   raised exposure come from a longer shutter, half from ISO, which amplifies the noise), luminance noise
+   plus ``chroma_noise`` times as much per-channel noise (no chroma draws when 0), spatially correlated by a
+   blur of ``noise_blur_sigma_px`` (demosaicing smears it);
+5. **image processing** on the BT.601 luma and the chroma (RGB minus luma): chroma gain
+   ``1 + saturation_boost``; edge-preserving luma noise reduction of range sigma ``k * denoise_grey`` grey
+   levels (flat areas lose their grain, fine low-contrast detail smears, edges stay); chroma smoothing by a
+   Gaussian of ``k * chroma_denoise_sigma_px``; unsharp-mask sharpening of the luma (``sharpen_amount``,
+   ``sharpen_sigma_px``, detail under ``sharpen_threshold_grey`` not amplified), which leaves the halos a
+   camera's sharpening leaves on edges;
+6. **compression**: JPEG at ``jpeg_quality`` with chroma subsampling ``jpeg_subsampling`` (Pillow's
    0 = 4:4:4, 1 = 4:2:2, 2 = 4:2:0), decoded back to pixels.
 
 Every random draw comes from ``numpy.random.default_rng`` seeded by the SHA-256 of the view's **key** (the
@@ -25,11 +40,14 @@ pixels on every run and machine, and two views get independent noise.
 Presets (:data:`CAMERAS`, ours):
 
 * ``clean``: the identity (images bit-identical to the renderer's; frozen suites v1-v4 were drawn so);
-* ``consumer360``: a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos show
-  it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (noise sigma in
-  flat regions, 10-90 % edge width, JPEG quality estimated from the quantisation tables): no lens
-  distortion in views cut from a stitched panorama (the stitcher removes it), slight softness, noise,
-  exposure and white-balance variation, 4:2:2 JPEG at quality 90;
+* ``consumer360`` (version 2): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
+  show it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (luminance
+  percentiles, clipped share, grain per brightness band, edge width and overshoot, blockiness, JPEG quality
+  from the quantisation tables): automatic exposure (target 0.28, -1.5 to +5 EV: night views are metered up,
+  noisier, their lights blown), a black level, a tone curve, stronger colour, no lens distortion in views cut
+  from a stitched panorama (the stitcher removes it), slight softness, noise mostly removed again by the
+  camera's noise reduction, sharpening halos, 4:2:2 JPEG at quality 93 (the frames are cut from a larger
+  compressed panorama, so their blocks are below a view's pixel: the photos' cuts show none);
 * ``phone``: a hand-held phone photo (landmark reference pictures): mild barrel distortion and
   vignetting, less noise, 4:2:0 JPEG at quality 85.
 
@@ -39,6 +57,7 @@ the paper's interface draws them over the video frame.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
 import math
@@ -48,13 +67,23 @@ import cv2
 import numpy as np
 from PIL import Image
 
+from urbanarena.render import camera_isp as ISP
+
 
 @dataclass(frozen=True)
 class CameraModel:
     """One camera (module docstring); all parameters 0 = that step off."""
 
     name: str
+    #: the preset's pixel version: bumped whenever its processing or parameters change what it delivers (part
+    #: of :meth:`describe` and of run configs, :func:`camera_version_entry`); not a processing step
+    version: int = 0
+    auto_exposure_target: float = 0.0
+    auto_exposure_min_ev: float = 0.0
+    auto_exposure_max_ev: float = 0.0
     exposure_sd_ev: float = 0.0
+    auto_black_target: float = 0.0
+    auto_black_max: float = 0.0
     white_balance_sd: float = 0.0
     distortion_k1: float = 0.0
     chromatic_aberration: float = 0.0
@@ -64,12 +93,19 @@ class CameraModel:
     shot_gain: float = 0.0
     chroma_noise: float = 0.0
     noise_blur_sigma_px: float = 0.0
+    tone_contrast: float = 0.0
+    saturation_boost: float = 0.0
+    denoise_grey: float = 0.0
+    chroma_denoise_sigma_px: float = 0.0
+    sharpen_amount: float = 0.0
+    sharpen_sigma_px: float = 0.0
+    sharpen_threshold_grey: float = 0.0
     jpeg_quality: int = 0
     jpeg_subsampling: int = 0
 
     @property
     def is_identity(self) -> bool:
-        return all(v == 0 for k, v in asdict(self).items() if k != "name")
+        return all(v == 0 for k, v in asdict(self).items() if k not in ("name", "version"))
 
     def describe(self) -> dict:
         """The parameters (JSON-able), for configs and cards."""
@@ -86,13 +122,25 @@ class CameraModel:
         if self.is_identity:
             return img
         rng = np.random.default_rng(int.from_bytes(hashlib.sha256(f"{self.name}|{key}".encode()).digest()[:8], "little"))
-        x = img.astype(np.float32) / 255.0
-        if self.exposure_sd_ev or self.white_balance_sd:
-            lin = _srgb_to_linear(x)
+        g_noise = 1.0  # the analog gain the sensor noise is amplified by (auto exposure raising it)
+        if (self.exposure_sd_ev or self.white_balance_sd or self.auto_exposure_target or self.tone_contrast
+                or self.auto_black_max):
             gain = 2.0 ** float(rng.normal(0.0, self.exposure_sd_ev)) if self.exposure_sd_ev else 1.0
             wb = (1.0 + rng.normal(0.0, self.white_balance_sd, 3)).astype(np.float32) if self.white_balance_sd \
                 else np.ones(3, np.float32)
-            x = _linear_to_srgb(np.clip(lin * (gain * wb), 0.0, 1.0))
+            if self.auto_exposure_target:
+                g_ae = ISP.auto_exposure_gain(ISP.meter_linear(img), self.auto_exposure_target,
+                                              self.auto_exposure_min_ev, self.auto_exposure_max_ev)
+                # half the stops from a longer exposure (no noise gain), half from ISO (noise sigma x sqrt(gain))
+                gain, g_noise = gain * g_ae, math.sqrt(max(1.0, g_ae))
+            # a pointwise map of each channel's 256 values (the same float32 arithmetic per value as on the image)
+            black = 0.0
+            if self.auto_black_max:
+                black = ISP.auto_black(img, ISP.tone_lut(gain * wb, 0.0), self.auto_black_target, self.auto_black_max)
+            lut = ISP.tone_lut(gain * wb, self.tone_contrast, black)
+            x = cv2.LUT(img, lut.T.reshape(256, 1, 3).copy())
+        else:
+            x = img.astype(np.float32) / 255.0
         if self.distortion_k1 or self.chromatic_aberration:
             x = _lens(x, self.distortion_k1, self.chromatic_aberration)
         if self.vignetting:
@@ -102,16 +150,24 @@ class CameraModel:
         v = x * 255.0
         if self.read_noise or self.shot_gain:
             luma = v @ np.array([0.299, 0.587, 0.114], np.float32)
-            sigma = np.sqrt(self.read_noise ** 2 + self.shot_gain * np.clip(luma, 0.0, 255.0)).astype(np.float32)
+            sigma = np.sqrt((self.read_noise * g_noise) ** 2
+                            + (self.shot_gain * g_noise) * np.clip(luma, 0.0, 255.0)).astype(np.float32)
             h, w = luma.shape
             n_l = rng.standard_normal((h, w), dtype=np.float32)
-            n_c = rng.standard_normal((h, w, 3), dtype=np.float32) * self.chroma_noise
+            # no chroma draws at all when chroma_noise is 0 (the luminance noise's draws stay the same)
+            n_c = rng.standard_normal((h, w, 3), dtype=np.float32) * self.chroma_noise if self.chroma_noise else None
             if self.noise_blur_sigma_px:
                 # smearing lowers the noise's sigma: rescale so the per-pixel sigma stays the stated one
                 s = self.noise_blur_sigma_px
                 n_l = cv2.GaussianBlur(n_l, (0, 0), s) * _blur_gain(s)
-                n_c = cv2.GaussianBlur(n_c, (0, 0), s) * _blur_gain(s)
-            v = v + (n_l[..., None] + n_c) * sigma[..., None]
+                if n_c is not None:
+                    n_c = cv2.GaussianBlur(n_c, (0, 0), s) * _blur_gain(s)
+            if n_c is None:
+                v = v + (n_l * sigma)[..., None]
+            else:
+                v = v + (n_l[..., None] + n_c) * sigma[..., None]
+        if self.saturation_boost or self.denoise_grey or self.chroma_denoise_sigma_px or self.sharpen_amount:
+            v = self._process(v, g_noise)
         out = np.clip(np.rint(v), 0, 255).astype(np.uint8)
         if self.jpeg_quality:
             buf = io.BytesIO()
@@ -120,13 +176,22 @@ class CameraModel:
             out = np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"), dtype=np.uint8).copy()
         return out
 
-
-def _srgb_to_linear(x: np.ndarray) -> np.ndarray:
-    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4).astype(np.float32)
-
-
-def _linear_to_srgb(x: np.ndarray) -> np.ndarray:
-    return np.where(x <= 0.0031308, x * 12.92, 1.055 * np.power(x, 1 / 2.4) - 0.055).astype(np.float32)
+    def _process(self, v: np.ndarray, g_noise: float) -> np.ndarray:
+        """The ISP's luma/chroma stages on ``v`` ``(H, W, 3)`` float32 grey levels: split into BT.601 luma and
+        the RGB difference from it (chroma), luma noise reduction (range sigma ``denoise_grey`` times the square
+        root of the noise gain ``g_noise``), chroma smoothing, luma sharpening; recombined."""
+        y = v @ ISP.LUMA_601
+        chroma = v - y[..., None]
+        if self.saturation_boost:
+            chroma *= np.float32(1.0 + self.saturation_boost)
+        if self.denoise_grey:
+            y = ISP.denoise_luma(y, self.denoise_grey * g_noise)
+        if self.chroma_denoise_sigma_px:
+            chroma = cv2.GaussianBlur(chroma, (0, 0), self.chroma_denoise_sigma_px * g_noise,
+                                      borderType=cv2.BORDER_REFLECT_101)
+        if self.sharpen_amount:
+            y = ISP.unsharp_luma(y, self.sharpen_amount, self.sharpen_sigma_px, self.sharpen_threshold_grey)
+        return y[..., None] + chroma
 
 
 def _blur_gain(sigma: float) -> float:
@@ -146,19 +211,30 @@ def _measure_blur_gain(sigma: float) -> float:
 
 def _lens(x: np.ndarray, k1: float, ca: float) -> np.ndarray:
     """Radial distortion ``k1`` and lateral chromatic aberration ``ca`` (module docstring) by remapping."""
-    h, w = x.shape[:2]
+    maps = _lens_maps(x.shape[0], x.shape[1], k1, ca)
+    out = np.empty_like(x)
+    for c, (mx, my) in enumerate(maps):
+        out[..., c] = cv2.remap(x[..., c], mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _lens_maps(h: int, w: int, k1: float, ca: float) -> tuple[tuple[np.ndarray, np.ndarray], ...]:
+    """Per channel (R, G, B) the ``cv2.remap`` source coordinates ``(mx, my)`` ``(h, w)`` float32 of
+    :func:`_lens` (cached per size: the maps depend on nothing else)."""
     cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
     half_diag = math.hypot(cx, cy)
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     dx, dy = (xx - cx) / half_diag, (yy - cy) / half_diag
     r2 = dx * dx + dy * dy
-    out = np.empty_like(x)
-    for c, scale in enumerate((1.0 + ca, 1.0, 1.0 - ca)):
+    maps = []
+    for scale in (1.0 + ca, 1.0, 1.0 - ca):
         f = (1.0 - k1 * r2) * scale  # where the output pixel's light came from (r_u / r_d), times the CA scale
         mx = (cx + dx * f * half_diag).astype(np.float32)
         my = (cy + dy * f * half_diag).astype(np.float32)
-        out[..., c] = cv2.remap(x[..., c], mx, my, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-    return out
+        mx.flags.writeable = my.flags.writeable = False
+        maps.append((mx, my))
+    return tuple(maps)
 
 
 def _vignette(h: int, w: int, strength: float) -> np.ndarray:
@@ -174,9 +250,13 @@ def _vignette(h: int, w: int, strength: float) -> np.ndarray:
 #: the presets (module docstring); values of consumer360 from benchmarks/bench_camera.py
 CAMERAS: dict[str, CameraModel] = {
     "clean": CameraModel("clean"),
-    "consumer360": CameraModel("consumer360", exposure_sd_ev=0.15, white_balance_sd=0.02, chromatic_aberration=0.0008,
-                               blur_sigma_px=0.8, read_noise=0.75, shot_gain=0.01, chroma_noise=0.35,
-                               noise_blur_sigma_px=0.6, jpeg_quality=90, jpeg_subsampling=1),
+    "consumer360": CameraModel("consumer360", version=2, auto_exposure_target=0.28, auto_exposure_min_ev=-1.5,
+                               auto_exposure_max_ev=5.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
+                               auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
+                               saturation_boost=0.4, chromatic_aberration=0.0008, blur_sigma_px=0.8, read_noise=1.0,
+                               shot_gain=0.01, chroma_noise=0.0, noise_blur_sigma_px=0.6, denoise_grey=4.0,
+                               chroma_denoise_sigma_px=1.0, sharpen_amount=1.6, sharpen_sigma_px=1.2,
+                               sharpen_threshold_grey=2.5, jpeg_quality=93, jpeg_subsampling=1),
     "phone": CameraModel("phone", exposure_sd_ev=0.2, white_balance_sd=0.03, distortion_k1=-0.04,
                          chromatic_aberration=0.0006, vignetting=0.22, blur_sigma_px=0.55, read_noise=0.9,
                          shot_gain=0.012, chroma_noise=0.3, noise_blur_sigma_px=0.6, jpeg_quality=85,
@@ -205,6 +285,16 @@ def get_camera(name: str) -> CameraModel:
         raise ValueError(f"unknown camera {name!r}; cameras: {', '.join(camera_names())}") from None
 
 
+def camera_version_entry(name: str) -> dict:
+    """What a run's config records of camera ``name``'s pixel version: ``{"camera_version": v}`` for a preset
+    whose :attr:`CameraModel.version` is above 0 (its pixels changed since the camera model's first
+    presets), else ``{}`` (``clean`` and ``phone``: configs recorded before versions keep their hashes).
+
+    Raises: ValueError: unknown name."""
+    v = get_camera(name).version
+    return {"camera_version": int(v)} if v else {}
+
+
 def default_camera(style: str | None) -> str:
     """The camera a style's views use when none is given (:data:`DEFAULT_CAMERA_OF_STYLE`; unknown: clean)."""
     return DEFAULT_CAMERA_OF_STYLE.get(str(style or "flat"), "clean")
@@ -218,5 +308,5 @@ def views_carry_attribution(camera: str) -> bool:
     return camera == "clean"
 
 
-__all__ = ["CAMERAS", "DEFAULT_CAMERA_OF_STYLE", "REFERENCE_CAMERA_OF", "CameraModel", "camera_names",
+__all__ = ["CAMERAS", "DEFAULT_CAMERA_OF_STYLE", "REFERENCE_CAMERA_OF", "CameraModel", "camera_names", "camera_version_entry",
            "default_camera", "get_camera", "views_carry_attribution"]

@@ -93,7 +93,9 @@ class ArenaViewSettings:
             realistic, ``none`` for flat). Recorded in :meth:`as_dict` unless ``none``, so flat runs keep their hashes.
         camera: the camera model views go through (:mod:`urbanarena.render.camera_model`: ``clean``,
             ``consumer360``, ``phone``); ``None`` = the style's default (``clean`` for flat and realistic).
-            Recorded in :meth:`as_dict` unless ``clean``, so earlier runs keep their hashes.
+            Recorded in :meth:`as_dict` unless ``clean``, so earlier runs keep their hashes, with the camera's
+            pixel version (``camera_version``, :func:`~urbanarena.render.camera_model.camera_version_entry`) when
+            it has one: runs through a re-tuned camera get new config hashes.
     """
 
     width: int = 640
@@ -125,6 +127,10 @@ class ArenaViewSettings:
             del d["population"]
         if d["camera"] == "clean":
             del d["camera"]
+        else:
+            from urbanarena.render.camera_model import camera_version_entry
+
+            d.update(camera_version_entry(d["camera"]))  # a camera whose pixels changed changes the config hash
         return d
 
     @property
@@ -137,7 +143,8 @@ class ArenaViewSettings:
         """The settings of a stored config's ``extra.arena_view`` (:meth:`as_dict`: an absent
         ``render_style`` means ``flat``, an absent ``population`` ``none``: runs before issue 19 drew none; an
         absent ``camera`` ``clean``: runs before the camera model)."""
-        return cls(**{"render_style": "flat", "population": "none", "camera": "clean", **(d or {})})
+        d = {k: v for k, v in (d or {}).items() if k != "camera_version"}  # the camera's version: recorded, not a setting
+        return cls(**{"render_style": "flat", "population": "none", "camera": "clean", **d})
 
 
 def agent_uses_images(agent: Any) -> bool:

@@ -59,6 +59,7 @@ from typing import Any
 from urbanarena.env.observers import observation_source, require_renderer
 from urbanarena.env.protocols import get_protocol, make_motion
 from urbanarena.errors import ProtocolError, StoreError, TaskFormatError, UrbanArenaError
+from urbanarena.render.camera_model import camera_version_entry, default_camera
 from urbanarena.runner.arena import ArenaViewSettings
 from urbanarena.runner.config import EpisodeConfig, stale_config_note
 from urbanarena.runner.episode import ERROR_STOP, RunStopped, utc_now
@@ -339,7 +340,8 @@ def prepare(req: RunRequest, check_keys: bool = True, progress: Progress | None 
             family_version=getattr(fam, "version", None),
             city_hash=city.content_hash,
             extra=({"arena_view": arena_view.as_dict(), **({"judge": judge.config()} if judge is not None else {})}
-                   if arena else ({"render_style": arena_view.render_style}
+                   if arena else ({"render_style": arena_view.render_style,
+                                   **camera_version_entry(default_camera(arena_view.render_style))}
                                   if (fam.action_style == "continuous" or renders_own_views)
                                   and arena_view.render_style != "flat" else {})),
             control=None if control.is_normal else control.as_dict(),

@@ -1,0 +1,132 @@
+"""In-camera processing stages of :mod:`urbanarena.render.camera_model` (issue 24, item 4): what a consumer
+camera's image signal processor does between the sensor and the file, so that a render reads as a camera's
+frame and not as a picture with a noise filter laid over it.
+
+Every function here is pure and deterministic (no random draws); values are floats on the 0-1 (display,
+sRGB-encoded) or 0-255 (grey level) scale named in each docstring:
+
+* :func:`meter_linear` -- the camera's exposure meter: the log-average (geometric mean) of the linear
+  luminance ``L = 0.2126 R + 0.7152 G + 0.0722 B`` (sRGB decoded), ``exp(mean(log(L + METER_EPS)))``, over
+  every :data:`METER_STEP_PX`-th pixel of each :data:`METER_STEP_PX`-th row;
+* :func:`auto_exposure_gain` -- the gain that brings that meter to a target, clamped to the camera's range
+  of stops (a camera cannot raise its gain without limit: night frames stay darker than day ones);
+* :func:`tone_lut` -- one 256-entry table per channel: decode, gain (exposure times white balance) in linear
+  light, clip (highlights blow), encode, then the tone curve ``y = (1 - c) x + c x^2 (3 - 2 x)`` (an S
+  curve through 0, 1/2 and 1, slope ``1 + c/2`` at mid grey);
+* :func:`auto_black` -- the black level: how far the image's darkest percent sits above a target (renders
+  lifted by haze get deeper shadows, as a camera's tone processing gives them), capped;
+* :func:`saturate` -- chroma gain ``1 + s`` about the BT.601 luma;
+* :func:`denoise_luma` -- edge-preserving noise reduction of the luma (``cv2.bilateralFilter``, diameter
+  :data:`DENOISE_DIAMETER_PX`, spatial sigma :data:`DENOISE_SPACE_SIGMA_PX`): flat areas lose their
+  grain and fine low-contrast texture (the smeared look of in-camera noise reduction), edges stay;
+* :func:`unsharp_luma` -- unsharp masking ``y = x + a (x - G_sigma * x)`` (Gaussian ``G``, reflected
+  borders): the halo (overshoot) a camera's sharpening leaves on both sides of an edge.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+
+#: the meter samples every 4th pixel of every 4th row
+METER_STEP_PX = 4
+#: added to the linear luminance before the logarithm (so black pixels do not send the meter to zero)
+METER_EPS = 1e-4
+#: the shadow percentile the auto black level looks at
+BLACK_PERCENTILE = 1.0
+#: the luma noise reduction's neighbourhood: diameter (pixels) and spatial sigma (pixels)
+DENOISE_DIAMETER_PX = 5
+DENOISE_SPACE_SIGMA_PX = 1.5
+#: BT.601 luma weights (what JPEG's YCbCr uses)
+LUMA_601 = np.array([0.299, 0.587, 0.114], np.float32)
+_LINEAR_LUMA_709 = np.array([0.2126, 0.7152, 0.0722], np.float32)
+
+
+def srgb_to_linear(x: np.ndarray) -> np.ndarray:
+    """sRGB decoding of values in [0, 1] (any shape; float32 out)."""
+    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4).astype(np.float32)
+
+
+def linear_to_srgb(x: np.ndarray) -> np.ndarray:
+    """sRGB encoding of linear values in [0, 1] (any shape; float32 out)."""
+    return np.where(x <= 0.0031308, x * 12.92, 1.055 * np.power(x, 1 / 2.4) - 0.055).astype(np.float32)
+
+
+_DECODE_U8 = srgb_to_linear(np.arange(256, dtype=np.float32) / 255.0)
+
+
+def meter_linear(img: np.ndarray) -> float:
+    """The exposure meter of an RGB ``uint8`` image ``(H, W, 3)`` (module docstring): the geometric mean of
+    the linear luminance of the sampled pixels, in (0, 1]; a constant image of linear luminance ``L``
+    meters ``L + METER_EPS`` (to within float rounding)."""
+    sub = img[::METER_STEP_PX, ::METER_STEP_PX]
+    lum = _DECODE_U8[sub] @ _LINEAR_LUMA_709
+    return float(np.exp(np.mean(np.log(lum.astype(np.float64) + METER_EPS))))
+
+
+def auto_exposure_gain(meter: float, target: float, min_ev: float, max_ev: float) -> float:
+    """Linear gain ``target / meter`` clamped to ``[2^min_ev, 2^max_ev]`` (stops; ``min_ev <= 0 <= max_ev``).
+
+    Raises: ValueError: ``meter`` or ``target`` not positive, or ``min_ev > max_ev``."""
+    if not (meter > 0 and target > 0) or min_ev > max_ev:
+        raise ValueError(f"auto exposure: meter {meter}, target {target}, range [{min_ev}, {max_ev}] EV")
+    ev = min(max(math.log2(target / meter), min_ev), max_ev)
+    return float(2.0 ** ev)
+
+
+def tone_lut(gains: np.ndarray, contrast: float, black: float = 0.0) -> np.ndarray:
+    """The per-channel tables ``(3, 256)`` float32 on the 0-1 display scale (module docstring) for linear
+    gains ``gains`` ``(3,)`` (exposure times white balance), then the black level ``black`` (display values
+    ``y -> max(y - black, 0) / (1 - black)``, ``0 <= black < 1``; 0 = none) and the S-curve of strength
+    ``contrast`` (0 = none)."""
+    x = np.arange(256, dtype=np.float32) / 255.0
+    lin = srgb_to_linear(x)[None, :] * np.asarray(gains, np.float32)[:, None]
+    y = linear_to_srgb(np.clip(lin, 0.0, 1.0))
+    if black:
+        y = (np.maximum(y - np.float32(black), 0.0) / np.float32(1.0 - black)).astype(np.float32)
+    if contrast:
+        y = ((1.0 - contrast) * y + contrast * y * y * (3.0 - 2.0 * y)).astype(np.float32)
+    return y
+
+
+def auto_black(img: np.ndarray, lut: np.ndarray, target: float, max_black: float) -> float:
+    """The black level (display scale) that brings the darkest :data:`BLACK_PERCENTILE` % of an image's BT.601
+    luma down to ``target``: the sampled pixels (every :data:`METER_STEP_PX`-th of every
+    :data:`METER_STEP_PX`-th row) of ``img`` (RGB ``uint8``) mapped through ``lut`` (``(3, 256)``, before any
+    black level), the percentile ``q`` of their luma, and ``min(max(q - target, 0), max_black)`` (a hazy,
+    lifted render gets deeper shadows; an image that has them keeps its levels)."""
+    sub = img[::METER_STEP_PX, ::METER_STEP_PX]
+    luma = lut[0][sub[..., 0]] * LUMA_601[0] + lut[1][sub[..., 1]] * LUMA_601[1] + lut[2][sub[..., 2]] * LUMA_601[2]
+    q = float(np.percentile(luma, BLACK_PERCENTILE))
+    return float(min(max(q - target, 0.0), max_black))
+
+
+def saturate(x: np.ndarray, boost: float) -> np.ndarray:
+    """Chroma gain ``1 + boost`` of an RGB float image ``(H, W, 3)`` about its BT.601 luma (grey stays)."""
+    luma = (x @ LUMA_601)[..., None]
+    return (luma + (1.0 + boost) * (x - luma)).astype(np.float32)
+
+
+def denoise_luma(y: np.ndarray, sigma_grey: float) -> np.ndarray:
+    """Bilateral noise reduction of a luma plane ``(H, W)`` float32 in grey levels (0-255) with range sigma
+    ``sigma_grey`` grey levels (module docstring for the neighbourhood)."""
+    return cv2.bilateralFilter(y, DENOISE_DIAMETER_PX, float(sigma_grey), DENOISE_SPACE_SIGMA_PX,
+                               borderType=cv2.BORDER_REFLECT_101)
+
+
+def unsharp_luma(y: np.ndarray, amount: float, sigma_px: float, threshold: float = 0.0) -> np.ndarray:
+    """Unsharp mask of a plane ``(H, W)`` float32 (grey levels; not clipped): ``y + amount * core(y - G_sigma * y)``
+    with the coring ``core(d) = sign(d) max(|d| - threshold, 0)`` (detail below ``threshold`` grey levels,
+    most of it noise, is not amplified)."""
+    blur = cv2.GaussianBlur(y, (0, 0), sigma_px, borderType=cv2.BORDER_REFLECT_101)
+    d = y - blur
+    if threshold:
+        d = np.sign(d) * np.maximum(np.abs(d) - threshold, 0.0)
+    return (y + amount * d).astype(np.float32)
+
+
+__all__ = ["BLACK_PERCENTILE", "DENOISE_DIAMETER_PX", "DENOISE_SPACE_SIGMA_PX", "LUMA_601", "METER_EPS", "METER_STEP_PX",
+           "auto_black", "auto_exposure_gain", "denoise_luma", "linear_to_srgb", "meter_linear", "saturate", "srgb_to_linear",
+           "tone_lut", "unsharp_luma"]

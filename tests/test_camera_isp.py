@@ -1,0 +1,170 @@
+"""The in-camera stages of the camera model (render/camera_isp.py, issue 24 item 4): each against a hand-worked value
+or an independent numpy computation; the consumer360 camera's night metering and determinism."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from urbanarena.render import camera_isp as ISP
+from urbanarena.render.camera_model import CAMERAS, CameraModel, camera_version_entry
+
+
+def _decode(v: float) -> float:
+    """sRGB decoding of one 0-255 value, by the formula (scalar, float64)."""
+    c = v / 255.0
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def _encode(lin: float) -> float:
+    """sRGB encoding to the 0-255 scale (scalar, float64)."""
+    return 255.0 * (lin * 12.92 if lin <= 0.0031308 else 1.055 * lin ** (1 / 2.4) - 0.055)
+
+
+def test_meter_of_a_constant_image_is_its_linear_luminance():
+    img = np.zeros((40, 60, 3), np.uint8)
+    img[...] = (200, 100, 50)
+    want = 0.2126 * _decode(200) + 0.7152 * _decode(100) + 0.0722 * _decode(50) + ISP.METER_EPS
+    assert ISP.meter_linear(img) == pytest.approx(want, rel=1e-5)
+
+
+def test_meter_is_the_geometric_mean_of_two_halves():
+    img = np.zeros((40, 64, 3), np.uint8)
+    img[:, :32] = 40
+    img[:, 32:] = 220
+    la, lb = _decode(40) + ISP.METER_EPS, _decode(220) + ISP.METER_EPS
+    assert ISP.meter_linear(img) == pytest.approx(math.sqrt(la * lb), rel=1e-5)
+
+
+@pytest.mark.parametrize("meter, want", [(0.09, 2.0), (0.01, 8.0), (0.72, 2 ** -1.5), (0.18, 1.0)])
+def test_auto_exposure_gain_is_target_over_meter_within_the_range(meter, want):
+    # target 0.18, range -1.5..+3 EV: 0.18/0.09 = 2; 0.18/0.01 = 18 capped at 8; 0.18/0.72 = 1/4 capped at 2^-1.5
+    assert ISP.auto_exposure_gain(meter, 0.18, -1.5, 3.0) == pytest.approx(want, rel=1e-9)
+    with pytest.raises(ValueError):
+        ISP.auto_exposure_gain(0.0, 0.18, -1.0, 1.0)
+
+
+@pytest.mark.parametrize("level", [20, 120, 240])
+def test_auto_exposure_of_a_constant_image_meters_it_to_the_target_or_the_cap(level):
+    """No noise: the output is the sRGB encoding of decode(level) * gain, clipped at white."""
+    cam = CameraModel("t", auto_exposure_target=0.2, auto_exposure_min_ev=-1.0, auto_exposure_max_ev=3.0)
+    out = cam.apply(np.full((16, 16, 3), level, np.uint8), "k")
+    lin = _decode(level)
+    gain = min(max(0.2 / (lin + ISP.METER_EPS), 2 ** -1.0), 2 ** 3.0)
+    assert out[0, 0, 1] == pytest.approx(_encode(min(lin * gain, 1.0)), abs=0.51)
+    assert len(np.unique(out)) == 1
+
+
+def test_tone_curve_is_the_hand_worked_s_curve():
+    lut = ISP.tone_lut(np.ones(3), 0.5)
+    for v in (0, 64, 128, 200, 255):
+        x = v / 255.0
+        assert lut[1, v] == pytest.approx(0.5 * x + 0.5 * x * x * (3 - 2 * x), abs=1e-6)
+    assert lut[0, 64] < 64 / 255 < 192 / 255 < lut[0, 192]  # darker shadows, brighter highlights
+
+
+def test_auto_black_pulls_the_darkest_percent_to_the_target():
+    img = np.full((80, 80, 3), 200, np.uint8)
+    img[:, :40] = 60
+    ident = ISP.tone_lut(np.ones(3), 0.0)
+    b = ISP.auto_black(img, ident, 0.04, 0.5)
+    assert b == pytest.approx(60 / 255 - 0.04, abs=1e-6)
+    assert ISP.auto_black(img, ident, 0.04, 0.1) == pytest.approx(0.1)  # capped
+    assert ISP.auto_black(img, ident, 0.3, 0.5) == 0.0                 # already dark enough
+    cam = CameraModel("t", auto_black_target=0.04, auto_black_max=0.5)
+    out = cam.apply(img, "k").astype(float)
+    assert out[0, 0, 0] == pytest.approx(255 * 0.04 / (1 - b), abs=0.51)
+    assert out[0, 79, 0] == pytest.approx(255 * (200 / 255 - b) / (1 - b), abs=0.51)
+
+
+def test_saturation_is_a_chroma_gain_about_the_bt601_luma():
+    img = np.zeros((8, 8, 3), np.uint8)
+    img[...] = (200, 100, 50)
+    out = CameraModel("t", saturation_boost=0.5).apply(img, "k").astype(float)
+    luma = 0.299 * 200 + 0.587 * 100 + 0.114 * 50
+    want = [min(255.0, max(0.0, luma + 1.5 * (c - luma))) for c in (200, 100, 50)]
+    assert out[3, 3] == pytest.approx(want, abs=0.51)
+
+
+def _step_response(lo: float, hi: float, sigma: float, amount: float, threshold: float, n: int = 40) -> np.ndarray:
+    """An independent twin of the unsharp mask on a 1-D step (lo for i < n/2, hi from n/2): a sampled Gaussian of
+    radius 6 sigma, normalised, the step's blur by direct summation, then the cored detail."""
+    r = int(math.ceil(6 * sigma))
+    k = np.exp(-np.arange(-r, r + 1) ** 2 / (2 * sigma * sigma))
+    k /= k.sum()
+    x = np.where(np.arange(n) < n // 2, lo, hi).astype(float)
+    pad = np.concatenate([np.full(r, lo), x, np.full(r, hi)])
+    blur = np.array([np.dot(k, pad[i:i + 2 * r + 1]) for i in range(n)])
+    d = x - blur
+    d = np.sign(d) * np.maximum(np.abs(d) - threshold, 0.0)
+    return x + amount * d
+
+
+@pytest.mark.parametrize("amount, sigma, threshold", [(1.0, 1.2, 0.0), (1.6, 1.2, 2.5), (0.8, 2.0, 0.0)])
+def test_a_step_edge_gets_the_hand_worked_overshoot(amount, sigma, threshold):
+    """Sharpening alone: a 60 -> 160 step's halo (overshoot above 160, undershoot below 60) equals the twin's."""
+    img = np.full((30, 40, 3), 60, np.uint8)
+    img[:, 20:] = 160
+    out = CameraModel("t", sharpen_amount=amount, sharpen_sigma_px=sigma, sharpen_threshold_grey=threshold
+                      ).apply(img, "k").astype(float)
+    twin = _step_response(60.0, 160.0, sigma, amount, threshold)
+    row = out[15, :, 1]
+    assert row.max() - 160 == pytest.approx(twin.max() - 160, abs=0.6)
+    assert 60 - row.min() == pytest.approx(60 - twin.min(), abs=0.6)
+    assert row.max() > 165  # a visible halo
+    assert row[0] == 60 and row[-1] == 160  # far from the edge nothing changes
+
+
+def test_noise_reduction_smooths_flat_noise_and_keeps_an_edge():
+    rng = np.random.default_rng(1)
+    y = np.full((120, 120), 100.0, np.float32)
+    y[:, 60:] = 180.0
+    noisy = y + rng.normal(0.0, 2.0, y.shape).astype(np.float32)
+    out = ISP.denoise_luma(noisy, 6.0)
+    assert out[10:-10, 10:50].std() < 0.6 * noisy[10:-10, 10:50].std()
+    assert out[10:-10, 57:59].mean() == pytest.approx(100.0, abs=1.0)   # the dark side next to the edge
+    assert out[10:-10, 61:63].mean() == pytest.approx(180.0, abs=1.0)   # the bright side
+    assert np.array_equal(ISP.denoise_luma(noisy, 6.0), out)
+
+
+def test_noise_grows_with_the_auto_exposure_gain():
+    """Gain forced to 4 (range 2..2 EV): the luma noise sigma is read * sqrt(4) around encode(4 decode(level))."""
+    level = 40
+    cam = CameraModel("t", auto_exposure_target=0.18, auto_exposure_min_ev=2.0, auto_exposure_max_ev=2.0,
+                      read_noise=1.5)
+    out = cam.apply(np.full((400, 400, 3), level, np.uint8), "x").astype(float)
+    mean = _encode(min(_decode(level) * 4.0, 1.0))
+    assert out[..., 1].mean() == pytest.approx(mean, abs=0.2)
+    assert out[..., 1].std() == pytest.approx(math.sqrt((1.5 * 2.0) ** 2 + 1 / 12), rel=0.06)
+
+
+def test_consumer360_meters_a_night_view_up_and_is_deterministic_per_view():
+    cam = CAMERAS["consumer360"]
+    rng = np.random.default_rng(3)
+    night = np.clip(rng.normal(8, 3, (180, 320, 3)), 0, 255).astype(np.uint8)
+    night[20:30, 100:110] = (255, 230, 160)  # a street light
+    a, b, c = cam.apply(night, "n1|0"), cam.apply(night, "n1|0"), cam.apply(night, "n2|0")
+    assert np.array_equal(a, b) and not np.array_equal(a, c)
+    assert a.mean() > 4 * night.mean()                        # metered up (not near-black)
+    assert a[22:28, 102:108].min() >= 245                      # the light blows out
+    assert a.std() > night.std()                               # and the frame is noisier
+
+
+def test_versions_enter_run_configs_only_for_versioned_cameras():
+    assert camera_version_entry("consumer360") == {"camera_version": CAMERAS["consumer360"].version} \
+        and CAMERAS["consumer360"].version >= 2
+    assert camera_version_entry("clean") == {} and camera_version_entry("phone") == {}
+    assert CAMERAS["consumer360"].describe()["version"] == CAMERAS["consumer360"].version
+    # the phone keeps the stages it had before version 2 (its reference photos' pixels stay)
+    phone = CAMERAS["phone"].describe()
+    for k in ("auto_exposure_target", "auto_black_max", "tone_contrast", "saturation_boost", "denoise_grey",
+              "chroma_denoise_sigma_px", "sharpen_amount"):
+        assert phone[k] == 0
+    from urbanarena.runner.arena import ArenaViewSettings
+
+    d = ArenaViewSettings(render_style="realistic", camera="consumer360").as_dict()
+    assert d["camera_version"] == CAMERAS["consumer360"].version
+    assert ArenaViewSettings.from_stored(d) == ArenaViewSettings(render_style="realistic", camera="consumer360")
+    assert "camera_version" not in ArenaViewSettings(render_style="realistic", camera="phone").as_dict()
