@@ -43,7 +43,7 @@ Presets (:data:`CAMERAS`, ours):
 * ``consumer360`` (version 2): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
   show it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (luminance
   percentiles, clipped share, grain per brightness band, edge width and overshoot, blockiness, JPEG quality
-  from the quantisation tables): automatic exposure (target 0.28, -1.5 to +5 EV: night views are metered up,
+  from the quantisation tables): automatic exposure (target 0.26, -1.5 to +5 EV: night views are metered up,
   noisier, their lights blown), a black level, a tone curve, stronger colour, no lens distortion in views cut
   from a stitched panorama (the stitcher removes it), slight softness, noise mostly removed again by the
   camera's noise reduction, sharpening halos, 4:2:2 JPEG at quality 93 (the frames are cut from a larger
@@ -250,12 +250,12 @@ def _vignette(h: int, w: int, strength: float) -> np.ndarray:
 #: the presets (module docstring); values of consumer360 from benchmarks/bench_camera.py
 CAMERAS: dict[str, CameraModel] = {
     "clean": CameraModel("clean"),
-    "consumer360": CameraModel("consumer360", version=2, auto_exposure_target=0.28, auto_exposure_min_ev=-1.5,
+    "consumer360": CameraModel("consumer360", version=2, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
                                auto_exposure_max_ev=5.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
                                auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
-                               saturation_boost=0.4, chromatic_aberration=0.0008, blur_sigma_px=0.8, read_noise=1.0,
+                               saturation_boost=0.4, chromatic_aberration=0.0008, blur_sigma_px=1.1, read_noise=1.0,
                                shot_gain=0.01, chroma_noise=0.0, noise_blur_sigma_px=0.6, denoise_grey=4.0,
-                               chroma_denoise_sigma_px=1.0, sharpen_amount=1.6, sharpen_sigma_px=1.2,
+                               chroma_denoise_sigma_px=1.0, sharpen_amount=1.3, sharpen_sigma_px=1.8,
                                sharpen_threshold_grey=2.5, jpeg_quality=93, jpeg_subsampling=1),
     "phone": CameraModel("phone", exposure_sd_ev=0.2, white_balance_sd=0.03, distortion_k1=-0.04,
                          chromatic_aberration=0.0006, vignetting=0.22, blur_sigma_px=0.55, read_noise=0.9,
