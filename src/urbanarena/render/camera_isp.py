@@ -15,7 +15,6 @@ sRGB-encoded) or 0-255 (grey level) scale named in each docstring:
   curve through 0, 1/2 and 1, slope ``1 + c/2`` at mid grey);
 * :func:`auto_black` -- the black level: how far the image's darkest percent sits above a target (renders
   lifted by haze get deeper shadows, as a camera's tone processing gives them), capped;
-* :func:`saturate` -- chroma gain ``1 + s`` about the BT.601 luma;
 * :func:`denoise_luma` -- edge-preserving noise reduction of the luma (``cv2.bilateralFilter``, diameter
   :data:`DENOISE_DIAMETER_PX`, spatial sigma :data:`DENOISE_SPACE_SIGMA_PX`): flat areas lose their
   grain and fine low-contrast texture (the smeared look of in-camera noise reduction), edges stay;
@@ -103,12 +102,6 @@ def auto_black(img: np.ndarray, lut: np.ndarray, target: float, max_black: float
     return float(min(max(q - target, 0.0), max_black))
 
 
-def saturate(x: np.ndarray, boost: float) -> np.ndarray:
-    """Chroma gain ``1 + boost`` of an RGB float image ``(H, W, 3)`` about its BT.601 luma (grey stays)."""
-    luma = (x @ LUMA_601)[..., None]
-    return (luma + (1.0 + boost) * (x - luma)).astype(np.float32)
-
-
 def denoise_luma(y: np.ndarray, sigma_grey: float) -> np.ndarray:
     """Bilateral noise reduction of a luma plane ``(H, W)`` float32 in grey levels (0-255) with range sigma
     ``sigma_grey`` grey levels (module docstring for the neighbourhood)."""
@@ -127,6 +120,6 @@ def unsharp_luma(y: np.ndarray, amount: float, sigma_px: float, threshold: float
     return (y + amount * d).astype(np.float32)
 
 
-__all__ = ["BLACK_PERCENTILE", "DENOISE_DIAMETER_PX", "DENOISE_SPACE_SIGMA_PX", "LUMA_601", "METER_EPS", "METER_STEP_PX",
-           "auto_black", "auto_exposure_gain", "denoise_luma", "linear_to_srgb", "meter_linear", "saturate", "srgb_to_linear",
-           "tone_lut", "unsharp_luma"]
+__all__ = ["BLACK_PERCENTILE", "DENOISE_DIAMETER_PX", "DENOISE_SPACE_SIGMA_PX", "LUMA_601", "METER_EPS",
+           "METER_STEP_PX", "auto_black", "auto_exposure_gain", "denoise_luma", "linear_to_srgb", "meter_linear",
+           "srgb_to_linear", "tone_lut", "unsharp_luma"]

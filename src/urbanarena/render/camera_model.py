@@ -308,5 +308,5 @@ def views_carry_attribution(camera: str) -> bool:
     return camera == "clean"
 
 
-__all__ = ["CAMERAS", "DEFAULT_CAMERA_OF_STYLE", "REFERENCE_CAMERA_OF", "CameraModel", "camera_names", "camera_version_entry",
-           "default_camera", "get_camera", "views_carry_attribution"]
+__all__ = ["CAMERAS", "DEFAULT_CAMERA_OF_STYLE", "REFERENCE_CAMERA_OF", "CameraModel", "camera_names",
+           "camera_version_entry", "default_camera", "get_camera", "views_carry_attribution"]

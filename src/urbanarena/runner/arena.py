@@ -143,7 +143,8 @@ class ArenaViewSettings:
         """The settings of a stored config's ``extra.arena_view`` (:meth:`as_dict`: an absent
         ``render_style`` means ``flat``, an absent ``population`` ``none``: runs before issue 19 drew none; an
         absent ``camera`` ``clean``: runs before the camera model)."""
-        d = {k: v for k, v in (d or {}).items() if k != "camera_version"}  # the camera's version: recorded, not a setting
+        # the camera's version is recorded, not a setting
+        d = {k: v for k, v in (d or {}).items() if k != "camera_version"}
         return cls(**{"render_style": "flat", "population": "none", "camera": "clean", **d})
 
 
