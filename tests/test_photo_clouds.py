@@ -1,5 +1,5 @@
 """The photo style's procedural cumulus (render/scene3d/photo_clouds.py): the lattice hash against a second
-implementation in Python integers, the value noise at lattice points and cell centres by hand, the layer's
+implementation in Python integers, the value noise and the billow detail at lattice points and cell centres by hand, the layer's
 geometry by hand, and the clouds drawn on the GPU against the numpy twin in a few directions."""
 
 from __future__ import annotations
@@ -38,6 +38,20 @@ def test_value_noise_by_hand():
     assert PC.value_noise(np.array([3.25, -2.0])) == pytest.approx(r(3, -2) + 0.15625 * (r(4, -2) - r(3, -2)))
     n = PC.density(np.random.default_rng(1).uniform(-50, 50, (2000, 2)))
     assert n.min() >= 0.0 and n.max() <= 1.0 and 0.35 < n.mean() < 0.65
+
+
+def test_billow_detail_by_hand(monkeypatch):
+    """One billow octave at a lattice point is ``|2 r - 1|`` of the corner's value; the density adds the detail,
+    centred on 0, at DETAIL_SCALE times the shape's frequency."""
+    r = lambda x, y: (_hash_by_hand(x, y) >> 8) / 2 ** 24
+    monkeypatch.setattr(PC, "DETAIL_OCTAVES", 1)
+    assert PC.billow(np.array([7.0, -3.0])) == pytest.approx(abs(2 * r(7, -3) - 1))
+    q = np.array([0.75, 2.5])                     # the detail's point: 4 q + (5.3, 11.9) = (8.3, 21.9)
+    assert PC.DETAIL_SCALE == 4.0 and PC.DETAIL_SHIFT == (5.3, 11.9)
+    want = PC.density(q) + PC.DETAIL * (PC.billow(np.array([8.3, 21.9])) - 0.5)
+    assert PC.cloud_density(q) == pytest.approx(want)
+    b = PC.billow(np.random.default_rng(2).uniform(-50, 50, (2000, 2)))
+    assert b.min() >= 0.0 and b.max() <= 1.0
 
 
 def test_layer_point_by_hand():

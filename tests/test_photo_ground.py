@@ -9,6 +9,7 @@ import pytest
 
 from urbanarena.render.scene3d import photo_ground as PG
 from urbanarena.render.scene3d import photo_materials as PM
+from urbanarena.render.scene3d import photo_paving as PV
 from urbanarena.render.scene3d.building_look import rhash
 from urbanarena.render.scene3d.context import gl_unavailable_reason
 
@@ -24,7 +25,7 @@ def _gpu(expr: str, origin, step_m: float, size: int, aa: float = 0.0) -> np.nda
     ctx = gl_context()
     with current(ctx):
         vs = "#version 330\nin vec2 in_ndc;\nvoid main() { gl_Position = vec4(in_ndc, 0.0, 1.0); }\n"
-        fs = ("#version 330\n" + RS.NOISE.replace("float gridline", PG.GLSL + "float gridline")
+        fs = ("#version 330\n" + RS.NOISE.replace("float gridline", PG.GLSL + PV.GLSL + "float gridline")
               + "uniform vec2 origin;\nuniform float step_m;\nuniform float aa;\nout vec4 f;\n"
               + "void main() {\n    vec2 p = origin + gl_FragCoord.xy * step_m;\n"
               + f"    f = vec4({expr});\n}}\n")

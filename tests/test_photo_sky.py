@@ -322,3 +322,33 @@ def test_patch_source_fails_loudly_on_changed_shaders():
     assert "in vec3 v_sh;" in pfs and PS.AMBIENT_OLD not in pfs and "sh_ambient(" not in pfs
     with pytest.raises(RuntimeError, match="facade normal"):
         PS.patch_source(vs.replace(PS.FACADE_VS_ANCHOR, ""), "facade", "vs")
+
+
+@needs_gl
+def test_clear_day_sky_drawn_matches_the_photos_colour(monkeypatch):
+    """The clear day's cloud-free sky, drawn on the GPU into a panorama, averages the photos' colour
+    (:data:`SKY_TARGET_RGB`, measured by ``benchmarks/bench_sky_colour.py``) over 20-60 degrees up, solid-angle
+    weighted; a condition without a target (dusk) is not graded."""
+    from urbanarena.render.scene3d import photo_clouds as PC
+
+    monkeypatch.setattr(PC, "COVER", {})                               # no clouds: the sky's own colour
+    r = _renderer(monkeypatch, _prepared())
+    # 400 m out of the small scene: its buildings stand below 20 degrees there
+    pano = r.render_panorama(0.0, -400.0, width=1024).astype(np.float64) / 255.0
+    h = pano.shape[0]
+    e = 90.0 - (np.arange(h) + 0.5) * 180.0 / h
+    rows = (e >= PS.GRADE_BAND_DEG[0]) & (e <= PS.GRADE_BAND_DEG[1])
+    wgt = np.cos(np.radians(e[rows]))
+    got = (pano[rows].mean(axis=1) * wgt[:, None]).sum(axis=0) / wgt.sum()
+    assert np.abs(got - np.asarray(PS.SKY_TARGET_RGB["day"])).max() < 3.0 / 255.0
+    ungraded = PS.SkyLight("hand", _prepared().shown, r._photo_sky.rot_rad, r._photo_sky.gain, r._photo_sky.sh,
+                           r._photo_sky.amb_up)
+    before = PS.sky_pixels(ungraded, PS.band_directions(*PS.GRADE_BAND_DEG)).mean(axis=0)
+    assert np.abs(before - got).max() > 10.0 / 255.0                   # the hand map's own sky is far from it
+    from urbanarena.render.scene3d.conditions import lighting
+
+    s = RenderSettings.for_condition("dusk", style="photo")
+    dusk = PS.sky_light(_prepared(), s, lighting(s))
+    assert np.array_equal(dusk.texture, _prepared().shown * PS.white_balance(
+        _prepared().ambient, dusk.amb_up, lighting(s).sun * max(lighting(s).sun_dir[2], 0.0),
+        lighting(s).sun_rgb).astype(np.float32))

@@ -11,12 +11,14 @@ through the same ACES curve and the same haze as the sky); night and the overcas
   two places see the clouds shifted by their distance (parallax), not the same picture.
 * **Density** (:func:`density`, twin of :data:`CLOUD_GLSL`'s ``cloud_fbm``): value noise on an integer lattice
   (a 32-bit integer hash, :func:`lattice_hash`, the same bits in GLSL and numpy), smoothstep-interpolated,
-  :data:`OCTAVES` octaves (lacunarity 2.03, gain 0.5), normalized to 0..1. Coverage ``c = clamp((n - (1 -
-  cover)) / SOFT, 0, 1)``, thinned towards the horizon by ``smoothstep(HORIZON_FADE)`` of ``d.z``.
+  :data:`OCTAVES` octaves (lacunarity 2.03, gain 0.5), normalized to 0..1, plus puffy edge detail
+  (:func:`cloud_density`): :data:`DETAIL` times a billow noise (``|2 n - 1|``, rounded lobes; :func:`billow`) at
+  :data:`DETAIL_SCALE` times the frequency, centred on 0. Coverage ``c = clamp((n - (1 - cover)) / SOFT, 0,
+  1)``, thinned towards the horizon by ``smoothstep(HORIZON_FADE)`` of ``d.z``.
 * **Light**: a second density sample :data:`SUN_STEP` noise units towards the sun (in the layer): where the
   cloud thins towards the sun its side is lit (``bright = clamp(0.55 + 4 (n - n_sun), 0, 1)``), and thick cores
   (``core = clamp((n - threshold) / 0.25, 0, 1)``) darken to the grey flat base
-  (``bright (1 - 0.35 core)``); colour ``mix(base, lit, bright)``, ``lit`` the light of a white card under the
+  (``bright (1 - CORE_SHADE core)``); colour ``mix(base, lit, bright)``, ``lit`` the light of a white card under the
   scene's sun and sky (:func:`cloud_colours`), ``base`` :data:`BASE_SHADE` of it, bluish. Near the sun the thin
   edges glow (forward scattering, ``(d . sun)^8``).
 * **Composite**: ``x = mix(x, cloud, c * fade * OPACITY)`` in the sky's exposed linear light.
@@ -39,13 +41,21 @@ SEED_OFFSET = (37.25, -11.5)
 OCTAVES = 4
 LACUNARITY = 2.03
 OCTAVE_SHIFT = (17.1, -9.7)
+#: puffy edges: a billow noise (``|2 n - 1|``, rounded lobes) at :data:`DETAIL_SCALE` times the shape's frequency,
+#: :data:`DETAIL_OCTAVES` octaves, added to the shape's density with weight :data:`DETAIL` (centred on 0)
+DETAIL = 0.2
+DETAIL_SCALE = 4.0
+DETAIL_OCTAVES = 2
+DETAIL_SHIFT = (5.3, 11.9)
 #: share of the sky the clouds may cover (clear day, dusk) and the softness of their edges (noise units)
 COVER = {"day": 0.42, "dusk": 0.34}
-SOFT = 0.07
+SOFT = 0.04
 #: thinning towards the horizon: smoothstep of d.z between these
 HORIZON_FADE = (0.02, 0.3)
 SUN_STEP = 0.12
-BASE_SHADE = 0.62
+BASE_SHADE = 0.32
+#: how much a thick core darkens towards the base colour (seen from below, a cumulus' belly is grey)
+CORE_SHADE = 0.6
 BASE_TINT = (0.86, 0.9, 1.0)
 OPACITY = 0.96
 #: the lit side is at least this many times the sky's luminance (:func:`cloud_colours`)
@@ -85,18 +95,31 @@ float cloud_fbm(vec2 q) {{
     }}
     return s / {1.0 - 0.5 ** OCTAVES:.6f};
 }}
+float cloud_billow(vec2 q) {{
+    float s = 0.0, a = 0.5;
+    for (int o = 0; o < {DETAIL_OCTAVES}; o++) {{
+        s += a * abs(2.0 * cloud_vnoise(q) - 1.0);
+        q = q * {LACUNARITY} + vec2({OCTAVE_SHIFT[0]}, {OCTAVE_SHIFT[1]});
+        a *= 0.5;
+    }}
+    return s / {1.0 - 0.5 ** DETAIL_OCTAVES:.6f};
+}}
+float cloud_dens(vec2 q) {{
+    return cloud_fbm(q) + {DETAIL} * (cloud_billow(q * {DETAIL_SCALE} + vec2({DETAIL_SHIFT[0]}, {DETAIL_SHIFT[1]}))
+                                      - 0.5);
+}}
 vec3 cloud_mix(vec3 x, vec3 d) {{
     if (cloud_cover <= 0.0 || d.z <= {HORIZON_FADE[0]}) return x;
     vec2 q = (cloud_origin + d.xy * ({LAYER_M} / (d.z + {CURVE}))) / {FEATURE_M} + vec2({SEED_OFFSET[0]},
                                                                                          {SEED_OFFSET[1]});
-    float n = cloud_fbm(q);
+    float n = cloud_dens(q);
     float thr = 1.0 - cloud_cover;
     float c = clamp((n - thr) / {SOFT}, 0.0, 1.0) * smoothstep({HORIZON_FADE[0]}, {HORIZON_FADE[1]}, d.z);
     if (c <= 0.0) return x;
     vec2 toward = length(cloud_sun.xy) > 1e-4 ? normalize(cloud_sun.xy) : vec2(0.0);
-    float n_sun = cloud_fbm(q + toward * {SUN_STEP});
+    float n_sun = cloud_dens(q + toward * {SUN_STEP});
     float core = clamp((n - thr) / 0.25, 0.0, 1.0);
-    float bright = clamp(0.55 + 4.0 * (n - n_sun), 0.0, 1.0) * (1.0 - 0.35 * core);
+    float bright = clamp(0.55 + 4.0 * (n - n_sun), 0.0, 1.0) * (1.0 - {CORE_SHADE} * core);
     vec3 col = mix(cloud_base, cloud_lit, bright)
         + cloud_lit * (0.6 * pow(max(dot(d, cloud_sun), 0.0), 8.0) * (1.0 - core));
     return mix(x, col, c * {OPACITY});
@@ -146,6 +169,25 @@ def density(q: np.ndarray) -> np.ndarray:
     return s / (1.0 - 0.5 ** OCTAVES)
 
 
+def billow(q: np.ndarray) -> np.ndarray:
+    """The billow sum ``(...)`` in 0..1 (``|2 n - 1|`` of value noise, :data:`DETAIL_OCTAVES` octaves) at noise points
+    ``q`` ``(..., 2)`` (twin of ``cloud_billow``)."""
+    q = np.asarray(q, np.float64)
+    s, a = np.zeros(q.shape[:-1]), 0.5
+    for _ in range(DETAIL_OCTAVES):
+        s = s + a * np.abs(2.0 * value_noise(q) - 1.0)
+        q = q * LACUNARITY + np.asarray(OCTAVE_SHIFT)
+        a *= 0.5
+    return s / (1.0 - 0.5 ** DETAIL_OCTAVES)
+
+
+def cloud_density(q: np.ndarray) -> np.ndarray:
+    """The cloud's density ``(...)`` at noise points ``q`` ``(..., 2)``: the shape (:func:`density`) plus the puffy
+    edge detail (:func:`billow`, module docstring; twin of ``cloud_dens``)."""
+    q = np.asarray(q, np.float64)
+    return density(q) + DETAIL * (billow(q * DETAIL_SCALE + np.asarray(DETAIL_SHIFT)) - 0.5)
+
+
 def layer_point(d: np.ndarray, origin_xy) -> np.ndarray:
     """Noise coordinates ``(..., 2)`` where unit directions ``d`` ``(..., 3)`` meet the layer (module
     docstring) seen from ``origin_xy`` (metres)."""
@@ -168,15 +210,15 @@ def cloud_mix(x: np.ndarray, d: np.ndarray, cover: float, lit, base, sun, origin
     d = np.asarray(d, np.float64)
     sun = np.asarray(sun, np.float64)
     q = layer_point(d, origin_xy)
-    n = density(q)
+    n = cloud_density(q)
     thr = 1.0 - cover
     c = np.clip((n - thr) / SOFT, 0.0, 1.0) * _smoothstep(*HORIZON_FADE, d[..., 2])
     c = np.where(d[..., 2] <= HORIZON_FADE[0], 0.0, c)
     ln = math.hypot(sun[0], sun[1])
     toward = sun[:2] / ln if ln > 1e-4 else np.zeros(2)
-    n_sun = density(q + toward * SUN_STEP)
+    n_sun = cloud_density(q + toward * SUN_STEP)
     core = np.clip((n - thr) / 0.25, 0.0, 1.0)
-    bright = (np.clip(0.55 + 4.0 * (n - n_sun), 0.0, 1.0) * (1.0 - 0.35 * core))[..., None]
+    bright = (np.clip(0.55 + 4.0 * (n - n_sun), 0.0, 1.0) * (1.0 - CORE_SHADE * core))[..., None]
     lit, base = np.asarray(lit, np.float64), np.asarray(base, np.float64)
     glow = (0.6 * np.maximum(d @ sun, 0.0) ** 8 * (1.0 - core))[..., None]
     col = base + (lit - base) * bright + lit * glow

@@ -76,6 +76,7 @@ from pathlib import Path
 import numpy as np
 
 from urbanarena.render.scene3d import photo_ground as PG
+from urbanarena.render.scene3d import photo_paving as PV
 from urbanarena.render.scene3d.photo_ground import M32, rhash_np  # noqa: F401  (re-exported)
 
 PACKAGE = "scikit-image"
@@ -479,7 +480,7 @@ GROUND_SWAPS = PG.ASPHALT_SWAPS + (
     ("(1.0 + 0.22 * grain * fine)", "1.0"),
     ("(1.0 + 0.3 * g * fine)", "1.0"),
     ("    a = asphalt(p, fine);\n", f"    a = asphalt(p, fine) * {_grain(ASPHALT, 'p')} * {PG.ASPHALT_FACTOR};\n"),
-    ("    a = paving(p);\n", f"    a = paving(p) * {_grain(PAVING, 'p')} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR};\n"),
+    ("    a = paving(p);\n", f"    a = {PV.CALL} * {_grain(PAVING, 'p')} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR};\n"),
     ("    a = unpaved(p, fine);\n",
      f"    a = unpaved(p, fine) * {_grain(SETTS, 'p')} * photo_dirt(p, 82u) * {PG.STAINS_FACTOR};\n"),
     ("    a = trackbed(p, fine);\n", f"    a = trackbed(p, fine) * {PG.STAINS_FACTOR};\n"),
@@ -493,7 +494,7 @@ GROUND_SWAPS = PG.ASPHALT_SWAPS + (
     ("    if (is(a, vec3(72.0, 74.0, 78.0))) a = asphalt(p, fine);\n",
      f"    if (is(a, vec3(72.0, 74.0, 78.0))) a = asphalt(p, fine) * {_grain(ASPHALT, 'p')} * {PG.ASPHALT_FACTOR};\n"),
     ("    else if (is(a, vec3(168.0, 165.0, 158.0))) a = paving(p);\n",
-     f"    else if (is(a, vec3(168.0, 165.0, 158.0))) a = paving(p) * {_grain(PAVING, 'p')} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR};\n"),
+     f"    else if (is(a, vec3(168.0, 165.0, 158.0))) a = {PV.CALL} * {_grain(PAVING, 'p')} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR};\n"),
     ("    else if (is(a, vec3(132.0, 128.0, 118.0))) a = unpaved(p, fine);\n",
      f"    else if (is(a, vec3(132.0, 128.0, 118.0))) a = unpaved(p, fine) * {_grain(SETTS, 'p')} * photo_dirt(p, 82u) * {PG.STAINS_FACTOR};\n"),
 )
@@ -551,7 +552,7 @@ def patch_source(src: str, program: str = "") -> str:
     if program == "ground":
         src = _with_lookup(src)
         anchor = "float gridline(float x, float period, float hw) {"
-        src = _swap(src, anchor, PG.GLSL + anchor, "noise functions")
+        src = _swap(src, anchor, PG.GLSL + PV.GLSL + anchor, "noise functions")
         hit = False
         for old, new in GROUND_SWAPS:
             if old in src:
@@ -567,7 +568,7 @@ def patch_source(src: str, program: str = "") -> str:
 def source_identity() -> str:
     """sha256 (12 hex) of this module's GLSL and material parameters (part of the photo render identity)."""
     text = (LOOKUP_GLSL + FACADE_NEW + "".join(a + b for a, b in GROUND_SWAPS) + repr(MATERIALS)
-            + PG.source_identity())
+            + PG.source_identity() + PV.source_identity())
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

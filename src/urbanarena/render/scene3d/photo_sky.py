@@ -30,6 +30,9 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   sky in the same azimuth (blurred: :data:`HORIZON_LOD`), so a sunset stays warm towards the sun and the map's
   ground never shows; the lit programs' horizon colour (their haze) and zenith colour (reflected by glass and wet
   ground) are the map's own, tone-mapped and averaged over azimuth at elevations 1-4 and 75-90 degrees.
+* **Grade** (:func:`grade_factors`): the clear day's drawn sky is scaled per channel so that its cloud-free
+  band 20-60 degrees up matches the colour of the shared 360-degree photos' sky (:data:`SKY_TARGET_RGB`); the
+  ambient light is not graded (it keeps the map's physical light).
 * **White balance** (:func:`white_balance`): the sky drawn and the ambient light are multiplied per channel by
   ``(Y(T) / T)^WB_STRENGTH``, ``T`` the linear light on an upward surface (the map's sky plus the scene's sun in
   its colour), as a camera's automatic white balance would, in part.
@@ -67,7 +70,7 @@ from urbanarena.render.scene3d.photo_sky_map import (AMBIENT_CLIP, LUMA, Prepare
 
 PACKAGE = "blender-data"
 #: bumped when the preparation or the shaders of this module change pixels (part of the photo render identity)
-PHOTO_SKY_VERSION = "photo-sky-2"
+PHOTO_SKY_VERSION = "photo-sky-3"
 #: time of day -> map (overcast weathers keep the procedural sky)
 HDRI_FOR_TIME = {"day": "sunrise", "dusk": "sunset", "night": "night"}
 OVERCAST_WEATHERS = ("cloudy", "rain", "fog")
@@ -84,6 +87,14 @@ GROUND_ALBEDO = 0.2
 #: share of the irradiance's colour kept (a street's shaded walls also get light bounced off sunlit walls and
 #: ground, which the map does not hold: without this they turn lavender under a blue sky)
 AMBIENT_SATURATION = 0.5
+#: the clear day's cloud-free sky between elevations :data:`GRADE_BAND_DEG`, display sRGB 0..1, as the shared
+#: consumer 360-degree photos show it (``benchmarks/bench_sky_colour.py``: the bluish, cloud-free pixels of the
+#: four geovisio panoramas, 20-60 degrees up: (135.9, 189.4, 240.2) of 255). The ``sunrise`` map, exposed for the
+#: scene, gives a paler, greyer (124, 164, 192): the map's morning sky is not a midday one, and the camera that
+#: took the photos renders a sky more saturated than a physical exposure. :func:`grade_factors` fits the drawn
+#: sky to it per channel (ours: the target is one set of photos, one camera).
+SKY_TARGET_RGB = {"day": (136 / 255, 189 / 255, 240 / 255)}
+GRADE_BAND_DEG = (20.0, 60.0)
 #: the map texture's unit (the realistic sky's is 1, the trees' atlas 2 or above; .renderer)
 SKY_UNIT = 1
 
@@ -198,10 +209,40 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     cover = float(PC.COVER.get(settings.time_of_day, 0.0)) if light.sun > 0 else 0.0
     rows = slice(int(shown.shape[0] * 1 / 3), int(shown.shape[0] * 7 / 9))     # elevations 20-60 degrees
     sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
+    target = SKY_TARGET_RGB.get(settings.time_of_day) if light.sun > 0 else None
+    if target is not None:
+        probe = SkyLight(prepared.name, shown, rot, gain, sh, amb_up)
+        shown = np.ascontiguousarray(shown * grade_factors(probe, target).astype(np.float32), np.float32)
+        sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
     lit, base = PC.cloud_colours(amb_up, sun_up, light.sun_rgb, wb, EXPOSURE, sky_lum)
     return SkyLight(prepared.name, shown, rot, gain, sh, amb_up, band_colour(shown, gain, *HORIZON_BAND_DEG),
                     band_colour(shown, gain, *ZENITH_BAND_DEG), cover, lit, base,
                     tuple(float(v) for v in light.sun_dir))
+
+
+def band_directions(lo_deg: float, hi_deg: float, n_elev: int = 24, n_az: int = 96) -> np.ndarray:
+    """Unit directions ``(n_elev * n_az, 3)`` (world: x east, y north, z up) spread evenly over the solid angle
+    between elevations ``lo_deg`` and ``hi_deg`` (even in ``sin e`` and in azimuth)."""
+    s = np.linspace(math.sin(math.radians(lo_deg)), math.sin(math.radians(hi_deg)), n_elev + 1)
+    s = (s[:-1] + s[1:]) / 2
+    az = (np.arange(n_az) + 0.5) * 2 * math.pi / n_az
+    c = np.sqrt(1 - s * s)
+    return np.stack([np.outer(c, np.sin(az)), np.outer(c, np.cos(az)), np.outer(s, np.ones_like(az))],
+                    axis=-1).reshape(-1, 3)
+
+
+def grade_factors(sky: SkyLight, target_rgb, iterations: int = 8) -> np.ndarray:
+    """Per-channel factors ``(3,)`` for ``sky.texture`` so that the cloud-free sky drawn (:func:`sky_pixels`, haze
+    included) averages ``target_rgb`` (display 0..1) over :data:`GRADE_BAND_DEG` (solid-angle weighted).
+    Fixed-point steps ``k <- k (target / drawn)^2`` (the display is near the square root of linear light)."""
+    d = band_directions(*GRADE_BAND_DEG)
+    t = np.asarray(target_rgb, np.float64)
+    k = np.ones(3)
+    for _ in range(iterations):
+        probe = SkyLight(sky.name, sky.texture * k.astype(np.float32), sky.rot_rad, sky.gain, sky.sh, sky.amb_up)
+        got = sky_pixels(probe, d).mean(axis=0)
+        k = k * (t / np.maximum(got, 1e-6)) ** 2
+    return k
 
 
 def tone(x: np.ndarray) -> np.ndarray:
@@ -446,6 +487,6 @@ def identity() -> dict:
 # AMBIENT_CLIP, LUMA, PreparedMap, fill_masked, mirror_fill, object_mask and prepare are re-exported from
 # .photo_sky_map
 __all__ = ["AMBIENT_CLIP", "HDRI_FOR_TIME", "LUMA", "PreparedMap", "SkyLight", "ambient_coeffs", "ambient_rgb",
-           "band_colour", "fill_masked", "hdri_dir", "hdri_name", "identity", "mip_level", "mirror_fill",
+           "band_colour", "band_directions", "fill_masked", "grade_factors", "hdri_dir", "hdri_name", "identity", "mip_level", "mirror_fill",
            "object_mask", "overcast_env", "patch_source", "prepare", "sky_fs", "sky_for", "sky_light", "sky_pixels",
            "tone", "white_balance"]
