@@ -326,25 +326,32 @@ def test_patch_source_fails_loudly_on_changed_shaders():
 
 @needs_gl
 def test_clear_day_sky_drawn_matches_the_photos_colour(monkeypatch):
-    """The clear day's cloud-free sky, drawn on the GPU into a panorama, averages the photos' colour
-    (:data:`SKY_TARGET_RGB`, measured by ``benchmarks/bench_sky_colour.py``) over 20-60 degrees up, solid-angle
-    weighted; a condition without a target (dusk) is not graded."""
+    """The clear day's cloud-free sky, drawn on the GPU into a panorama, averages the photos' colour in each
+    elevation band of :data:`SKY_PROFILE` (measured by ``benchmarks/bench_sky_colour.py``), solid-angle weighted;
+    a condition without a profile (dusk) is not graded."""
     from urbanarena.render.scene3d import photo_clouds as PC
 
     monkeypatch.setattr(PC, "COVER", {})                               # no clouds: the sky's own colour
     r = _renderer(monkeypatch, _prepared())
-    # 400 m out of the small scene: its buildings stand below 20 degrees there
-    pano = r.render_panorama(0.0, -400.0, width=1024).astype(np.float64) / 255.0
+    # 400 m out of the small scene: its buildings and the skyline ring stand below 14 degrees there
+    pano = r.render_panorama(0.0, -400.0, width=2048).astype(np.float64)
     h = pano.shape[0]
     e = 90.0 - (np.arange(h) + 0.5) * 180.0 / h
-    rows = (e >= PS.GRADE_BAND_DEG[0]) & (e <= PS.GRADE_BAND_DEG[1])
-    wgt = np.cos(np.radians(e[rows]))
-    got = (pano[rows].mean(axis=1) * wgt[:, None]).sum(axis=0) / wgt.sum()
-    assert np.abs(got - np.asarray(PS.SKY_TARGET_RGB["day"])).max() < 3.0 / 255.0
     ungraded = PS.SkyLight("hand", _prepared().shown, r._photo_sky.rot_rad, r._photo_sky.gain, r._photo_sky.sh,
                            r._photo_sky.amb_up)
-    before = PS.sky_pixels(ungraded, PS.band_directions(*PS.GRADE_BAND_DEG)).mean(axis=0)
-    assert np.abs(before - got).max() > 10.0 / 255.0                   # the hand map's own sky is far from it
+    far = 0.0
+    for (lo, hi), rgb in PS.SKY_PROFILE["day"]:
+        twin = 255.0 * PS.sky_pixels(r._photo_sky, PS.band_directions(lo, hi)).mean(axis=0)
+        assert np.abs(twin - np.asarray(rgb)).max() < 7.0, (lo, hi, twin, rgb)   # the fit between the bands
+        if lo >= 14.0:
+            rows = (e >= lo) & (e <= hi)
+            wgt = np.cos(np.radians(e[rows]))
+            got = (pano[rows].mean(axis=1) * wgt[:, None]).sum(axis=0) / wgt.sum()
+            # the panorama's cube-face resampling; the exact GPU-twin match is test_sky_pixels_on_the_gpu_...
+            assert np.abs(got - np.asarray(rgb)).max() < 10.0, (lo, hi, got, rgb)
+        before = 255.0 * PS.sky_pixels(ungraded, PS.band_directions(lo, hi)).mean(axis=0)
+        far = max(far, float(np.abs(before - np.asarray(rgb)).max()))
+    assert far > 10.0                                                  # the hand map's own sky is far from it
     from urbanarena.render.scene3d.conditions import lighting
 
     s = RenderSettings.for_condition("dusk", style="photo")
@@ -352,3 +359,15 @@ def test_clear_day_sky_drawn_matches_the_photos_colour(monkeypatch):
     assert np.array_equal(dusk.texture, _prepared().shown * PS.white_balance(
         _prepared().ambient, dusk.amb_up, lighting(s).sun * max(lighting(s).sun_dir[2], 0.0),
         lighting(s).sun_rgb).astype(np.float32))
+
+
+def test_row_factors_by_hand():
+    """Between two bands' middles the factor is linear in elevation; beyond them constant."""
+    prof = (((10.0, 20.0), (0, 0, 0)), ((30.0, 50.0), (0, 0, 0)))     # middles 15 and 40 degrees
+    k = np.array([[1.0, 2.0, 3.0], [3.0, 2.0, 1.0]])
+    f = PS.row_factors(prof, k, 90)                                   # row i at 89.5 - i degrees
+    assert f.shape == (90, 1, 3)
+    assert f[50, 0] == pytest.approx([1.0 + 2.0 * 24.5 / 25, 2.0, 3.0 - 2.0 * 24.5 / 25])   # 39.5 deg
+    assert f[49, 0] == pytest.approx([3.0, 2.0, 1.0])                                       # 40.5: beyond
+    assert f[0, 0] == pytest.approx([3.0, 2.0, 1.0]) and f[89, 0] == pytest.approx([1.0, 2.0, 3.0])
+    assert f[62, 0] == pytest.approx([1.0 + 2.0 * 12.5 / 25, 2.0, 3.0 - 2.0 * 12.5 / 25])   # 27.5 deg

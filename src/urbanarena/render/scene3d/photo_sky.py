@@ -30,8 +30,8 @@ module. The maps are the six CC0 Poly Haven HDRIs (Greg Zaal) of the pinned Debi
   sky in the same azimuth (blurred: :data:`HORIZON_LOD`), so a sunset stays warm towards the sun and the map's
   ground never shows; the lit programs' horizon colour (their haze) and zenith colour (reflected by glass and wet
   ground) are the map's own, tone-mapped and averaged over azimuth at elevations 1-4 and 75-90 degrees.
-* **Grade** (:func:`grade_factors`): the clear day's drawn sky is scaled per channel so that its cloud-free
-  band 20-60 degrees up matches the colour of the shared 360-degree photos' sky (:data:`SKY_TARGET_RGB`); the
+* **Grade** (:func:`grade_factors`): the clear day's drawn sky is scaled per channel and elevation so that its
+  cloud-free bands 3-60 degrees up match the colours of the shared 360-degree photos' sky (:data:`SKY_PROFILE`); the
   ambient light is not graded (it keeps the map's physical light).
 * **White balance** (:func:`white_balance`): the sky drawn and the ambient light are multiplied per channel by
   ``(Y(T) / T)^WB_STRENGTH``, ``T`` the linear light on an upward surface (the map's sky plus the scene's sun in
@@ -87,14 +87,15 @@ GROUND_ALBEDO = 0.2
 #: share of the irradiance's colour kept (a street's shaded walls also get light bounced off sunlit walls and
 #: ground, which the map does not hold: without this they turn lavender under a blue sky)
 AMBIENT_SATURATION = 0.5
-#: the clear day's cloud-free sky between elevations :data:`GRADE_BAND_DEG`, display sRGB 0..1, as the shared
-#: consumer 360-degree photos show it (``benchmarks/bench_sky_colour.py``: the bluish, cloud-free pixels of the
-#: four geovisio panoramas, 20-60 degrees up: (135.9, 189.4, 240.2) of 255). The ``sunrise`` map, exposed for the
-#: scene, gives a paler, greyer (124, 164, 192): the map's morning sky is not a midday one, and the camera that
-#: took the photos renders a sky more saturated than a physical exposure. :func:`grade_factors` fits the drawn
-#: sky to it per channel (ours: the target is one set of photos, one camera).
-SKY_TARGET_RGB = {"day": (136 / 255, 189 / 255, 240 / 255)}
-GRADE_BAND_DEG = (20.0, 60.0)
+#: the clear day's cloud-free sky by elevation band (degrees; display sRGB 0..255), as the shared consumer
+#: 360-degree photos show it (``benchmarks/bench_sky_colour.py``: the bluish, cloud-free pixels of the four geovisio
+#: panoramas in each band). The ``sunrise`` map, exposed for the scene, gives a paler, greyer sky (20-60 degrees:
+#: (112, 149, 184) against the photos' (136, 189, 240)): the map's morning sky is not a midday one, and the camera
+#: that took the photos renders skies saturated. :func:`grade_factors` fits the drawn sky to it per channel and band
+#: (ours: the target is one set of photos, one camera).
+SKY_PROFILE = {"day": (((3.0, 8.0), (185.2, 207.8, 228.9)), ((8.0, 14.0), (179.1, 212.7, 240.8)),
+                       ((14.0, 20.0), (158.6, 206.4, 245.5)), ((20.0, 30.0), (136.2, 193.9, 243.8)),
+                       ((30.0, 45.0), (146.6, 195.1, 240.3)), ((45.0, 60.0), (126.2, 182.2, 238.2)))}
 #: the map texture's unit (the realistic sky's is 1, the trees' atlas 2 or above; .renderer)
 SKY_UNIT = 1
 
@@ -209,10 +210,10 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     cover = float(PC.COVER.get(settings.time_of_day, 0.0)) if light.sun > 0 else 0.0
     rows = slice(int(shown.shape[0] * 1 / 3), int(shown.shape[0] * 7 / 9))     # elevations 20-60 degrees
     sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
-    target = SKY_TARGET_RGB.get(settings.time_of_day) if light.sun > 0 else None
-    if target is not None:
+    profile = SKY_PROFILE.get(settings.time_of_day) if light.sun > 0 else None
+    if profile is not None:
         probe = SkyLight(prepared.name, shown, rot, gain, sh, amb_up)
-        shown = np.ascontiguousarray(shown * grade_factors(probe, target).astype(np.float32), np.float32)
+        shown = np.ascontiguousarray(shown * grade_factors(probe, profile).astype(np.float32), np.float32)
         sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
     lit, base = PC.cloud_colours(amb_up, sun_up, light.sun_rgb, wb, EXPOSURE, sky_lum)
     return SkyLight(prepared.name, shown, rot, gain, sh, amb_up, band_colour(shown, gain, *HORIZON_BAND_DEG),
@@ -231,18 +232,30 @@ def band_directions(lo_deg: float, hi_deg: float, n_elev: int = 24, n_az: int = 
                     axis=-1).reshape(-1, 3)
 
 
-def grade_factors(sky: SkyLight, target_rgb, iterations: int = 8) -> np.ndarray:
-    """Per-channel factors ``(3,)`` for ``sky.texture`` so that the cloud-free sky drawn (:func:`sky_pixels`, haze
-    included) averages ``target_rgb`` (display 0..1) over :data:`GRADE_BAND_DEG` (solid-angle weighted).
-    Fixed-point steps ``k <- k (target / drawn)^2`` (the display is near the square root of linear light)."""
-    d = band_directions(*GRADE_BAND_DEG)
-    t = np.asarray(target_rgb, np.float64)
-    k = np.ones(3)
+def row_factors(profile, k: np.ndarray, rows: int) -> np.ndarray:
+    """Factors ``(rows, 1, 3)`` of an upper-hemisphere texture's rows (row ``i`` at elevation ``90 - (i + 0.5) 90 /
+    rows`` degrees) from the per-band factors ``k`` ``(B, 3)`` of ``profile`` (:data:`SKY_PROFILE`): linear in
+    elevation between the bands' middles, constant beyond the first and the last."""
+    e = 90.0 - (np.arange(rows) + 0.5) * 90.0 / rows
+    mids = np.array([(lo + hi) / 2 for (lo, hi), _ in profile])
+    return np.stack([np.interp(e, mids, k[:, c]) for c in range(3)], -1)[:, None, :]
+
+
+def grade_factors(sky: SkyLight, profile, iterations: int = 10) -> np.ndarray:
+    """Row factors ``(H, 1, 3)`` for ``sky.texture`` ``(H, W, 3)`` so that the cloud-free sky drawn
+    (:func:`sky_pixels`, haze included) averages each band's colour of ``profile`` (:data:`SKY_PROFILE`; solid-angle
+    weighted), by fixed-point steps ``k_b <- k_b (target_b / drawn_b)^2`` per band and channel (the display is near
+    the square root of linear light) with :func:`row_factors` between the bands."""
+    dirs = [band_directions(lo, hi, 8, 96) for (lo, hi), _ in profile]
+    t = np.array([rgb for _, rgb in profile], np.float64) / 255.0
+    k = np.ones((len(profile), 3))
+    h = sky.texture.shape[0]
     for _ in range(iterations):
-        probe = SkyLight(sky.name, sky.texture * k.astype(np.float32), sky.rot_rad, sky.gain, sky.sh, sky.amb_up)
-        got = sky_pixels(probe, d).mean(axis=0)
+        tex = (sky.texture * row_factors(profile, k, h)).astype(np.float32)
+        probe = SkyLight(sky.name, tex, sky.rot_rad, sky.gain, sky.sh, sky.amb_up)
+        got = np.array([sky_pixels(probe, d).mean(axis=0) for d in dirs])
         k = k * (t / np.maximum(got, 1e-6)) ** 2
-    return k
+    return row_factors(profile, k, h)
 
 
 def tone(x: np.ndarray) -> np.ndarray:
@@ -487,6 +500,6 @@ def identity() -> dict:
 # AMBIENT_CLIP, LUMA, PreparedMap, fill_masked, mirror_fill, object_mask and prepare are re-exported from
 # .photo_sky_map
 __all__ = ["AMBIENT_CLIP", "HDRI_FOR_TIME", "LUMA", "PreparedMap", "SkyLight", "ambient_coeffs", "ambient_rgb",
-           "band_colour", "band_directions", "fill_masked", "grade_factors", "hdri_dir", "hdri_name", "identity", "mip_level", "mirror_fill",
+           "band_colour", "band_directions", "fill_masked", "grade_factors", "row_factors", "hdri_dir", "hdri_name", "identity", "mip_level", "mirror_fill",
            "object_mask", "overcast_env", "patch_source", "prepare", "sky_fs", "sky_for", "sky_light", "sky_pixels",
            "tone", "white_balance"]
