@@ -43,7 +43,7 @@ Presets (:data:`CAMERAS`, ours):
 * ``consumer360`` (version 2): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
   show it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (luminance
   percentiles, clipped share, grain per brightness band, edge width and overshoot, blockiness, JPEG quality
-  from the quantisation tables): automatic exposure (target 0.26, -1.5 to +5 EV: night views are metered up,
+  from the quantisation tables): automatic exposure (target 0.26, -1.5 to +4 EV: night views are metered up,
   noisier, their lights blown), a black level, a tone curve, stronger colour, no lens distortion in views cut
   from a stitched panorama (the stitcher removes it), slight softness, noise mostly removed again by the
   camera's noise reduction, sharpening halos, 4:2:2 JPEG at quality 93 (the frames are cut from a larger
@@ -251,7 +251,7 @@ def _vignette(h: int, w: int, strength: float) -> np.ndarray:
 CAMERAS: dict[str, CameraModel] = {
     "clean": CameraModel("clean"),
     "consumer360": CameraModel("consumer360", version=2, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
-                               auto_exposure_max_ev=5.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
+                               auto_exposure_max_ev=4.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
                                auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
                                saturation_boost=0.4, chromatic_aberration=0.0008, blur_sigma_px=1.1, read_noise=1.0,
                                shot_gain=0.01, chroma_noise=0.0, noise_blur_sigma_px=0.6, denoise_grey=4.0,
