@@ -17,7 +17,7 @@ Steps, all through the public commands:
 Options: ``--suite-size mini|standard|full`` (take the frozen suite's tasks of ``--family`` instead of
 generating them; issue 14 measures ``--suite-size mini`` = ``helsinki-arena7-v2-mini``; ``--suite NAME``: one of the
 city's frozen suites, default the newest), ``--render-style``
-(realistic, the default, or flat; passed to ``tasks generate`` and both runs), ``--family`` (``landmark_language``,
+(realistic, the default, flat or photo; passed to ``tasks generate`` and both runs), ``--family`` (``landmark_language``,
 the default, or ``landmark_image``: the ocr agent then reads the goal's name in the reference photo; issue 19),
 ``--per-family`` (25, the mini size), ``--seed`` (0),
 ``--seeds`` (episodes per task, 1),
@@ -223,7 +223,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="take the --family tasks of the city's frozen suite of this size instead")
     ap.add_argument("--suite", default=None, help="with --suite-size: one of the city's frozen suites by name "
                                                   "(default the newest), e.g. helsinki-arena7-v3")
-    ap.add_argument("--render-style", choices=("realistic", "flat"), default="realistic")
+    ap.add_argument("--render-style", choices=("realistic", "flat", "photo"), default="realistic")
     ap.add_argument("--family", choices=("landmark_language", "landmark_image"), default="landmark_language",
                     help="the family generated and run (landmark_image: the ocr agent reads the name in the "
                          "reference photo; the acceptance line applies to landmark_language)")
