@@ -36,9 +36,11 @@ from shapely.geometry import Polygon
 from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, spaced, unit
 
 #: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
-GREENERY_VERSION = "photo-greenery-1"
+GREENERY_VERSION = "photo-greenery-2"
 #: off: the photo style draws none of it (tests compare the trees or the people alone)
 ENABLED = True
+#: off: no grass verges (:mod:`.photo_verges`; benchmarks compare with and without)
+VERGES = True
 SEGMENT_M = 12.0
 HEDGE_SHARE, BUSH_SHARE = 0.22, 0.45
 TREE_STEP_M, TREE_SPACING_M = 16.0, 7.0
@@ -166,31 +168,59 @@ _PLANS: dict = {}
 _PLAN_LOCK = threading.Lock()
 
 
-def plan_for(scene) -> dict[str, np.ndarray]:
-    """:func:`plan_greenery` of ``scene``, kept per scene content hash (the last four scenes)."""
-    key = scene.content_hash()
+def _cached(scene, what: str, build):
+    key = (scene.content_hash(), what)
     with _PLAN_LOCK:
         if key in _PLANS:
             return _PLANS[key]
     from urbanarena.render.scene3d.photo_placement import ground_for
 
-    plan = plan_greenery(scene, ground_for(scene))
+    plan = build(scene, ground_for(scene))
     with _PLAN_LOCK:
         _PLANS[key] = plan
-        while len(_PLANS) > 4:
+        while len(_PLANS) > 8:
             _PLANS.pop(next(iter(_PLANS)))
     return plan
 
 
+def plan_for(scene) -> dict[str, np.ndarray]:
+    """:func:`plan_greenery` of ``scene``, kept per scene content hash (the last four scenes)."""
+    return _cached(scene, "greenery", plan_greenery)
+
+
+def verges_for(scene) -> dict[str, np.ndarray]:
+    """:func:`.photo_verges.plan_verges` of ``scene``, kept like :func:`plan_for`."""
+    from urbanarena.render.scene3d.photo_verges import plan_verges
+
+    return _cached(scene, "verges", plan_verges)
+
+
 def with_greenery(meshes, scene, kit):
-    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene`` as
-    one mesh (:func:`greenery_mesh`, feature 0) that the renderer draws with the tree program in ground tiles up
-    to :data:`SMALL_DISTANCE_M` (not in the ID pass: they hide no feature from visibility counts)."""
+    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene`` and
+    the far part of its verges (:mod:`.photo_verges`) as one mesh (:func:`greenery_mesh`, feature 0) that the
+    renderer draws with the tree program in ground tiles up to :data:`SMALL_DISTANCE_M` (not in the ID pass:
+    they hide no feature from visibility counts)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
+    from urbanarena.render.scene3d.photo_verges_mesh import verge_mesh
 
     trees, small = greenery_mesh(plan_for(scene), kit)
+    far = verge_mesh(verges_for(scene))[0] if VERGES else None
+    if far is not None and far.n_triangles:
+        small = concat_meshes(small, far) if small.n_triangles else far
     return meshes, concat_meshes(trees, small) if trees.n_triangles else small
 
 
-__all__ = ["GREENERY_VERSION", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
-           "plan_greenery", "with_greenery"]
+def detail_mesh(scene):
+    """The near-only part of ``scene``'s verges (:func:`.photo_verges_mesh.verge_mesh`, its second mesh: the
+    denser grass and the wildflowers), drawn in :data:`.photo_verges.DETAIL_TILE_M` tiles within
+    :data:`.photo_verges.DETAIL_DISTANCE_M`; ``None`` when verges are off or there are none."""
+    if not VERGES:
+        return None
+    from urbanarena.render.scene3d.photo_verges_mesh import verge_mesh
+
+    det = verge_mesh(verges_for(scene))[1]
+    return det if det.n_triangles else None
+
+
+__all__ = ["GREENERY_VERSION", "detail_mesh", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
+           "plan_greenery", "verges_for", "with_greenery"]

@@ -1,0 +1,126 @@
+"""The ``photo`` style's grass verges (issue 24, items 2 and 3: "real grass, wildflowers"): unmown strips of grass
+with seed heads and wildflowers on the free ground just past the sidewalk (or beside a path), where the street side
+is not a hedge (:mod:`.photo_greenery`). Drawn with the photo trees' atlas and program (:mod:`.trees_photo`).
+
+**Plan** (:func:`plan_verges`; every choice a hash, same scene -> same verges):
+
+* a street side's :data:`.photo_greenery.SEGMENT_M` piece carries a verge when it is no hedge (the greenery's own
+  piece draw) and a second draw (key ``road/side/piece``, salt ``verge``) is below :data:`VERGE_SHARE`;
+* the verge band runs from :func:`verge_band_m` ``inner`` to ``outer`` sideways of the centreline; it is cut into
+  :data:`ROWS` rows and sampled every :data:`STEP_M` along each; a sample jitters by up to +-0.4 of the step along
+  and +-0.3 of a row across (:func:`hash_u`, an integer hash of road, side, row and sample), and is kept where
+  :meth:`.photo_placement.FreeGround.free` holds with :data:`TUFT_R_M`;
+* every kept sample is a grass tuft (width 0.45-0.75 m, height 0.35-0.8 m, to 1.05 m on a wilder side; :data:`FLOWER_SHARE` of them also a
+  wildflower cluster); at every :data:`MAT_EVERY`-th sample of the first row a ground mat (a flat
+  :data:`MAT_ALONG_M` x :data:`MAT_ACROSS_M` quad centred on the band's middle line, where that centre is free with
+  :data:`MAT_R_M`), so that the grass stands on green ground, not on the paving.
+
+**Level of detail**: the mats and the share :data:`FAR_SHARE` of the tufts (by a hash) are in the greenery's
+ordinary array (drawn to :data:`.photo_greenery.SMALL_DISTANCE_M`); the other tufts and all flowers are in a
+*detail* array of :data:`DETAIL_TILE_M` tiles drawn only within :data:`DETAIL_DISTANCE_M` (so the grass thins to
+:data:`FAR_SHARE` of its density with distance instead of paying for every blade to 120 m).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, unit
+
+#: share of non-hedge street pieces that carry a verge
+VERGE_SHARE = 0.55
+#: verge band width (m) and its start past the sidewalk (or past a path's edge)
+VERGE_WIDTH_M, VERGE_GAP_M = 1.3, 0.08
+ROWS, STEP_M = 2, 0.65
+TUFT_R_M = 0.06
+FLOWER_SHARE = 0.16
+MAT_EVERY = 1
+#: a mat's centre keeps this far (m) from walking surfaces, walk lines and walls
+MAT_R_M = 0.3
+#: a mat's size along the street and across it (m)
+MAT_ALONG_M, MAT_ACROSS_M = 0.85, VERGE_WIDTH_M
+#: share of the tufts kept beyond the detail distance
+FAR_SHARE = 0.3
+#: the detail array: tile size and draw distance (m from the tile's nearest point)
+DETAIL_TILE_M, DETAIL_DISTANCE_M = 10.0, 16.0
+
+_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def hash_u(seed: int, *ints: np.ndarray) -> np.ndarray:
+    """Numbers in ``[0, 1)`` (float64, the broadcast shape of ``ints``) fixed by an integer ``seed`` and integer
+    arrays ``ints``: a splitmix64 finaliser folded over them (deterministic across runs and machines)."""
+    with np.errstate(over="ignore"):
+        h = np.full(np.broadcast(*ints).shape if ints else (), np.uint64(seed & 0xFFFFFFFFFFFFFFFF), np.uint64)
+        for a in ints:
+            h = h ^ (np.asarray(a).astype(np.int64).astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+                     + (h << np.uint64(6)) + (h >> np.uint64(2)))
+            h = (h ^ (h >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            h = (h ^ (h >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            h = h ^ (h >> np.uint64(31))
+    return (h >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+
+
+def verge_band_m(road) -> tuple[float, float]:
+    """``(inner_m, outer_m)``: sideways distances from ``road``'s centreline between which its verge lies: from
+    :data:`VERGE_GAP_M` past its sidewalk's outer edge (a path: past its own edge) for :data:`VERGE_WIDTH_M`."""
+    inner = road.width_m / 2 + max(road.sidewalk_m, 0.0) + VERGE_GAP_M
+    return inner, inner + VERGE_WIDTH_M
+
+
+def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray]:
+    """The verges of ``scene`` (module docstring): ``{"grass": (K, 6) x_m, y_m, width_m, height_m, turn_rad,
+    far (1.0 when also drawn beyond the detail distance); "flower": (K, 5) x_m, y_m, size_m, turn_rad, colour
+    (0 yellow, 1 white, 2 purple); "mat": (K, 3) x_m, y_m, bearing_rad}``; deterministic."""
+    from urbanarena.render.scene3d.photo_greenery import HEDGE_SHARE, SEGMENT_M
+
+    g = ground or FreeGround(scene)
+    grass, flowers, mats = [], [], []
+    for ri, r in enumerate(scene.roads):
+        inner, outer = verge_band_m(r)
+        row_m = (outer - inner) / ROWS
+        hedge_share = HEDGE_SHARE * (0.6 if r.kind != "road" else 1.0)
+        for side in (1, -1):
+            seed = int(unit(f"{r.id}/{side}", "verge-seed") * 2**62)
+            for j in range(ROWS):
+                d = inner + (j + 0.5) * row_m
+                pts = line_samples(r.centreline, STEP_M, side * d, 0.5 * STEP_M * (j % 2))
+                if not len(pts):
+                    continue
+                piece = np.floor(pts[:, 3] / SEGMENT_M).astype(int)
+                ok_piece = {p: (unit(f"{r.id}/{side}/{p}", "green-piece") >= hedge_share
+                                and unit(f"{r.id}/{side}/{p}", "verge") < VERGE_SHARE) for p in np.unique(piece)}
+                keep = np.array([ok_piece[p] for p in piece])
+                if not keep.any():
+                    continue
+                pts = pts[keep]
+                k = np.round((pts[:, 3] - 0.5 * STEP_M * (j % 2)) / STEP_M).astype(np.int64)
+                h = [hash_u(seed, np.int64(j), k, np.int64(c)) for c in range(8)]
+                along = np.column_stack([np.cos(pts[:, 2]), np.sin(pts[:, 2])])
+                across = np.column_stack([-along[:, 1], along[:, 0]]) * side
+                xy = (pts[:, :2] + along * ((h[0] - 0.5) * 0.8 * STEP_M)[:, None]
+                      + across * ((h[1] - 0.5) * 0.6 * row_m)[:, None])
+                free = g.free(xy, TUFT_R_M)
+                xy, h, k, pts, across = xy[free], [a[free] for a in h], k[free], pts[free], across[free]
+                if not len(xy):
+                    continue
+                bushy = unit(f"{r.id}/{side}", "verge-tall") * 0.25   # per street side: taller, wilder grass
+                grass.append(np.column_stack([xy, 0.45 + 0.3 * h[2], 0.35 + (0.45 + bushy) * h[3] ** 0.7,
+                                              2 * np.pi * h[4], (h[5] < FAR_SHARE).astype(np.float64)]))
+                fl = h[6] < FLOWER_SHARE
+                if fl.any():
+                    colour = np.floor(3 * h[7][fl]).clip(0, 2)
+                    flowers.append(np.column_stack([xy[fl], 0.3 + 0.35 * h[2][fl], 2 * np.pi * h[5][fl], colour]))
+                if j == 0:   # a mat on the band's middle line at every sample of the first row
+                    mid = pts[:, :2] + across * (0.5 * row_m)
+                    m = (k % MAT_EVERY == 0) & g.free(mid, MAT_R_M)
+                    mats.append(np.column_stack([mid[m], pts[m, 2]]))
+
+    def cat(parts, w):
+        return np.concatenate(parts) if parts else np.zeros((0, w))
+
+    return {"grass": cat(grass, 6), "flower": cat(flowers, 5), "mat": cat(mats, 3)}
+
+
+__all__ = ["DETAIL_DISTANCE_M", "DETAIL_TILE_M", "FAR_SHARE", "FLOWER_SHARE", "VERGE_SHARE", "hash_u",
+           "plan_verges", "verge_band_m"]
