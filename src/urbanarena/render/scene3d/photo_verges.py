@@ -40,7 +40,7 @@ MAT_R_M = 0.3
 #: a mat's size along the street and across it (m)
 MAT_ALONG_M, MAT_ACROSS_M = 0.85, VERGE_WIDTH_M
 #: share of the tufts kept beyond the detail distance
-FAR_SHARE = 0.3
+FAR_SHARE = 0.2
 #: the detail array: tile size and draw distance (m from the tile's nearest point)
 DETAIL_TILE_M, DETAIL_DISTANCE_M = 10.0, 16.0
 
