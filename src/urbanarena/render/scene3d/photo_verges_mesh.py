@@ -24,10 +24,10 @@ from urbanarena.render.scene3d.photo_greenery_mesh import ASH, ASPEN, OAK, PINE,
 from urbanarena.render.scene3d.trees_photo import _rng, card
 
 VERSION_SALT = "photo-verges-1"
-GRASS_TINT = ((0.92, 0.95, 0.72), (1.4, 1.22, 1.0), (0.9, 0.95, 0.78))
+GRASS_TINT = ((0.88, 0.9, 0.64), (1.4, 1.22, 1.0), (0.9, 0.95, 0.78))
 #: the aspen leaf's mean colour is about (0.77, 0.59, 0.22): these tints make it yellow, white, purple
 FLOWER_RGB = ((1.22, 1.42, 0.7), (1.2, 1.55, 4.1), (0.9, 0.85, 3.3))
-MAT_TINT = (0.8, 0.78, 0.62)
+MAT_TINT = (0.64, 0.64, 0.46)
 #: the grass cards show the dense middle of the twig (s0, s1, v0, v1; texel rows 60..230, columns 64..192)
 GRASS_WINDOW = (0.25, 0.75, 1 - 230 / 256, 1 - 60 / 256)
 #: the mat's texels in the oak cell (row0, row1, col0, col1 of its 256 x 256 cut-out; all at alpha >= 0.5)
