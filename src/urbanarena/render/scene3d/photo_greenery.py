@@ -17,11 +17,13 @@ and grass tufts along kerbs and wall bases. Everything is drawn with the photo t
   probability 0.45), and 0.15 m out from building walls (every 1.8 m, 0.35).
 
 **Meshes** (:func:`greenery_mesh`): per kind a few seeded templates (leaf cards of the atlas, :func:`.trees_photo
-.card`) instanced by a turn, a per-axis scale and a per-instance brightness: a *hedge cell* (1 m long, unit
-height and depth) is 10 cards (a 2 x 2 grid upright on each long side, two over the top) around a dark core (two long sides and the top of a box (a bark cell tinted dark green: the hedge's shadowed
-inside, so it never looks see-through), a *bush* 22 cards on an ellipsoid around a small core box, a *tuft* three
-crossed cards of the pine (grass) or ash (weed) cut-out, tinted yellow-green. Cards further in are darker
-(``0.5 + 0.5 f``, ``f`` the radial share). Trees use :func:`.trees_photo.tree_mesh` (feature 0).
+.card`, showing the dense middle of the photo) instanced by a turn, a per-axis scale and a per-instance brightness:
+a *hedge cell* (1 m long, unit height and depth) is 18 cards (a 3 x 2 grid leaning outward on each long side, three
+over the top, three sprigs out of the top) around a dark core (two long sides and the top of a box, a bark cell
+tinted dark green: the hedge's shadowed inside, so it never looks see-through), a *bush* 30 cards on an ellipsoid
+around a small core box, a *tuft* three crossed cards of the pine (grass) or ash (weed) cut-out, tinted
+yellow-green. Hedges and bushes are darker low down (per corner). Trees use :func:`.trees_photo.tree_mesh`
+(feature 0). The grass verges are :mod:`.photo_verges` (their near-only part: :func:`detail_mesh`).
 """
 
 from __future__ import annotations

@@ -75,46 +75,58 @@ def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray
     from urbanarena.render.scene3d.photo_greenery import HEDGE_SHARE, SEGMENT_M
 
     g = ground or FreeGround(scene)
-    grass, flowers, mats = [], [], []
-    for ri, r in enumerate(scene.roads):
+    rows = []   # per road side and row: (xy, unjittered xy, h (K, 8), k, bearing, across, j, bushy, row_m)
+    for r in scene.roads:
         inner, outer = verge_band_m(r)
         row_m = (outer - inner) / ROWS
         hedge_share = HEDGE_SHARE * (0.6 if r.kind != "road" else 1.0)
         for side in (1, -1):
             seed = int(unit(f"{r.id}/{side}", "verge-seed") * 2**62)
+            bushy = unit(f"{r.id}/{side}", "verge-tall") * 0.25   # per street side: taller, wilder grass
+            ok_piece: dict[int, bool] = {}
             for j in range(ROWS):
                 d = inner + (j + 0.5) * row_m
                 pts = line_samples(r.centreline, STEP_M, side * d, 0.5 * STEP_M * (j % 2))
                 if not len(pts):
                     continue
                 piece = np.floor(pts[:, 3] / SEGMENT_M).astype(int)
-                ok_piece = {p: (unit(f"{r.id}/{side}/{p}", "green-piece") >= hedge_share
-                                and unit(f"{r.id}/{side}/{p}", "verge") < VERGE_SHARE) for p in np.unique(piece)}
+                for p in np.unique(piece):
+                    if p not in ok_piece:
+                        ok_piece[p] = (unit(f"{r.id}/{side}/{p}", "green-piece") >= hedge_share
+                                       and unit(f"{r.id}/{side}/{p}", "verge") < VERGE_SHARE)
                 keep = np.array([ok_piece[p] for p in piece])
                 if not keep.any():
                     continue
                 pts = pts[keep]
                 k = np.round((pts[:, 3] - 0.5 * STEP_M * (j % 2)) / STEP_M).astype(np.int64)
-                h = [hash_u(seed, np.int64(j), k, np.int64(c)) for c in range(8)]
+                h = hash_u(seed, np.int64(j), k[:, None], np.arange(8)[None, :])
                 along = np.column_stack([np.cos(pts[:, 2]), np.sin(pts[:, 2])])
                 across = np.column_stack([-along[:, 1], along[:, 0]]) * side
-                xy = (pts[:, :2] + along * ((h[0] - 0.5) * 0.8 * STEP_M)[:, None]
-                      + across * ((h[1] - 0.5) * 0.6 * row_m)[:, None])
-                free = g.free(xy, TUFT_R_M)
-                xy, h, k, pts, across = xy[free], [a[free] for a in h], k[free], pts[free], across[free]
-                if not len(xy):
-                    continue
-                bushy = unit(f"{r.id}/{side}", "verge-tall") * 0.25   # per street side: taller, wilder grass
-                grass.append(np.column_stack([xy, 0.4 + 0.25 * h[2], 0.45 + (0.45 + bushy) * h[3] ** 0.7,
-                                              2 * np.pi * h[4], (h[5] < FAR_SHARE).astype(np.float64)]))
-                fl = h[6] < FLOWER_SHARE
-                if fl.any():
-                    colour = np.floor(3 * h[7][fl]).clip(0, 2)
-                    flowers.append(np.column_stack([xy[fl], 0.3 + 0.35 * h[2][fl], 2 * np.pi * h[5][fl], colour]))
-                if j == 0:   # a mat on the band's middle line at every sample of the first row
-                    mid = pts[:, :2] + across * (0.5 * row_m)
-                    m = (k % MAT_EVERY == 0) & g.free(mid, MAT_R_M)
-                    mats.append(np.column_stack([mid[m], pts[m, 2]]))
+                xy = (pts[:, :2] + along * ((h[:, 0] - 0.5) * 0.8 * STEP_M)[:, None]
+                      + across * ((h[:, 1] - 0.5) * 0.6 * row_m)[:, None])
+                rows.append((xy, pts[:, :2], h, k, pts[:, 2], across, j, bushy, row_m))
+    if not rows:
+        return {"grass": np.zeros((0, 6)), "flower": np.zeros((0, 5)), "mat": np.zeros((0, 3))}
+    # one free-ground test for all tufts, one for all mats (the same answers as row by row, far fewer calls)
+    free_all = g.free(np.concatenate([x[0] for x in rows]), TUFT_R_M)
+    cuts = np.cumsum([len(x[0]) for x in rows])[:-1]
+    grass, flowers, mats, mids = [], [], [], []
+    for (xy, base, h, k, bearing, across, j, bushy, row_m), free in zip(rows, np.split(free_all, cuts)):
+        xy, base, h, k, bearing, across = xy[free], base[free], h[free], k[free], bearing[free], across[free]
+        if not len(xy):
+            continue
+        grass.append(np.column_stack([xy, 0.4 + 0.25 * h[:, 2], 0.45 + (0.45 + bushy) * h[:, 3] ** 0.7,
+                                      2 * np.pi * h[:, 4], (h[:, 5] < FAR_SHARE).astype(np.float64)]))
+        fl = h[:, 6] < FLOWER_SHARE
+        if fl.any():
+            colour = np.floor(3 * h[fl, 7]).clip(0, 2)
+            flowers.append(np.column_stack([xy[fl], 0.3 + 0.35 * h[fl, 2], 2 * np.pi * h[fl, 5], colour]))
+        if j == 0:   # a mat on the band's middle line at every sample of the first row (its unjittered point)
+            m = k % MAT_EVERY == 0
+            mids.append(np.column_stack([base[m] + across[m] * (0.5 * row_m), bearing[m]]))
+    if mids:
+        mids_all = np.concatenate(mids)
+        mats.append(mids_all[g.free(mids_all[:, :2], MAT_R_M)])
 
     def cat(parts, w):
         return np.concatenate(parts) if parts else np.zeros((0, w))
