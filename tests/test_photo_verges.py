@@ -61,7 +61,8 @@ def test_verges_by_hand_on_a_straight_street():
     assert np.allclose(((ms[:, 0] + 60) / 0.65) % 1.0 * (1 - ((ms[:, 0] + 60) / 0.65) % 1.0), 0, atol=1e-6)
     assert np.allclose(ms[:, 2], 0.0)                                   # turned along the street (+x)
     # sizes and shares
-    assert ((grass[:, 2] >= 0.4) & (grass[:, 2] <= 0.65)).all() and ((grass[:, 3] >= 0.45) & (grass[:, 3] <= 1.15)).all()
+    assert ((grass[:, 2] >= 0.4) & (grass[:, 2] <= 0.65)).all()
+    assert ((grass[:, 3] >= 0.45) & (grass[:, 3] <= 1.15)).all()
     assert set(np.unique(flowers[:, 4])) <= {0.0, 1.0, 2.0} and set(np.unique(grass[:, 5])) <= {0.0, 1.0}
     # free ground: nothing within the walk lines' clearance, nothing on the sidewalk or in the building
     g = PP.FreeGround(scene)
@@ -72,6 +73,28 @@ def test_verges_by_hand_on_a_straight_street():
     if len(hedges):
         d = np.hypot(*(grass[:, None, :2] - hedges[None, :, :2]).transpose(2, 0, 1))
         assert d.min() > 0.2
+
+
+def test_lawn_edge_by_hand():
+    from shapely.geometry import Point, Polygon
+
+    from urbanarena.render.scene3d.scene import LandArea, Scene
+
+    square = [(0, 0), (20, 0), (20, 20), (0, 20)]
+    scene = Scene(name="lawn", land_areas=(LandArea("lawn1", tuple(square), kind="grass"),
+                                           LandArea("bed", ((40, 0), (50, 0), (50, 10)), kind="planting")))
+    plan = PV.plan_verges(scene)
+    grass = plan["grass"]
+    # 80 m of outline sampled every 0.65 m from s = 0: 124 candidates, none in the planting bed; those jittered
+    # along past a corner (only those within 0.26 m of one can be: s = 0, 20.15, 59.8, 79.95) are left out
+    assert len(np.arange(0.0, 80.0 + 1e-9, 0.65)) == 124 and 124 - 4 <= len(grass) <= 124
+    assert len(plan["mat"]) == 0
+    poly = Polygon(square)
+    d = np.array([poly.exterior.distance(Point(x, y)) for x, y in grass[:, :2]])
+    inside = np.array([poly.contains(Point(x, y)) for x, y in grass[:, :2]])
+    # 0.35 m inside; a tuft jittered along past a corner is nearer the other side
+    assert inside.all() and (d <= 0.35 + 1e-9).all() and (np.abs(d - 0.35) < 1e-9).mean() > 0.9
+    assert np.array_equal(grass, PV.plan_verges(scene)["grass"])
 
 
 def test_far_share_over_a_long_street():

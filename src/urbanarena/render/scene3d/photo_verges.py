@@ -10,10 +10,14 @@ is not a hedge (:mod:`.photo_greenery`). Drawn with the photo trees' atlas and p
   :data:`ROWS` rows and sampled every :data:`STEP_M` along each; a sample jitters by up to +-0.4 of the step along
   and +-0.3 of a row across (:func:`hash_u`, an integer hash of road, side, row and sample), and is kept where
   :meth:`.photo_placement.FreeGround.free` holds with :data:`TUFT_R_M`;
-* every kept sample is a grass tuft (width 0.4-0.65 m, height 0.45-0.9 m, to 1.15 m on a wilder side; :data:`FLOWER_SHARE` of them also a
-  wildflower cluster); at every :data:`MAT_EVERY`-th sample of the first row a ground mat (a flat
+* every kept sample is a grass tuft (width 0.4-0.65 m, height 0.45-0.9 m, to 1.15 m on a wilder street side;
+  :data:`FLOWER_SHARE` of them also a wildflower cluster); at every :data:`MAT_EVERY`-th sample of the first row a ground mat (a flat
   :data:`MAT_ALONG_M` x :data:`MAT_ACROSS_M` quad centred on the band's middle line, where that centre is free with
   :data:`MAT_R_M`), so that the grass stands on green ground, not on the paving.
+
+*Lawn edges*: OSM ``park`` and ``grass`` areas get one row of the same grass (and flowers, no mats: the lawn
+material is green) every :data:`STEP_M` along their outline, :data:`EDGE_IN_M` inside it, jittered along only,
+where free and inside the area.
 
 **Level of detail**: the mats and the share :data:`FAR_SHARE` of the tufts (by a hash) are in the greenery's
 ordinary array (drawn to :data:`.photo_greenery.SMALL_DISTANCE_M`); the other tufts and all flowers are in a
@@ -24,6 +28,8 @@ ordinary array (drawn to :data:`.photo_greenery.SMALL_DISTANCE_M`); the other tu
 from __future__ import annotations
 
 import numpy as np
+import shapely
+from shapely.geometry import Polygon
 
 from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, unit
 
@@ -33,6 +39,8 @@ VERGE_SHARE = 0.55
 VERGE_WIDTH_M, VERGE_GAP_M = 1.3, 0.08
 ROWS, STEP_M = 2, 0.65
 TUFT_R_M = 0.06
+#: lawn edges: the row of grass stands this far (m) inside a park's or lawn's outline
+EDGE_IN_M = 0.35
 FLOWER_SHARE = 0.16
 MAT_EVERY = 1
 #: a mat's centre keeps this far (m) from walking surfaces, walk lines and walls
@@ -105,6 +113,21 @@ def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray
                 xy = (pts[:, :2] + along * ((h[:, 0] - 0.5) * 0.8 * STEP_M)[:, None]
                       + across * ((h[:, 1] - 0.5) * 0.6 * row_m)[:, None])
                 rows.append((xy, pts[:, :2], h, k, pts[:, 2], across, j, bushy, row_m))
+    for a in scene.land_areas:   # lawn edges: one row of unmown grass just inside a park's or lawn's outline
+        if a.kind not in ("park", "grass"):
+            continue
+        ring = shapely.geometry.polygon.orient(Polygon(a.polygon), 1.0).exterior.coords   # counter-clockwise
+        pts = line_samples(ring, STEP_M, EDGE_IN_M, 0.0)   # left of a counter-clockwise ring is inside
+        if not len(pts):
+            continue
+        k = np.arange(len(pts), dtype=np.int64)
+        h = hash_u(int(unit(a.id, "lawn-edge") * 2**62), np.int64(0), k[:, None], np.arange(8)[None, :])
+        along = np.column_stack([np.cos(pts[:, 2]), np.sin(pts[:, 2])])
+        across = np.column_stack([-along[:, 1], along[:, 0]])
+        xy = pts[:, :2] + along * ((h[:, 0] - 0.5) * 0.8 * STEP_M)[:, None]
+        inside = shapely.contains_xy(Polygon(a.polygon, a.holes), xy[:, 0], xy[:, 1])   # not jittered past a corner
+        xy, pts, h, k, across = xy[inside], pts[inside], h[inside], k[inside], across[inside]
+        rows.append((xy, pts[:, :2], h, k, pts[:, 2], across, 1, 0.1, 0.5))   # j = 1: no mats (the lawn is green)
     if not rows:
         return {"grass": np.zeros((0, 6)), "flower": np.zeros((0, 5)), "mat": np.zeros((0, 3))}
     # one free-ground test for all tufts, one for all mats (the same answers as row by row, far fewer calls)
