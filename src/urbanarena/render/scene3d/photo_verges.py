@@ -10,7 +10,7 @@ is not a hedge (:mod:`.photo_greenery`). Drawn with the photo trees' atlas and p
   :data:`ROWS` rows and sampled every :data:`STEP_M` along each; a sample jitters by up to +-0.4 of the step along
   and +-0.3 of a row across (:func:`hash_u`, an integer hash of road, side, row and sample), and is kept where
   :meth:`.photo_placement.FreeGround.free` holds with :data:`TUFT_R_M`;
-* every kept sample is a grass tuft (width 0.4-0.65 m, height 0.45-0.9 m, to 1.15 m on a wilder street side;
+* every kept sample is a grass tuft (width 0.55-0.85 m, height 0.45-0.9 m, to 1.15 m on a wilder street side;
   :data:`FLOWER_SHARE` of them also a wildflower cluster); at every :data:`MAT_EVERY`-th sample of the first row a ground mat (a flat
   :data:`MAT_ALONG_M` x :data:`MAT_ACROSS_M` quad centred on the band's middle line, where that centre is free with
   :data:`MAT_R_M`), so that the grass stands on green ground, not on the paving.
@@ -138,7 +138,7 @@ def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray
         xy, base, h, k, bearing, across = xy[free], base[free], h[free], k[free], bearing[free], across[free]
         if not len(xy):
             continue
-        grass.append(np.column_stack([xy, 0.4 + 0.25 * h[:, 2], 0.45 + (0.45 + bushy) * h[:, 3] ** 0.7,
+        grass.append(np.column_stack([xy, 0.55 + 0.3 * h[:, 2], 0.45 + (0.45 + bushy) * h[:, 3] ** 0.7,
                                       2 * np.pi * h[:, 4], (h[:, 5] < FAR_SHARE).astype(np.float64)]))
         fl = h[:, 6] < FLOWER_SHARE
         if fl.any():
