@@ -187,7 +187,7 @@ def test_flat_and_realistic_never_draw_verges(monkeypatch):
     def boom(*a, **k):
         raise AssertionError("only the photo style draws verges")
 
-    monkeypatch.setattr(PG, "detail_mesh", boom)
+    monkeypatch.setattr(PG, "verge_arrays", boom)
     monkeypatch.setattr(PG, "verges_for", boom)
     for style in ("flat", "realistic"):
         SceneRenderer(small_scene(), RenderSettings(style=style)).render_view(0.0, -4.0, 0.0, 0.0, 90.0, 64, 36)
@@ -206,7 +206,9 @@ def test_photo_verges_draw_near_and_are_deterministic(monkeypatch):
     monkeypatch.setattr(photo_atmosphere, "ENABLED", False)
     monkeypatch.setattr(PC, "photo_clutter", lambda quiet=False: FAKE_KIT)
     scene = small_scene()
-    assert PG.detail_mesh(scene) is not None
+    arrays = PG.verge_arrays(scene)
+    assert [(t, d) for _, t, d in arrays] == [(PV.MID_TILE_M, PV.MID_DISTANCE_M),
+                                              (PV.DETAIL_TILE_M, PV.DETAIL_DISTANCE_M)]
 
     def view(x=0.0):
         r = SceneRenderer(scene, RenderSettings(style="photo"))
@@ -214,10 +216,10 @@ def test_photo_verges_draw_near_and_are_deterministic(monkeypatch):
 
     (on, r), (again, _) = view(), view()
     assert np.array_equal(on, again)
-    # the detail array is drawn in its own small tiles, only near
-    from urbanarena.render.scene3d.photo_verges import DETAIL_DISTANCE_M
-
-    assert any(d == DETAIL_DISTANCE_M for _, d in r._near_vaos)
+    # the mid and detail arrays are drawn in their own tiles, to their own distances
+    dists = [d for _, d in r._near_vaos]
+    assert PV.MID_DISTANCE_M in dists and PV.DETAIL_DISTANCE_M in dists
     monkeypatch.setattr(PG, "VERGES", False)
+    assert PG.verge_arrays(scene) == []
     off, r_off = view()
-    assert not np.array_equal(on, off) and all(d != DETAIL_DISTANCE_M for _, d in r_off._near_vaos)
+    assert not np.array_equal(on, off) and len(r_off._near_vaos) == len(r._near_vaos) - 2

@@ -23,7 +23,7 @@ over the top, three sprigs out of the top) around a dark core (two long sides an
 tinted dark green: the hedge's shadowed inside, so it never looks see-through), a *bush* 30 cards on an ellipsoid
 around a small core box, a *tuft* three crossed cards of the pine (grass) or ash (weed) cut-out, tinted
 yellow-green. Hedges and bushes are darker low down (per corner). Trees use :func:`.trees_photo.tree_mesh`
-(feature 0). The grass verges are :mod:`.photo_verges` (their near-only part: :func:`detail_mesh`).
+(feature 0). The grass verges are :mod:`.photo_verges` (drawn as :func:`verge_arrays`).
 """
 
 from __future__ import annotations
@@ -198,31 +198,30 @@ def verges_for(scene) -> dict[str, np.ndarray]:
 
 
 def with_greenery(meshes, scene, kit):
-    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene`` and
-    the far part of its verges (:mod:`.photo_verges`) as one mesh (:func:`greenery_mesh`, feature 0) that the
-    renderer draws with the tree program in ground tiles up to :data:`SMALL_DISTANCE_M` (not in the ID pass:
-    they hide no feature from visibility counts)."""
+    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene`` as
+    one mesh (:func:`greenery_mesh`, feature 0) that the renderer draws with the tree program in ground tiles up
+    to :data:`SMALL_DISTANCE_M` (not in the ID pass: they hide no feature from visibility counts)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
-    from urbanarena.render.scene3d.photo_verges_mesh import verge_mesh
 
     trees, small = greenery_mesh(plan_for(scene), kit)
-    far = verge_mesh(verges_for(scene))[0] if VERGES else None
-    if far is not None and far.n_triangles:
-        small = concat_meshes(small, far) if small.n_triangles else far
     return meshes, concat_meshes(trees, small) if trees.n_triangles else small
 
 
-def detail_mesh(scene):
-    """The near-only part of ``scene``'s verges (:func:`.photo_verges_mesh.verge_mesh`, its second mesh: the
-    denser grass and the wildflowers), drawn in :data:`.photo_verges.DETAIL_TILE_M` tiles within
-    :data:`.photo_verges.DETAIL_DISTANCE_M`; ``None`` when verges are off or there are none."""
+def verge_arrays(scene) -> list:
+    """The verges of ``scene`` (:mod:`.photo_verges`) as ``[(mesh, tile_m, distance_m)]``: the mats and a share
+    of the grass (:func:`.photo_verges_mesh.verge_mesh`'s first mesh) in :data:`.photo_verges.MID_TILE_M` tiles
+    drawn within :data:`.photo_verges.MID_DISTANCE_M`, the rest of the grass and the flowers in
+    :data:`.photo_verges.DETAIL_TILE_M` tiles within :data:`.photo_verges.DETAIL_DISTANCE_M`; empty meshes left
+    out, ``[]`` when verges are off."""
     if not VERGES:
-        return None
+        return []
+    from urbanarena.render.scene3d import photo_verges as PV
     from urbanarena.render.scene3d.photo_verges_mesh import verge_mesh
 
-    det = verge_mesh(verges_for(scene))[1]
-    return det if det.n_triangles else None
+    mid, det = verge_mesh(verges_for(scene))
+    return [(m, t, d) for m, t, d in ((mid, PV.MID_TILE_M, PV.MID_DISTANCE_M),
+                                      (det, PV.DETAIL_TILE_M, PV.DETAIL_DISTANCE_M)) if m.n_triangles]
 
 
-__all__ = ["GREENERY_VERSION", "detail_mesh", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
-           "plan_greenery", "verges_for", "with_greenery"]
+__all__ = ["GREENERY_VERSION", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
+           "plan_greenery", "verge_arrays", "verges_for", "with_greenery"]

@@ -11,18 +11,19 @@ is not a hedge (:mod:`.photo_greenery`). Drawn with the photo trees' atlas and p
   and +-0.3 of a row across (:func:`hash_u`, an integer hash of road, side, row and sample), and is kept where
   :meth:`.photo_placement.FreeGround.free` holds with :data:`TUFT_R_M`;
 * every kept sample is a grass tuft (width 0.55-0.85 m, height 0.45-0.9 m, to 1.15 m on a wilder street side;
-  :data:`FLOWER_SHARE` of them also a wildflower cluster); at every :data:`MAT_EVERY`-th sample of the first row a ground mat (a flat
-  :data:`MAT_ALONG_M` x :data:`MAT_ACROSS_M` quad centred on the band's middle line, where that centre is free with
-  :data:`MAT_R_M`), so that the grass stands on green ground, not on the paving.
+  :data:`FLOWER_SHARE` of them also a wildflower cluster); at every :data:`MAT_EVERY`-th sample of the first row
+  a ground mat (a flat :data:`MAT_ALONG_M` x :data:`MAT_ACROSS_M` quad centred on the band's middle line, where
+  that centre is free with :data:`MAT_R_M`), so that the grass stands on green ground, not on the paving.
 
 *Lawn edges*: OSM ``park`` and ``grass`` areas get one row of the same grass (and flowers, no mats: the lawn
 material is green) every :data:`STEP_M` along their outline, :data:`EDGE_IN_M` inside it, jittered along only,
 where free and inside the area.
 
-**Level of detail**: the mats and the share :data:`FAR_SHARE` of the tufts (by a hash) are in the greenery's
-ordinary array (drawn to :data:`.photo_greenery.SMALL_DISTANCE_M`); the other tufts and all flowers are in a
-*detail* array of :data:`DETAIL_TILE_M` tiles drawn only within :data:`DETAIL_DISTANCE_M` (so the grass thins to
-:data:`FAR_SHARE` of its density with distance instead of paying for every blade to 120 m).
+**Level of detail**: the mats and the share :data:`FAR_SHARE` of the tufts (by a hash) are in a *mid* array of
+:data:`MID_TILE_M` tiles drawn within :data:`MID_DISTANCE_M` (so about 50-80 m); the other tufts and all flowers are
+in a *detail* array of :data:`DETAIL_TILE_M` tiles drawn only within :data:`DETAIL_DISTANCE_M` (about 16-26 m): the
+grass thins to :data:`FAR_SHARE` of its density with distance and ends where it would be a few pixels, instead of
+paying for every blade to the greenery's 120 m (:func:`.photo_greenery.verge_arrays`).
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ MAT_ALONG_M, MAT_ACROSS_M = 0.85, VERGE_WIDTH_M
 FAR_SHARE = 0.2
 #: the detail array: tile size and draw distance (m from the tile's nearest point)
 DETAIL_TILE_M, DETAIL_DISTANCE_M = 10.0, 16.0
+#: the mid array (mats and the far share of the grass): tile size and draw distance (m)
+MID_TILE_M, MID_DISTANCE_M = 20.0, 50.0
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -157,5 +160,6 @@ def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray
     return {"grass": cat(grass, 6), "flower": cat(flowers, 5), "mat": cat(mats, 3)}
 
 
-__all__ = ["DETAIL_DISTANCE_M", "DETAIL_TILE_M", "FAR_SHARE", "FLOWER_SHARE", "VERGE_SHARE", "hash_u",
+__all__ = ["DETAIL_DISTANCE_M", "DETAIL_TILE_M", "FAR_SHARE", "FLOWER_SHARE", "MID_DISTANCE_M", "MID_TILE_M",
+           "VERGE_SHARE", "hash_u",
            "plan_verges", "verge_band_m"]

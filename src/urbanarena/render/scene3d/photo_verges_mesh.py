@@ -110,9 +110,9 @@ def _bright(xy: np.ndarray) -> np.ndarray:
 
 
 def verge_mesh(plan: dict[str, np.ndarray]) -> tuple[MeshData, MeshData]:
-    """``(far, detail)`` triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_verges.plan_verges` plan: the
-    mats and the tufts flagged ``far`` in ``far`` (drawn to the greenery's distance), the other tufts and the
-    flowers in ``detail`` (drawn near only). Grass template by a hash of the position (a third of the tufts
+    """``(mid, detail)`` triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_verges.plan_verges` plan: the
+    mats and the tufts flagged ``far`` in ``mid`` (drawn to :data:`.photo_verges.MID_DISTANCE_M`), the other tufts
+    and the flowers in ``detail`` (drawn near only). Grass template by a hash of the position (a third of the tufts
     straw-coloured, a sixth weeds), brightness 0.82-1.12."""
     from urbanarena.render.scene3d.meshes import concat_meshes
     from urbanarena.render.scene3d.photo_verges import hash_u

@@ -187,7 +187,8 @@ class SceneRenderer(IdPassMixin):
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
         self._tree_tex, tree_kit = None, None
-        green_small = green_detail = clutter_seeded = None   # photo: hedges, bushes, tufts, verges; clutter (near only)
+        green_small = clutter_seeded = None   # photo: hedges, bushes, tufts; seeded clutter (own tiles, near only)
+        green_verges = []   # photo: the grass verges, [(mesh, tile_m, distance_m)] (.photo_greenery.verge_arrays)
         if self.settings.style == "photo":   # photo trees (.trees_photo); without the assets the realistic ones
             from urbanarena.render.scene3d import trees_photo
 
@@ -198,7 +199,7 @@ class SceneRenderer(IdPassMixin):
 
                 if photo_greenery.ENABLED:
                     self.meshes, green_small = photo_greenery.with_greenery(self.meshes, self.scene, tree_kit)
-                    green_detail = photo_greenery.detail_mesh(self.scene)   # the verges' near grass and flowers
+                    green_verges = photo_greenery.verge_arrays(self.scene)
         if self.settings.style == "photo":   # benches, bins, bicycles, hydrants (.photo_clutter); without: none
             from urbanarena.render.scene3d import photo_clutter
 
@@ -289,12 +290,9 @@ class SceneRenderer(IdPassMixin):
 
             self._near_vaos.append((vao(self.prog_foliage, green_small, ("positions", "normals", "colours", "uv"),
                                         ("in_pos", "in_normal", "in_colour", "in_uv")), SMALL_DISTANCE_M))
-            if green_detail is not None:
-                from urbanarena.render.scene3d.photo_verges import DETAIL_DISTANCE_M, DETAIL_TILE_M
-
-                self._near_vaos.append((vao(self.prog_foliage, green_detail, ("positions", "normals", "colours", "uv"),
-                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=DETAIL_TILE_M),
-                                        DETAIL_DISTANCE_M))
+            for mesh, tile_m, distance_m in green_verges:   # mid and near-only detail arrays, own tile sizes
+                self._near_vaos.append((vao(self.prog_foliage, mesh, ("positions", "normals", "colours", "uv"),
+                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=tile_m), distance_m))
         if clutter_seeded is not None:
             from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
 
