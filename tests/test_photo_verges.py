@@ -61,7 +61,7 @@ def test_verges_by_hand_on_a_straight_street():
     assert np.allclose(((ms[:, 0] + 60) / 0.65) % 1.0 * (1 - ((ms[:, 0] + 60) / 0.65) % 1.0), 0, atol=1e-6)
     assert np.allclose(ms[:, 2], 0.0)                                   # turned along the street (+x)
     # sizes and shares
-    assert ((grass[:, 2] >= 0.55) & (grass[:, 2] <= 0.85)).all()
+    assert ((grass[:, 2] >= 0.5) & (grass[:, 2] <= 0.8)).all()
     assert ((grass[:, 3] >= 0.45) & (grass[:, 3] <= 1.15)).all()
     assert set(np.unique(flowers[:, 4])) <= {0.0, 1.0, 2.0} and set(np.unique(grass[:, 5])) <= {0.0, 1.0}
     # free ground: nothing within the walk lines' clearance, nothing on the sidewalk or in the building

@@ -10,7 +10,7 @@ is not a hedge (:mod:`.photo_greenery`). Drawn with the photo trees' atlas and p
   :data:`ROWS` rows and sampled every :data:`STEP_M` along each; a sample jitters by up to +-0.4 of the step along
   and +-0.3 of a row across (:func:`hash_u`, an integer hash of road, side, row and sample), and is kept where
   :meth:`.photo_placement.FreeGround.free` holds with :data:`TUFT_R_M`;
-* every kept sample is a grass tuft (width 0.55-0.85 m, height 0.45-0.9 m, to 1.15 m on a wilder street side;
+* every kept sample is a grass tuft (width 0.5-0.8 m, height 0.45-0.9 m, to 1.15 m on a wilder street side;
   :data:`FLOWER_SHARE` of them also a wildflower cluster); at every :data:`MAT_EVERY`-th sample of the first row
   a ground mat (a flat :data:`MAT_ALONG_M` x :data:`MAT_ACROSS_M` quad centred on the band's middle line, where
   that centre is free with :data:`MAT_R_M`), so that the grass stands on green ground, not on the paving.
@@ -20,8 +20,8 @@ material is green) every :data:`STEP_M` along their outline, :data:`EDGE_IN_M` i
 where free and inside the area.
 
 **Level of detail**: the mats and the share :data:`FAR_SHARE` of the tufts (by a hash) are in a *mid* array of
-:data:`MID_TILE_M` tiles drawn within :data:`MID_DISTANCE_M` (so about 50-80 m); the other tufts and all flowers are
-in a *detail* array of :data:`DETAIL_TILE_M` tiles drawn only within :data:`DETAIL_DISTANCE_M` (about 16-26 m): the
+:data:`MID_TILE_M` tiles drawn within :data:`MID_DISTANCE_M` (so about 35-65 m); the other tufts and all flowers are
+in a *detail* array of :data:`DETAIL_TILE_M` tiles drawn only within :data:`DETAIL_DISTANCE_M` (about 12-22 m): the
 grass thins to :data:`FAR_SHARE` of its density with distance and ends where it would be a few pixels, instead of
 paying for every blade to the greenery's 120 m (:func:`.photo_greenery.verge_arrays`).
 """
@@ -51,9 +51,9 @@ MAT_ALONG_M, MAT_ACROSS_M = 0.85, VERGE_WIDTH_M
 #: share of the tufts kept beyond the detail distance
 FAR_SHARE = 0.2
 #: the detail array: tile size and draw distance (m from the tile's nearest point)
-DETAIL_TILE_M, DETAIL_DISTANCE_M = 10.0, 16.0
+DETAIL_TILE_M, DETAIL_DISTANCE_M = 10.0, 12.0
 #: the mid array (mats and the far share of the grass): tile size and draw distance (m)
-MID_TILE_M, MID_DISTANCE_M = 20.0, 50.0
+MID_TILE_M, MID_DISTANCE_M = 20.0, 35.0
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 
@@ -141,7 +141,7 @@ def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray
         xy, base, h, k, bearing, across = xy[free], base[free], h[free], k[free], bearing[free], across[free]
         if not len(xy):
             continue
-        grass.append(np.column_stack([xy, 0.55 + 0.3 * h[:, 2], 0.45 + (0.45 + bushy) * h[:, 3] ** 0.7,
+        grass.append(np.column_stack([xy, 0.5 + 0.3 * h[:, 2], 0.45 + (0.45 + bushy) * h[:, 3] ** 0.7,
                                       2 * np.pi * h[:, 4], (h[:, 5] < FAR_SHARE).astype(np.float64)]))
         fl = h[:, 6] < FLOWER_SHARE
         if fl.any():
@@ -161,5 +161,4 @@ def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray
 
 
 __all__ = ["DETAIL_DISTANCE_M", "DETAIL_TILE_M", "FAR_SHARE", "FLOWER_SHARE", "MID_DISTANCE_M", "MID_TILE_M",
-           "VERGE_SHARE", "hash_u",
-           "plan_verges", "verge_band_m"]
+           "VERGE_SHARE", "hash_u", "plan_verges", "verge_band_m"]
