@@ -149,9 +149,9 @@ def test_verge_mesh_split_by_hand():
     plan = {"grass": np.array([(0, 0, 0.5, 0.6, 0.0, 1.0), (3, 0, 0.5, 0.6, 1.0, 0.0)]),
             "flower": np.array([(1, 1, 0.4, 0.0, 2.0)]), "mat": np.array([(5, 5, math.pi / 2)])}
     far, det = PVM.verge_mesh(plan)
-    assert far.n_triangles == 6 + 2 and det.n_triangles == 6 + 6
+    assert far.n_triangles == 6 and det.n_triangles == 6 + 6 + 2     # the mat is near-only
     # the mat turned a quarter: along (0.85 m) now runs along y, across (1.3 m) along x
-    mp = far.positions[np.isclose(far.positions[:, 2], PVM.MAT_Z_M) & (np.abs(far.positions[:, 0] - 5) < 1)]
+    mp = det.positions[np.isclose(det.positions[:, 2], PVM.MAT_Z_M) & (np.abs(det.positions[:, 0] - 5) < 1)]
     assert np.allclose(np.ptp(mp[:, 0]), PV.MAT_ACROSS_M) and np.allclose(np.ptp(mp[:, 1]), PV.MAT_ALONG_M)
     # the far tuft stands at x = 0 scaled to 0.6 m high; the detail one at x = 3
     assert np.abs(det.positions[:, 0] - 3).min() < 0.5 and far.positions[:, 2].max() <= 0.6 + 1e-6
@@ -212,7 +212,7 @@ def test_photo_verges_draw_near_and_are_deterministic(monkeypatch):
 
     def view(x=0.0):
         r = SceneRenderer(scene, RenderSettings(style="photo"))
-        return r.render_view(x, -4.0, 90.0, -5.0, 90.0, 160, 90), r
+        return r.render_view(x, -4.0, 0.0, -5.0, 90.0, 160, 90), r   # facing the verge 11 m off (y = 6.6..7.9)
 
     (on, r), (again, _) = view(), view()
     assert np.array_equal(on, again)

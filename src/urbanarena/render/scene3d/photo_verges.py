@@ -19,9 +19,9 @@ is not a hedge (:mod:`.photo_greenery`). Drawn with the photo trees' atlas and p
 material is green) every :data:`STEP_M` along their outline, :data:`EDGE_IN_M` inside it, jittered along only,
 where free and inside the area.
 
-**Level of detail**: the mats and the share :data:`FAR_SHARE` of the tufts (by a hash) are in a *mid* array of
-:data:`MID_TILE_M` tiles drawn within :data:`MID_DISTANCE_M` (so about 35-65 m); the other tufts and all flowers are
-in a *detail* array of :data:`DETAIL_TILE_M` tiles drawn only within :data:`DETAIL_DISTANCE_M` (about 12-22 m): the
+**Level of detail**: the share :data:`FAR_SHARE` of the tufts (by a hash) is in a *mid* array of
+:data:`MID_TILE_M` tiles drawn within :data:`MID_DISTANCE_M` (so about 35-65 m); the other tufts, the flowers and the mats
+are in a *detail* array of :data:`DETAIL_TILE_M` tiles drawn only within :data:`DETAIL_DISTANCE_M` (about 12-22 m): the
 grass thins to :data:`FAR_SHARE` of its density with distance and ends where it would be a few pixels, instead of
 paying for every blade to the greenery's 120 m (:func:`.photo_greenery.verge_arrays`).
 """
@@ -52,7 +52,7 @@ MAT_ALONG_M, MAT_ACROSS_M = 0.85, VERGE_WIDTH_M
 FAR_SHARE = 0.2
 #: the detail array: tile size and draw distance (m from the tile's nearest point)
 DETAIL_TILE_M, DETAIL_DISTANCE_M = 10.0, 12.0
-#: the mid array (mats and the far share of the grass): tile size and draw distance (m)
+#: the mid array (the far share of the grass): tile size and draw distance (m)
 MID_TILE_M, MID_DISTANCE_M = 20.0, 35.0
 
 _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)

@@ -111,8 +111,8 @@ def _bright(xy: np.ndarray) -> np.ndarray:
 
 def verge_mesh(plan: dict[str, np.ndarray]) -> tuple[MeshData, MeshData]:
     """``(mid, detail)`` triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_verges.plan_verges` plan: the
-    mats and the tufts flagged ``far`` in ``mid`` (drawn to :data:`.photo_verges.MID_DISTANCE_M`), the other tufts
-    and the flowers in ``detail`` (drawn near only). Grass template by a hash of the position (a third of the tufts
+    tufts flagged ``far`` in ``mid`` (drawn to :data:`.photo_verges.MID_DISTANCE_M`), the other tufts, the flowers
+    and the mats in ``detail`` (drawn near only). Grass template by a hash of the position (a third of the tufts
     straw-coloured, a sixth weeds), brightness 0.82-1.12."""
     from urbanarena.render.scene3d.meshes import concat_meshes
     from urbanarena.render.scene3d.photo_verges import hash_u
@@ -140,7 +140,7 @@ def verge_mesh(plan: dict[str, np.ndarray]) -> tuple[MeshData, MeshData]:
         from urbanarena.render.scene3d.photo_verges import MAT_ACROSS_M, MAT_ALONG_M
 
         scale = np.tile([MAT_ALONG_M, MAT_ACROSS_M, 1.0], (len(m), 1))
-        far.append(instance(tm["mat"][0], m[:, :2], m[:, 2], scale, _bright(m[:, :2])))
+        det.append(instance(tm["mat"][0], m[:, :2], m[:, 2], scale, _bright(m[:, :2])))
     z = np.zeros((0, 3), np.float32)
     empty = MeshData(z, z.copy(), z.copy(), uv=np.zeros((0, 2), np.float32), feature=np.zeros(0, np.float32))
 
