@@ -17,11 +17,13 @@ and grass tufts along kerbs and wall bases. Everything is drawn with the photo t
   probability 0.45), and 0.15 m out from building walls (every 1.8 m, 0.35).
 
 **Meshes** (:func:`greenery_mesh`): per kind a few seeded templates (leaf cards of the atlas, :func:`.trees_photo
-.card`) instanced by a turn, a per-axis scale and a per-instance brightness: a *hedge cell* (1 m long, unit
-height and depth) is 10 cards (a 2 x 2 grid upright on each long side, two over the top) around a dark core (two long sides and the top of a box (a bark cell tinted dark green: the hedge's shadowed
-inside, so it never looks see-through), a *bush* 22 cards on an ellipsoid around a small core box, a *tuft* three
-crossed cards of the pine (grass) or ash (weed) cut-out, tinted yellow-green. Cards further in are darker
-(``0.5 + 0.5 f``, ``f`` the radial share). Trees use :func:`.trees_photo.tree_mesh` (feature 0).
+.card`, showing the dense middle of the photo) instanced by a turn, a per-axis scale and a per-instance brightness:
+a *hedge cell* (1 m long, unit height and depth) is 18 cards (a 3 x 2 grid leaning outward on each long side, three
+over the top, three sprigs out of the top) around a dark core (two long sides and the top of a box, a bark cell
+tinted dark green: the hedge's shadowed inside, so it never looks see-through), a *bush* 30 cards on an ellipsoid
+around a small core box, a *tuft* three crossed cards of the pine (grass) or ash (weed) cut-out, tinted
+yellow-green. Hedges and bushes are darker low down (per corner). Trees use :func:`.trees_photo.tree_mesh`
+(feature 0). The grass verges are :mod:`.photo_verges` (drawn as :func:`verge_arrays`).
 """
 
 from __future__ import annotations
@@ -36,9 +38,11 @@ from shapely.geometry import Polygon
 from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, spaced, unit
 
 #: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
-GREENERY_VERSION = "photo-greenery-1"
+GREENERY_VERSION = "photo-greenery-2"
 #: off: the photo style draws none of it (tests compare the trees or the people alone)
 ENABLED = True
+#: off: no grass verges (:mod:`.photo_verges`; benchmarks compare with and without)
+VERGES = True
 SEGMENT_M = 12.0
 HEDGE_SHARE, BUSH_SHARE = 0.22, 0.45
 TREE_STEP_M, TREE_SPACING_M = 16.0, 7.0
@@ -166,20 +170,31 @@ _PLANS: dict = {}
 _PLAN_LOCK = threading.Lock()
 
 
-def plan_for(scene) -> dict[str, np.ndarray]:
-    """:func:`plan_greenery` of ``scene``, kept per scene content hash (the last four scenes)."""
-    key = scene.content_hash()
+def _cached(scene, what: str, build):
+    key = (scene.content_hash(), what)
     with _PLAN_LOCK:
         if key in _PLANS:
             return _PLANS[key]
     from urbanarena.render.scene3d.photo_placement import ground_for
 
-    plan = plan_greenery(scene, ground_for(scene))
+    plan = build(scene, ground_for(scene))
     with _PLAN_LOCK:
         _PLANS[key] = plan
-        while len(_PLANS) > 4:
+        while len(_PLANS) > 8:
             _PLANS.pop(next(iter(_PLANS)))
     return plan
+
+
+def plan_for(scene) -> dict[str, np.ndarray]:
+    """:func:`plan_greenery` of ``scene``, kept per scene content hash (the last four scenes)."""
+    return _cached(scene, "greenery", plan_greenery)
+
+
+def verges_for(scene) -> dict[str, np.ndarray]:
+    """:func:`.photo_verges.plan_verges` of ``scene``, kept like :func:`plan_for`."""
+    from urbanarena.render.scene3d.photo_verges import plan_verges
+
+    return _cached(scene, "verges", plan_verges)
 
 
 def with_greenery(meshes, scene, kit):
@@ -192,5 +207,21 @@ def with_greenery(meshes, scene, kit):
     return meshes, concat_meshes(trees, small) if trees.n_triangles else small
 
 
+def verge_arrays(scene) -> list:
+    """The verges of ``scene`` (:mod:`.photo_verges`) as ``[(mesh, tile_m, distance_m)]``: the mats and a share
+    of the grass (:func:`.photo_verges_mesh.verge_mesh`'s first mesh) in :data:`.photo_verges.MID_TILE_M` tiles
+    drawn within :data:`.photo_verges.MID_DISTANCE_M`, the rest of the grass and the flowers in
+    :data:`.photo_verges.DETAIL_TILE_M` tiles within :data:`.photo_verges.DETAIL_DISTANCE_M`; empty meshes left
+    out, ``[]`` when verges are off."""
+    if not VERGES:
+        return []
+    from urbanarena.render.scene3d import photo_verges as PV
+    from urbanarena.render.scene3d.photo_verges_mesh import verge_mesh
+
+    mid, det = verge_mesh(verges_for(scene))
+    return [(m, t, d) for m, t, d in ((mid, PV.MID_TILE_M, PV.MID_DISTANCE_M),
+                                      (det, PV.DETAIL_TILE_M, PV.DETAIL_DISTANCE_M)) if m.n_triangles]
+
+
 __all__ = ["GREENERY_VERSION", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
-           "plan_greenery", "with_greenery"]
+           "plan_greenery", "verge_arrays", "verges_for", "with_greenery"]

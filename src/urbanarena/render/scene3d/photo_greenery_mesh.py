@@ -15,9 +15,9 @@ from urbanarena.render.scene3d.trees_photo import _rng, card
 #: atlas cells (see :data:`.trees_photo.LEAF_FILES`, :data:`.trees_photo.BARK_FILES`)
 OAK, ASH, ASPEN, PINE, OAK_BARK = 0, 1, 2, 3, 4
 HEDGE_TINT = (0.55, 0.62, 0.5)
-CORE_RGB = (0.3, 0.5, 0.22)
+CORE_RGB = (0.17, 0.28, 0.11)
 TUFT_TINT = (0.78, 0.85, 0.5)
-VERSION_SALT = "photo-greenery-1"
+VERSION_SALT = "photo-greenery-2"
 
 
 def _box_core(lo, hi, rgb, sides=(True, True, True, True, True)) -> tuple[list, list, list, list]:
@@ -73,48 +73,78 @@ def _mesh(P, N, C, UV) -> MeshData:
     return MeshData(np.asarray(P, f32), np.asarray(N, f32), np.asarray(C, f32), uv=np.asarray(UV, f32))
 
 
+def crop_uv(uv: np.ndarray, window) -> np.ndarray:
+    """``uv`` of a card (``(6, 2)``, cell ``k`` encoded as ``u = 2 k + s``, ``s`` and ``v`` in 0..1) mapped into
+    the sub-window ``(s0, s1, v0, v1)`` of the cell: ``s -> s0 + (s1 - s0) s``, ``v -> v0 + (v1 - v0) v``. A
+    window on the dense middle of a twig photo covers about twice the card with leaves (the whole cell: 16-26
+    %)."""
+    uv = np.asarray(uv, np.float64)
+    cell = np.floor(uv[:, 0] / 2.0)
+    s0, s1, v0, v1 = window
+    s = uv[:, 0] - 2 * cell
+    return np.column_stack([2 * cell + s0 + (s1 - s0) * s, v0 + (v1 - v0) * uv[:, 1]])
+
+
+#: the dense middle of the leaf photos (s0, s1, v0, v1; texel rows 40..200, columns 64..192 of 256)
+DENSE = (0.25, 0.75, 1 - 200 / 256, 1 - 40 / 256)
+
+
 def hedge_cell(variant: int) -> MeshData:
-    """A hedge cell: 1 m long along x, depth 1 (y in -0.5..0.5) and height 1 (z 0..1) before scaling: on each long
-    side a jittered 2 x 2 grid of cards standing almost upright just outside the core (they cover its face), two
-    cards tilted over the top; lower cards darker (``0.62 + 0.38 z``)."""
+    """A hedge cell: 1 m long along x, depth 1 (y in -0.5..0.5) and height 1 (z 0..1) before scaling, around a
+    dark core (y -0.26..0.26, z 0..0.8): on each long side a jittered 3 x 2 grid of cards (the dense middle of the
+    photo, :data:`DENSE`) leaning outward, the upper row more (a rounded shoulder); three cards tilted over the
+    top; three smaller sprigs standing up out of the top (a ragged outline). Per corner the colour is the tint
+    times ``0.4 + 0.6 z`` (the foot of the hedge in its own shade) and a per-card jitter 0.85..1.1."""
     rng = _rng(VERSION_SALT, "hedge", variant)
-    P, N, C, UV = _box_core((-0.5, -0.28, 0.0), (0.5, 0.28, 0.85), CORE_RGB, (True, True, False, False, True))
+    P, N, C, UV = _box_core((-0.5, -0.26, 0.0), (0.5, 0.26, 0.8), CORE_RGB, (True, True, False, False, True))
     cell = (OAK, ASH)[variant % 2]
-    spots = [(sy, -0.25 + 0.5 * i, 0.05 + 0.42 * k) for sy in (1.0, -1.0) for i in (0, 1) for k in (0, 1)]
-    spots += [(0.0, -0.25, 0.72), (0.0, 0.25, 0.72)]
-    for sy, x, z in spots:
-        x += 0.12 * (rng.random() - 0.5)
-        size = 0.62 + 0.22 * rng.random()
-        if sy:
+    spots = [(sy, -1 / 3 + i / 3, 0.04 + 0.4 * k, 0.58) for sy in (1.0, -1.0) for i in range(3) for k in (0, 1)]
+    spots += [(0.0, -1 / 3 + i / 3, 0.66, 0.6) for i in range(3)]
+    spots += [(2.0, -0.4 + 0.4 * i, 0.7, 0.36) for i in range(3)]
+    for sy, x, z, base in spots:
+        x += 0.14 * (rng.random() - 0.5)
+        size = base * (0.9 + 0.3 * rng.random())
+        if sy == 2.0:    # a sprig out of the top
+            out = np.array([0.0, 0.0, 1.0])
+            axis = np.array([0.0, 0.0, 1.0]) + 0.35 * rng.normal(size=3)
+            across = np.array([1.0, 0.3 * rng.normal(), 0.0])
+            stem = np.array([x, 0.4 * (rng.random() - 0.5), z + 0.1 * rng.random()])
+        elif sy:
             out = np.array([0.0, sy, 0.0])
-            axis = np.array([0.0, 0.25 * sy, 1.0]) + 0.15 * rng.normal(size=3)
+            lean = 0.2 + 0.35 * (z > 0.3)
+            axis = np.array([0.0, lean * sy, 1.0]) + 0.15 * rng.normal(size=3)
             across = np.array([1.0, 0.15 * rng.normal(), 0.0])
-            stem = np.array([x, sy * (0.3 + 0.08 * rng.random()), z])
+            stem = np.array([x, sy * (0.28 + 0.08 * rng.random()), z])
         else:
             out = np.array([0.0, 0.0, 1.0])
-            axis = np.array([0.0, 1.0 if rng.random() < 0.5 else -1.0, 0.9]) + 0.2 * rng.normal(size=3)
+            axis = np.array([0.0, 1.0 if rng.random() < 0.5 else -1.0, 0.7]) + 0.2 * rng.normal(size=3)
             across = np.array([1.0, 0.0, 0.0])
-            stem = np.array([x, -0.3 * axis[1] / abs(axis[1]), z])
+            stem = np.array([x, -0.32 * axis[1] / abs(axis[1]), z])
         axis /= np.linalg.norm(axis)
         across = across - axis * float(across @ axis)
         across /= max(np.linalg.norm(across), 1e-9)
         q, uv = card(stem, axis, across, size, cell)
         nrm = out * 0.8 + np.array([0, 0, 0.2])
         nrm /= np.linalg.norm(nrm)
-        zc = min(1.0, z + size / 2)
+        jitter = 0.85 + 0.25 * rng.random()
         P += list(q)
-        UV += list(uv)
+        UV += list(crop_uv(uv, DENSE))
         N += [nrm] * 6
-        C += [np.asarray(HEDGE_TINT) * (0.62 + 0.38 * zc) * (0.9 + 0.2 * rng.random())] * 6
+        C += [np.asarray(HEDGE_TINT) * (0.4 + 0.6 * min(max(p[2], 0.0), 1.0)) * jitter for p in q]
     return _mesh(P, N, C, UV)
 
 
 def bush(variant: int) -> MeshData:
-    """A bush of unit size: an ellipsoid of cards, 1 m across, about 0.95 m high, around a small dark core."""
+    """A bush of unit size: an ellipsoid of 30 cards (the dense middle of the photo), 1 m across, about 0.95 m
+    high, around a small dark core; per corner times ``0.55 + 0.45 z`` (its underside in shade)."""
     rng = _rng(VERSION_SALT, "bush", variant)
     P, N, C, UV = _box_core((-0.12, -0.12, 0.0), (0.12, 0.12, 0.32), CORE_RGB, (True, True, True, True, True))
-    _cards(rng, 22, (0, 0, 0.45), (0.5, 0.5, 0.45), (OAK, ASH, ASPEN)[variant % 3],
-           HEDGE_TINT if variant % 3 != 2 else (0.42, 0.6, 0.5), (0.55, 0.85), P, N, C, UV, shell=0.3)
+    n0 = len(P)
+    _cards(rng, 30, (0, 0, 0.45), (0.5, 0.5, 0.45), (OAK, ASH, ASPEN)[variant % 3],
+           HEDGE_TINT if variant % 3 != 2 else (0.42, 0.6, 0.5), (0.42, 0.7), P, N, C, UV, shell=0.35)
+    for i in range(n0, len(P)):
+        C[i] = np.asarray(C[i]) * (0.55 + 0.45 * min(max(float(P[i][2]), 0.0), 1.0))
+    UV[n0:] = list(crop_uv(np.asarray(UV[n0:]), DENSE))
     return _mesh(P, N, C, UV)
 
 
@@ -202,4 +232,4 @@ def greenery_mesh(plan: dict[str, np.ndarray], kit) -> tuple[MeshData, MeshData]
     return (tree_part if tree_part is not None else empty), out
 
 
-__all__ = ["bush", "greenery_mesh", "greenery_templates", "hedge_cell", "instance", "tuft"]
+__all__ = ["DENSE", "bush", "crop_uv", "greenery_mesh", "greenery_templates", "hedge_cell", "instance", "tuft"]

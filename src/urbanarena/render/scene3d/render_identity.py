@@ -63,7 +63,7 @@ def _photo_identity() -> dict:
 
     from urbanarena.render.scene3d.photo_atmosphere import GROUND_DETAIL_M
 
-    return {"greenery": PG.GREENERY_VERSION if PG.ENABLED else None,
+    return {"greenery": (PG.GREENERY_VERSION + ("" if PG.VERGES else "/no-verges")) if PG.ENABLED else None,
             "ground_detail_m": sorted(GROUND_DETAIL_M.items()),
             "clutter": PC.CLUTTER_VERSION if PC.ENABLED else None,
             "models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,

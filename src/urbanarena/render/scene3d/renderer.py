@@ -188,6 +188,7 @@ class SceneRenderer(IdPassMixin):
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
         self._tree_tex, tree_kit = None, None
         green_small = clutter_seeded = None   # photo: hedges, bushes, tufts; seeded clutter (own tiles, near only)
+        green_verges = []   # photo: the grass verges, [(mesh, tile_m, distance_m)] (.photo_greenery.verge_arrays)
         if self.settings.style == "photo":   # photo trees (.trees_photo); without the assets the realistic ones
             from urbanarena.render.scene3d import trees_photo
 
@@ -198,6 +199,7 @@ class SceneRenderer(IdPassMixin):
 
                 if photo_greenery.ENABLED:
                     self.meshes, green_small = photo_greenery.with_greenery(self.meshes, self.scene, tree_kit)
+                    green_verges = photo_greenery.verge_arrays(self.scene)
         if self.settings.style == "photo":   # benches, bins, bicycles, hydrants (.photo_clutter); without: none
             from urbanarena.render.scene3d import photo_clutter
 
@@ -234,11 +236,11 @@ class SceneRenderer(IdPassMixin):
                                    if p is not None)
         m = self.meshes
 
-        def vao(prog, mesh, fields, names, tiled=True):
+        def vao(prog, mesh, fields, names, tiled=True, tile_m=TILE_M):
             if mesh.n_triangles == 0:
                 return None
             if tiled:
-                mesh, first, count, lo, hi = mesh.tiles(TILE_M)
+                mesh, first, count, lo, hi = mesh.tiles(tile_m)
             buf = self._keep(ctx.buffer(mesh.interleaved(fields).tobytes()))
             widths = [3 if f in ("positions", "normals", "colours") else 4 if f == "facade"
                       else 1 if f in ("shop", "feature") else 2 for f in fields]
@@ -288,6 +290,9 @@ class SceneRenderer(IdPassMixin):
 
             self._near_vaos.append((vao(self.prog_foliage, green_small, ("positions", "normals", "colours", "uv"),
                                         ("in_pos", "in_normal", "in_colour", "in_uv")), SMALL_DISTANCE_M))
+            for mesh, tile_m, distance_m in green_verges:   # mid and near-only detail arrays, own tile sizes
+                self._near_vaos.append((vao(self.prog_foliage, mesh, ("positions", "normals", "colours", "uv"),
+                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=tile_m), distance_m))
         if clutter_seeded is not None:
             from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
 
