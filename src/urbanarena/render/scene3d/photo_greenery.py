@@ -35,7 +35,8 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, spaced, unit
+from urbanarena.render.scene3d.photo_placement import (BUSH_SHARE, HEDGE_SHARE, SEGMENT_M,  # noqa: F401 (re-exported)
+                                                       FreeGround, line_samples, spaced, unit)
 
 #: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
 GREENERY_VERSION = "photo-greenery-2"
@@ -43,8 +44,6 @@ GREENERY_VERSION = "photo-greenery-2"
 ENABLED = True
 #: off: no grass verges (:mod:`.photo_verges`; benchmarks compare with and without)
 VERGES = True
-SEGMENT_M = 12.0
-HEDGE_SHARE, BUSH_SHARE = 0.22, 0.45
 TREE_STEP_M, TREE_SPACING_M = 16.0, 7.0
 TEMPLATES = 3
 #: seeded trees, hedges, bushes and tufts are drawn in ground tiles up to this far (m; OSM trees to 200 m)

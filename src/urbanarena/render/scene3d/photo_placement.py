@@ -34,6 +34,10 @@ from shapely.geometry import LineString, Polygon
 CLEAR_M = 1.5
 #: half-width (m) of a tram track's bed, kept free like a walking surface
 RAIL_CLEAR_M = 1.6
+#: a street side is cut into pieces of this length (m); the shares of pieces that hold a hedge or a row of
+#: bushes (:mod:`.photo_greenery`; :mod:`.photo_verges` puts its verges on the pieces without a hedge)
+SEGMENT_M = 12.0
+HEDGE_SHARE, BUSH_SHARE = 0.22, 0.45
 
 
 def unit(key: str, salt: str) -> float:

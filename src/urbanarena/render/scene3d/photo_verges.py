@@ -4,7 +4,7 @@ is not a hedge (:mod:`.photo_greenery`). Drawn with the photo trees' atlas and p
 
 **Plan** (:func:`plan_verges`; every choice a hash, same scene -> same verges):
 
-* a street side's :data:`.photo_greenery.SEGMENT_M` piece carries a verge when it is no hedge (the greenery's own
+* a street side's :data:`.photo_placement.SEGMENT_M` piece carries a verge when it is no hedge (the greenery's own
   piece draw) and a second draw (key ``road/side/piece``, salt ``verge``) is below :data:`VERGE_SHARE`;
 * the verge band runs from :func:`verge_band_m` ``inner`` to ``outer`` sideways of the centreline; it is cut into
   :data:`ROWS` rows and sampled every :data:`STEP_M` along each; a sample jitters by up to +-0.4 of the step along
@@ -32,7 +32,7 @@ import numpy as np
 import shapely
 from shapely.geometry import Polygon
 
-from urbanarena.render.scene3d.photo_placement import FreeGround, line_samples, unit
+from urbanarena.render.scene3d.photo_placement import HEDGE_SHARE, SEGMENT_M, FreeGround, line_samples, unit
 
 #: share of non-hedge street pieces that carry a verge
 VERGE_SHARE = 0.55
@@ -83,7 +83,6 @@ def plan_verges(scene, ground: FreeGround | None = None) -> dict[str, np.ndarray
     """The verges of ``scene`` (module docstring): ``{"grass": (K, 6) x_m, y_m, width_m, height_m, turn_rad,
     far (1.0 when also drawn beyond the detail distance); "flower": (K, 5) x_m, y_m, size_m, turn_rad, colour
     (0 yellow, 1 white, 2 purple); "mat": (K, 3) x_m, y_m, bearing_rad}``; deterministic."""
-    from urbanarena.render.scene3d.photo_greenery import HEDGE_SHARE, SEGMENT_M
 
     g = ground or FreeGround(scene)
     rows = []   # per road side and row: (xy, unjittered xy, h (K, 8), k, bearing, across, j, bushy, row_m)
