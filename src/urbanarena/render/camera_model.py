@@ -253,7 +253,7 @@ CAMERAS: dict[str, CameraModel] = {
     "consumer360": CameraModel("consumer360", version=2, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
                                auto_exposure_max_ev=4.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
                                auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
-                               saturation_boost=0.4, chromatic_aberration=0.0008, blur_sigma_px=1.1, read_noise=1.0,
+                               saturation_boost=0.4, chromatic_aberration=0.0008, blur_sigma_px=0.6, read_noise=1.0,
                                shot_gain=0.01, chroma_noise=0.0, noise_blur_sigma_px=0.6, denoise_grey=4.0,
                                chroma_denoise_sigma_px=1.0, sharpen_amount=1.3, sharpen_sigma_px=1.8,
                                sharpen_threshold_grey=2.5, jpeg_quality=93, jpeg_subsampling=1),
