@@ -3,9 +3,10 @@ and the new way in one process, interleaved round by round so that a shared mach
 
 ``without`` (the branch start): one ``glDrawArrays`` per run of visible tiles (front to back) and per run of ground
 chunks, ground chunks of 64 triangles with only kerbs and rails limited to 120 m, the population's shade mesh drawn
-whole. ``with``: a frame's runs as one ``glMultiDrawArraysIndirect`` per vertex array (:class:`.tiles.IndirectDraws`),
+whole, the skyline ring's back faces drawn. ``with``: a frame's runs as one ``glMultiDrawArraysIndirect`` per vertex array (:class:`.tiles.IndirectDraws`),
 ground chunks of :data:`.photo_atmosphere.GROUND_CHUNK_TRIS` with the white paint limited too
-(:data:`.photo_atmosphere.GROUND_DETAIL_M`), the shade mesh's chunks outside the view skipped.
+(:data:`.photo_atmosphere.GROUND_DETAIL_M`), the shade mesh's chunks outside the view skipped, the skyline's back faces culled (its windows wound
+outward).
 
 Per round and variant: panoramas 2048 x 1024 with the population (snapshot and mesh built anew, as the panorama
 store does per node) and first-person frames 640 x 360 with it (four headings per node, the population built and uploaded
@@ -65,6 +66,12 @@ def main() -> int:
             for vao in self.vaos:
                 vao.render(moderngl.TRIANGLES)
 
+    sky_render = r.vao_skyline.render
+
+    def sky_both(planes, eye=None):
+        r.ctx.disable(moderngl.CULL_FACE)
+        sky_render(planes, eye)
+
     state = {"name": "with"}
 
     def use(name):
@@ -74,6 +81,7 @@ def main() -> int:
             t.indirect = indirect if on else None
         r._ground_chunks = new_ground if on else old_ground
         T.OrderedChunks = OrderedChunks if on else Whole   # what the population's draw_shade builds
+        r.vao_skyline.render = sky_render if on else sky_both   # the branch start drew its back faces too
 
     images = {}
 

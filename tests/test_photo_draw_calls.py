@@ -128,3 +128,37 @@ def test_flat_and_realistic_submit_one_call_per_range():
                        if t is not None)
         finally:
             r.release()
+
+
+def test_skyline_faces_wind_outward_and_windows_keep_their_old_normals(monkeypatch):
+    from urbanarena.render.scene3d import photo_atmosphere as PA
+    from urbanarena.render.scene3d.render_identity import _photo_identity
+
+    # a 10 x 10 m, 20 m tall box north-east of the centre (0, 0): its south and west walls face the centre
+    walls = PA._box(10.0, 10.0, 20.0, 20.0, 20.0)[:8]
+    mid = np.array([15.0, 15.0])
+    for t in walls:   # counter-clockwise seen from outside: the winding's normal points away from the box
+        n = np.cross(t[1] - t[0], t[2] - t[0])
+        assert np.dot(n[:2], t.mean(axis=0)[:2] - mid) > 0
+    win = PA._windows(10.0, 10.0, 20.0, 20.0, 20.0, 0.0, 0.0)
+    assert len(win)
+    for t in win:   # on the south (y = 9.95) or west (x = 9.95) wall, wound to face -y or -x: towards the centre
+        n = np.cross(t[1] - t[0], t[2] - t[0])
+        assert (n[0] < 0 and abs(n[1]) < 1e-9) or (n[1] < 0 and abs(n[0]) < 1e-9)
+
+    class Scene:   # one block's worth of scene for skyline_mesh: only bounds and ground_extent are read
+        ground_extent = None
+
+        @staticmethod
+        def bounds():
+            return (0.0, 0.0, 5.0, 5.0)
+
+    monkeypatch.setattr(PA, "skyline_blocks", lambda scene, seed=0: [(10.0, 10.0, 20.0, 20.0, 20.0, 0)])
+    m = PA.skyline_mesh(Scene())
+    # 10 box triangles, then the windows: their normals are the opposite of their winding's (the pixels they had)
+    wn = m.normals.reshape(-1, 3, 3)[10:, 0]
+    cross = np.cross(win[:, 1] - win[:, 0], win[:, 2] - win[:, 0])
+    np.testing.assert_allclose(wn, -cross / np.linalg.norm(cross, axis=1, keepdims=True), atol=1e-6)
+    a = _photo_identity()["skyline"]
+    monkeypatch.setattr(PA, "SKYLINE_VERSION", "other")
+    assert _photo_identity()["skyline"] != a

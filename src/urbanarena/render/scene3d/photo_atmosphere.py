@@ -72,6 +72,9 @@ GROUND_DETAIL_M = {4: 120.0, 5: 120.0, 7: 120.0}
 #: chunk): 16, so that a rail's or kerb's chunk reaches little beyond its draw distance (64 kept about 8,000 far
 #: rail triangles a frame); part of the photo render identity (it decides which far detail is drawn)
 GROUND_CHUNK_TRIS = 16
+#: the skyline ring as drawn: bumped when its pixels change ("2": back faces culled; the 3 pixels in 16 views
+#: where a far box's back wall showed through the seam of two front walls now show what is behind)
+SKYLINE_VERSION = "skyline-2"
 
 
 def ground_detail_distances(runs) -> list[float | None]:
@@ -215,12 +218,17 @@ def skyline_mesh(scene, seed: int = SKYLINE_SEED):
         mb.add(tris[8:], np.array(ROOF_RGB) / 255.0)
         gap = max(bx0 - RING_IN_M - x1, x0 - bx1 - RING_IN_M, by0 - RING_IN_M - y1, y0 - by1 - RING_IN_M)
         if gap < WINDOW_DEPTH_M:
-            mb.add(_windows(x0, y0, x1, y1, h, cx, cy), np.array(WINDOW_RGB) / 255.0)
+            win = _windows(x0, y0, x1, y1, h, cx, cy)
+            if len(win):   # lit with the normals they had when wound the other way (the pixels kept)
+                nrm = np.cross(win[:, 2] - win[:, 0], win[:, 1] - win[:, 0])
+                nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
+                mb.add(win, np.array(WINDOW_RGB) / 255.0, normals=np.repeat(nrm[:, None, :], 3, axis=1))
     return mb.build()
 
 
 def _windows(x0, y0, x1, y1, h, cx, cy) -> np.ndarray:
-    """Window quads (0.05 m in front) on the walls of a box that face the point ``(cx, cy)``, ``(T, 3, 3)``."""
+    """Window quads (0.05 m in front) on the walls of a box that face the point ``(cx, cy)``, ``(T, 3, 3)``,
+    wound counter-clockwise seen from outside (as :func:`_box`'s walls), so back-face culling keeps them."""
     walls = []   # (start, direction along the wall, outward normal, length)
     if cy < y0:
         walls.append(((x1, y0), (-1, 0), (0, -1), x1 - x0))
@@ -243,7 +251,7 @@ def _windows(x0, y0, x1, y1, h, cx, cy) -> np.ndarray:
                 b = a + WINDOW_W_M
                 p = [(sx + dx * t + nx * 0.05, sy + dy * t + ny * 0.05) for t in (a, b)]
                 q = [(p[0][0], p[0][1], z0), (p[1][0], p[1][1], z0), (p[1][0], p[1][1], z1), (p[0][0], p[0][1], z1)]
-                tris += [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]
+                tris += [[q[0], q[2], q[1]], [q[0], q[3], q[2]]]   # outward winding, as the walls'
     return np.array(tris, np.float64).reshape(-1, 3, 3)
 
 

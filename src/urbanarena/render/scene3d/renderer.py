@@ -453,9 +453,14 @@ class SceneRenderer(IdPassMixin):
             self._mat_tex.use(MATERIAL_UNIT)
         if self._facade_sky and self._sky_tex is not None:   # photo facades: the windows mirror the sky map
             self._sky_tex.use(1)   # photo_facades.SKY_UNIT
-        for tiled in (self.vao_facades, self.vao_solids, self.vao_skyline):
+        for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
                 tiled.render(planes, eye)
+        if self.vao_skyline is not None:   # photo: closed boxes, outward windows: their back faces never show
+            ctx.enable(mgl.CULL_FACE)
+            ctx.cull_face = "back"
+            self.vao_skyline.render(planes, eye)
+            ctx.disable(mgl.CULL_FACE)
         if not real and self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
