@@ -3,17 +3,17 @@ and the new way in one process, interleaved round by round so that a shared mach
 
 ``without`` (the branch start): one ``glDrawArrays`` per run of visible tiles (front to back) and per run of ground
 chunks, ground chunks of 64 triangles with only kerbs and rails limited to 120 m, the population's shade mesh drawn
-whole, the skyline ring's back faces drawn. ``with``: a frame's runs as one ``glMultiDrawArraysIndirect`` per vertex array (:class:`.tiles.IndirectDraws`),
-ground chunks of :data:`.photo_atmosphere.GROUND_CHUNK_TRIS` with the white paint limited too
-(:data:`.photo_atmosphere.GROUND_DETAIL_M`), the shade mesh's chunks outside the view skipped, the skyline's back faces culled (its windows wound
-outward).
+whole, the skyline ring's back faces drawn. ``with``: a frame's runs as one ``glMultiDrawArraysIndirect`` per vertex
+array (:class:`.tiles.IndirectDraws`), ground chunks of :data:`.photo_atmosphere.GROUND_CHUNK_TRIS` with the white
+paint limited too (:data:`.photo_atmosphere.GROUND_DETAIL_M`), the shade mesh's chunks outside the view skipped,
+the skyline's back faces culled (its windows wound outward).
 
 Per round and variant: panoramas 2048 x 1024 with the population (snapshot and mesh built anew, as the panorama
-store does per node) and first-person frames 640 x 360 with it (four headings per node, the population built and uploaded
-before the timing, as ``bench_photo_style`` does) on the first ``--nodes`` shopping-street nodes of the default city, clear day; CPU ms per panorama and
-per frame (min and median over ``--rounds``), the machine's load (``uptime``), and how many pixels differ between
-the variants in the first round's frames and panoramas (and in which image rows of the frames). Needs the fetched
-assets.
+store does per node) and first-person frames 640 x 360 with it (four headings per node, the population built and
+uploaded before the timing, as ``bench_photo_style`` does) on the first ``--nodes`` shopping-street nodes of the
+default city, clear day; CPU ms per panorama and per frame (min and median over ``--rounds``), the machine's load
+(``uptime``), and how many pixels differ between the variants in the first round's frames and panoramas (and in
+which image rows of the frames). Needs the fetched assets.
 
     LP_NUM_THREADS=2 python3 benchmarks/bench_photo_draw_calls.py [--nodes 4] [--rounds 4]
 """

@@ -89,7 +89,7 @@ class IndirectDraws:
     GL defines that call as the ranges drawn one after another in the list's order, so the pixels are those of
     one ``glDrawArrays`` per range; what it saves is the per-call work of the driver (state validation, about
     7-13 microseconds a call on llvmpipe with the photo programs) and of Python. The commands go into a buffer
-    kept between calls (grown when a list is longer); moderngl reads 20 bytes a command (``count``,
+    kept between calls (orphaned before each write, grown when a list is longer); moderngl reads 20 bytes a command (``count``,
     ``instanceCount``, ``first``, two words unused here).
 
     Args:
@@ -125,6 +125,8 @@ class IndirectDraws:
             if self._buf is not None:
                 self._buf.release()
             self._buf = self.ctx.buffer(reserve=max(len(data), 4096))
+        else:
+            self._buf.orphan()   # fresh storage: the write never waits on a draw still reading the old
         self._buf.write(data)
         vao.render_indirect(self._buf, moderngl.TRIANGLES, count=len(first))
 
