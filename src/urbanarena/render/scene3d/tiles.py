@@ -89,8 +89,8 @@ class IndirectDraws:
     GL defines that call as the ranges drawn one after another in the list's order, so the pixels are those of
     one ``glDrawArrays`` per range; what it saves is the per-call work of the driver (state validation, about
     7-13 microseconds a call on llvmpipe with the photo programs) and of Python. The commands go into a buffer
-    kept between calls (orphaned before each write, grown when a list is longer); moderngl reads 20 bytes a command (``count``,
-    ``instanceCount``, ``first``, two words unused here).
+    kept between calls (orphaned before each write, grown when a list is longer); moderngl reads 20 bytes a
+    command (``count``, ``instanceCount``, ``first``, two words unused here).
 
     Args:
         ctx: the moderngl context the vertex arrays belong to.
