@@ -4,9 +4,10 @@ and the new way in one process, interleaved round by round so that a shared mach
 ``without`` (the branch start): one ``glDrawArrays`` per run of visible tiles (front to back) and per run of ground
 chunks, ground chunks of 64 triangles with only kerbs and rails limited to 120 m, the population's shade mesh drawn
 whole, the skyline ring's back faces drawn. ``with``: a frame's runs as one ``glMultiDrawArraysIndirect`` per vertex
-array (:class:`.tiles.IndirectDraws`), ground chunks of :data:`.photo_atmosphere.GROUND_CHUNK_TRIS` with the white
-paint limited too (:data:`.photo_atmosphere.GROUND_DETAIL_M`), the shade mesh's chunks outside the view skipped,
-the skyline's back faces culled (its windows wound outward).
+array (:class:`.tiles.IndirectDraws`), the shade mesh's chunks outside the view skipped, and the ground chunks and
+skyline as :mod:`.photo_atmosphere` configures them (``GROUND_CHUNK_TRIS``, ``GROUND_DETAIL_M``,
+``SKYLINE_CULL_BACK``: by default as at the branch start; set them to 16, ``{4: 120.0, 5: 120.0, 7: 120.0}`` and
+``True`` to measure the held-back options).
 
 Per round and variant: panoramas 2048 x 1024 with the population (snapshot and mesh built anew, as the panorama
 store does per node) and first-person frames 640 x 360 with it (four headings per node, the population built and

@@ -1,6 +1,6 @@
 """The photo style's multi-draw submission (render/scene3d/tiles.py ``IndirectDraws``) and its ground detail rule
-(photo_atmosphere ``GROUND_DETAIL_M``/``GROUND_CHUNK_TRIS``): the commands by hand, the same ranges in the same
-order as one call per range, the same pixels on the GPU, and the white paint's draw distance."""
+(photo_atmosphere ``GROUND_DETAIL_M``/``GROUND_CHUNK_TRIS``, ``SKYLINE_CULL_BACK``): the commands by hand, the
+same ranges in the same order as one call per range, the same pixels on the GPU, the skyline's winding."""
 
 from __future__ import annotations
 
@@ -74,21 +74,25 @@ def test_ordered_chunks_one_multi_draw_per_vertex_array_in_a_row():
     assert multi == [("a", [(0, 3), (6, 3)])]
 
 
-def test_white_paint_kerbs_and_rails_have_a_draw_distance_and_the_chunks_are_in_the_identity(monkeypatch):
+def test_ground_detail_by_material_and_the_chunks_and_skyline_switch_in_the_identity(monkeypatch):
     from urbanarena.render.scene3d import photo_atmosphere as PA
     from urbanarena.render.scene3d.realistic_shaders import GROUND_MATERIALS
     from urbanarena.render.scene3d.render_identity import _photo_identity
 
-    # materials by the realistic layer colours: stripe white 4, kerb 5, rail head and groove 7; the rest none
+    # materials by the realistic layer colours: kerb 5, rail head and groove 7 limited; stripe white 4 and the rest
+    # not (the held-back option, docs/renderer.md "Speed, second round")
     assert GROUND_MATERIALS[(236, 236, 230)] == 4 and GROUND_MATERIALS[(186, 184, 178)] == 5
     assert PA.ground_detail_distances([(0, 3, 4), (3, 3, 5), (6, 3, 7), (9, 3, 1), (12, 3, 6), (15, 3, 8)]) == \
-        [120.0, 120.0, 120.0, None, None, None]
-    # a 4 m crosswalk stripe 120 m away, eye 1.7 m up, 320 px focal length: 320 * 4 * 1.7 / 120^2 = 0.151 px
-    assert 320.0 * 4.0 * 1.7 / PA.GROUND_DETAIL_M[4] ** 2 < 1.0 / 3.0
+        [None, 120.0, 120.0, None, None, None]
+    # the white paint's case for 120 m: a 4 m crosswalk stripe, eye 1.7 m up, 320 px focal length:
+    # 320 * 4 * 1.7 / 120^2 = 0.151 px tall
+    assert abs(320.0 * 4.0 * 1.7 / 120.0 ** 2 - 0.151) < 1e-3
     a = _photo_identity()
-    assert a["ground_chunk_tris"] == PA.GROUND_CHUNK_TRIS
-    monkeypatch.setattr(PA, "GROUND_CHUNK_TRIS", 64)
-    assert _photo_identity()["ground_chunk_tris"] != a["ground_chunk_tris"]
+    assert a["ground_chunk_tris"] == PA.GROUND_CHUNK_TRIS and a["skyline_cull_back"] is PA.SKYLINE_CULL_BACK
+    monkeypatch.setattr(PA, "GROUND_CHUNK_TRIS", 16)
+    monkeypatch.setattr(PA, "SKYLINE_CULL_BACK", not PA.SKYLINE_CULL_BACK)
+    b = _photo_identity()
+    assert b["ground_chunk_tris"] != a["ground_chunk_tris"] and b["skyline_cull_back"] != a["skyline_cull_back"]
 
 
 @needs_gl
@@ -132,7 +136,6 @@ def test_flat_and_realistic_submit_one_call_per_range():
 
 def test_skyline_faces_wind_outward_and_windows_keep_their_old_normals(monkeypatch):
     from urbanarena.render.scene3d import photo_atmosphere as PA
-    from urbanarena.render.scene3d.render_identity import _photo_identity
 
     # a 10 x 10 m, 20 m tall box north-east of the centre (0, 0): its south and west walls face the centre
     walls = PA._box(10.0, 10.0, 20.0, 20.0, 20.0)[:8]
@@ -159,6 +162,3 @@ def test_skyline_faces_wind_outward_and_windows_keep_their_old_normals(monkeypat
     wn = m.normals.reshape(-1, 3, 3)[10:, 0]
     cross = np.cross(win[:, 1] - win[:, 0], win[:, 2] - win[:, 0])
     np.testing.assert_allclose(wn, -cross / np.linalg.norm(cross, axis=1, keepdims=True), atol=1e-6)
-    a = _photo_identity()["skyline"]
-    monkeypatch.setattr(PA, "SKYLINE_VERSION", "other")
-    assert _photo_identity()["skyline"] != a

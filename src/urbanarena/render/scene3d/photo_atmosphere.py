@@ -63,18 +63,18 @@ SKYLINE_SEED = 0x5C71
 ENABLED = True
 #: thin ground detail drawn only this near (metres, by ground material of .realistic_shaders.GROUND_MATERIALS):
 #: kerb bands (5, 0.125 m wide) and rail heads and grooves (7, 0.07 and 0.04 m) are under a third of a pixel
-#: of a 640-pixel 90-degree view (or a 2048-pixel panorama) beyond it; so are the white paint (4: centre-line
-#: dashes 0.12 m wide; crosswalk stripes, whose 3-4 m along the road an eye 1.7 m up sees as at most
-#: ``320 px x 4 m x 1.7 m / 120^2 = 0.15`` px tall). All of them are painted over other ground layers, so
-#: leaving them out shows the layer under them, never a hole. Part of the photo render identity.
-GROUND_DETAIL_M = {4: 120.0, 5: 120.0, 7: 120.0}
+#: of a 640-pixel 90-degree view (or a 2048-pixel panorama) beyond it; part of the photo render identity.
+#: Measured and held back (docs/renderer.md "Speed, second round"): adding the white paint (4: 120.0) with
+#: GROUND_CHUNK_TRIS 16 saves about 1 ms a frame but redraws 2 of the 50 reference images of helsinki-arena7-v5-mini
+GROUND_DETAIL_M = {5: 120.0, 7: 120.0}
 #: triangles per chunk of the photo ground's :class:`.tiles.OrderedChunks` (frustum and draw-distance tests per
-#: chunk): 16, so that a rail's or kerb's chunk reaches little beyond its draw distance (64 kept about 8,000 far
-#: rail triangles a frame); part of the photo render identity (it decides which far detail is drawn)
-GROUND_CHUNK_TRIS = 16
-#: the skyline ring as drawn: bumped when its pixels change ("2": back faces culled; the 3 pixels in 16 views
-#: where a far box's back wall showed through the seam of two front walls now show what is behind)
-SKYLINE_VERSION = "skyline-2"
+#: chunk); part of the photo render identity (with a draw distance it decides which far detail is drawn)
+GROUND_CHUNK_TRIS = 64
+#: draw the skyline ring with back faces culled (closed boxes, windows wound outward): about 3 ms a frame less
+#: vertex work, but a far back wall that showed through a seam no longer does (3 pixels in 20 views), which
+#: redraws 1 of the 50 reference images of helsinki-arena7-v5-mini; off until that suite is next redrawn. Part of
+#: the photo render identity
+SKYLINE_CULL_BACK = False
 
 
 def ground_detail_distances(runs) -> list[float | None]:
@@ -86,7 +86,7 @@ def ground_detail_distances(runs) -> list[float | None]:
 def ground_chunks(vertex_runs, runs, positions):
     """The photo ground's :class:`.tiles.OrderedChunks`: ``vertex_runs`` ``[(vertex array, first, count)]`` of the
     ground ``runs`` ``[(first, count, material)]`` over ``positions`` ``(N, 3)`` in chunks of
-    :data:`GROUND_CHUNK_TRIS` triangles, white paint, kerbs and rails limited to :data:`GROUND_DETAIL_M`."""
+    :data:`GROUND_CHUNK_TRIS` triangles, kerbs and rails limited to :data:`GROUND_DETAIL_M`."""
     from urbanarena.render.scene3d.tiles import OrderedChunks
 
     return OrderedChunks(vertex_runs, positions, chunk_tris=GROUND_CHUNK_TRIS,

@@ -456,11 +456,14 @@ class SceneRenderer(IdPassMixin):
         for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
                 tiled.render(planes, eye)
-        if self.vao_skyline is not None:   # photo: closed boxes, outward windows: their back faces never show
-            ctx.enable(mgl.CULL_FACE)
-            ctx.cull_face = "back"
+        if self.vao_skyline is not None:   # photo: closed boxes, outward windows (.photo_atmosphere)
+            cull = self._photo_air.SKYLINE_CULL_BACK
+            if cull:
+                ctx.enable(mgl.CULL_FACE)
+                ctx.cull_face = "back"
             self.vao_skyline.render(planes, eye)
-            ctx.disable(mgl.CULL_FACE)
+            if cull:
+                ctx.disable(mgl.CULL_FACE)
         if not real and self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
