@@ -63,8 +63,18 @@ SKYLINE_SEED = 0x5C71
 ENABLED = True
 #: thin ground detail drawn only this near (metres, by ground material of .realistic_shaders.GROUND_MATERIALS):
 #: kerb bands (5, 0.125 m wide) and rail heads and grooves (7, 0.07 and 0.04 m) are under a third of a pixel
-#: of a 640-pixel 90-degree view (or a 2048-pixel panorama) beyond it; part of the photo render identity
+#: of a 640-pixel 90-degree view (or a 2048-pixel panorama) beyond it; part of the photo render identity.
+#: Measured and held back (docs/renderer.md "Speed, second round"): adding the white paint (4: 120.0) with
+#: GROUND_CHUNK_TRIS 16 saves about 1 ms a frame but redraws 2 of the 50 reference images of helsinki-arena7-v5-mini
 GROUND_DETAIL_M = {5: 120.0, 7: 120.0}
+#: triangles per chunk of the photo ground's :class:`.tiles.OrderedChunks` (frustum and draw-distance tests per
+#: chunk); part of the photo render identity (with a draw distance it decides which far detail is drawn)
+GROUND_CHUNK_TRIS = 64
+#: draw the skyline ring with back faces culled (closed boxes, windows wound outward): about 3 ms a frame less
+#: vertex work, but a far back wall that showed through a seam no longer does (3 pixels in 20 views), which
+#: redraws 1 of the 50 reference images of helsinki-arena7-v5-mini; off until that suite is next redrawn. Part of
+#: the photo render identity
+SKYLINE_CULL_BACK = False
 
 
 def ground_detail_distances(runs) -> list[float | None]:
@@ -75,11 +85,12 @@ def ground_detail_distances(runs) -> list[float | None]:
 
 def ground_chunks(vertex_runs, runs, positions):
     """The photo ground's :class:`.tiles.OrderedChunks`: ``vertex_runs`` ``[(vertex array, first, count)]`` of the
-    ground ``runs`` ``[(first, count, material)]`` over ``positions`` ``(N, 3)``, kerbs and rails limited to
-    :data:`GROUND_DETAIL_M`."""
+    ground ``runs`` ``[(first, count, material)]`` over ``positions`` ``(N, 3)`` in chunks of
+    :data:`GROUND_CHUNK_TRIS` triangles, kerbs and rails limited to :data:`GROUND_DETAIL_M`."""
     from urbanarena.render.scene3d.tiles import OrderedChunks
 
-    return OrderedChunks(vertex_runs, positions, max_dist_m=ground_detail_distances(runs))
+    return OrderedChunks(vertex_runs, positions, chunk_tris=GROUND_CHUNK_TRIS,
+                         max_dist_m=ground_detail_distances(runs))
 
 
 def ground_box(scene) -> tuple[float, float, float, float]:
@@ -207,12 +218,17 @@ def skyline_mesh(scene, seed: int = SKYLINE_SEED):
         mb.add(tris[8:], np.array(ROOF_RGB) / 255.0)
         gap = max(bx0 - RING_IN_M - x1, x0 - bx1 - RING_IN_M, by0 - RING_IN_M - y1, y0 - by1 - RING_IN_M)
         if gap < WINDOW_DEPTH_M:
-            mb.add(_windows(x0, y0, x1, y1, h, cx, cy), np.array(WINDOW_RGB) / 255.0)
+            win = _windows(x0, y0, x1, y1, h, cx, cy)
+            if len(win):   # lit with the normals they had when wound the other way (the pixels kept)
+                nrm = np.cross(win[:, 2] - win[:, 0], win[:, 1] - win[:, 0])
+                nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
+                mb.add(win, np.array(WINDOW_RGB) / 255.0, normals=np.repeat(nrm[:, None, :], 3, axis=1))
     return mb.build()
 
 
 def _windows(x0, y0, x1, y1, h, cx, cy) -> np.ndarray:
-    """Window quads (0.05 m in front) on the walls of a box that face the point ``(cx, cy)``, ``(T, 3, 3)``."""
+    """Window quads (0.05 m in front) on the walls of a box that face the point ``(cx, cy)``, ``(T, 3, 3)``,
+    wound counter-clockwise seen from outside (as :func:`_box`'s walls), so back-face culling keeps them."""
     walls = []   # (start, direction along the wall, outward normal, length)
     if cy < y0:
         walls.append(((x1, y0), (-1, 0), (0, -1), x1 - x0))
@@ -235,7 +251,7 @@ def _windows(x0, y0, x1, y1, h, cx, cy) -> np.ndarray:
                 b = a + WINDOW_W_M
                 p = [(sx + dx * t + nx * 0.05, sy + dy * t + ny * 0.05) for t in (a, b)]
                 q = [(p[0][0], p[0][1], z0), (p[1][0], p[1][1], z0), (p[1][0], p[1][1], z1), (p[0][0], p[0][1], z1)]
-                tris += [[q[0], q[1], q[2]], [q[0], q[2], q[3]]]
+                tris += [[q[0], q[2], q[1]], [q[0], q[3], q[2]]]   # outward winding, as the walls'
     return np.array(tris, np.float64).reshape(-1, 3, 3)
 
 

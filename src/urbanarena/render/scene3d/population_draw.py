@@ -22,6 +22,9 @@ from urbanarena.render.scene3d.population_meshes import placements_mesh
 
 #: side of the ground tiles the population's triangles are grouped by for frustum culling, metres
 TILE_M = 10.0
+#: triangles per chunk of the population's shade mesh that the frustum test keeps or skips whole (a contact blob
+#: is 16 triangles, a sun shadow up to about 16 more)
+SHADE_CHUNK_TRIS = 16
 
 
 class PopulationObjects:
@@ -70,8 +73,10 @@ class PopulationObjects:
     def draw_shade(self, ctx, prog, light) -> int:
         """Photo style: multiply the ground by the population's shadows (:func:`.population_photo.shade_mesh`)
         with the shade program ``prog`` (``mvp`` set; the renderer sets the blending); ``light`` the condition's
-        :class:`~.conditions.Lighting`. Nothing without models. Returns the triangles drawn."""
-        import moderngl
+        :class:`~.conditions.Lighting`. Nothing without models. Only the chunks of :data:`SHADE_CHUNK_TRIS`
+        consecutive triangles that meet the view frustum (read back from ``mvp``) are drawn, in order. Returns the
+        triangles of the shade mesh."""
+        from urbanarena.render.scene3d.tiles import OrderedChunks, frustum_planes
 
         if self.models is None:
             return 0
@@ -88,8 +93,11 @@ class PopulationObjects:
             fmt = " ".join("3f" if name in prog else "12x" for name in names)
             buf = ctx.buffer(mesh.interleaved(("positions", "normals", "colours")).tobytes())
             vao = ctx.vertex_array(prog, [(buf, fmt, *[n for n in names if n in prog])])
-            got = self._shade[key] = (buf, vao, mesh.n_triangles)
-        got[1].render(moderngl.TRIANGLES)
+            # in the mesh's order, chunks wholly outside the view skipped: the same blend order, the same pixels
+            chunks = OrderedChunks([(vao, 0, 3 * mesh.n_triangles)], mesh.positions, chunk_tris=SHADE_CHUNK_TRIS)
+            got = self._shade[key] = (buf, vao, mesh.n_triangles, chunks)
+        mvp = np.frombuffer(prog["mvp"].read(), dtype="f4").reshape(4, 4).T.astype(np.float64)
+        got[3].render(frustum_planes(mvp))
         return got[2]
 
     def draw(self, ctx, prog) -> int:

@@ -72,7 +72,7 @@ from urbanarena.render.scene3d.render_identity import (  # noqa: F401
 )
 from urbanarena.render.scene3d.render_settings import RenderSettings  # noqa: F401
 from urbanarena.render.scene3d.tiles import (  # noqa: F401
-    TILE_M, TiledVertexArray as _Tiled, frustum_planes as _frustum_planes,
+    TILE_M, IndirectDraws, TiledVertexArray as _Tiled, frustum_planes as _frustum_planes,
 )
 
 
@@ -314,6 +314,12 @@ class SceneRenderer(IdPassMixin):
             extra = (("feature",), ("in_feature",)) if wx and mesh.feature is not None else ((), ())
             self.sign_vaos.append((tex, vao(self.prog_sign, mesh, ("positions", "normals", "uv", *extra[0]),
                                             ("in_pos", "in_normal", "in_uv", *extra[1]))))
+        if self.settings.style == "photo":   # photo: a frame's runs of tiles as one multi-draw call per array
+            indirect = self._keep(IndirectDraws(ctx))
+            for t in (self.vao_facades, self.vao_solids, self.vao_skyline, self.vao_objects, self.vao_foliage,
+                      self._ground_chunks, *(t for t, _ in self._near_vaos), *(t for _, t in self.sign_vaos)):
+                if t is not None:
+                    t.indirect = indirect
         quad = np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], dtype="f4")
         quad_buf = self._keep(ctx.buffer(quad.tobytes()))
         self.vao_sky = self._keep(ctx.vertex_array(self.prog_sky, [(quad_buf, "2f", "in_ndc")]))
@@ -452,9 +458,17 @@ class SceneRenderer(IdPassMixin):
             self._mat_tex.use(MATERIAL_UNIT)
         if self._facade_sky and self._sky_tex is not None:   # photo facades: the windows mirror the sky map
             self._sky_tex.use(1)   # photo_facades.SKY_UNIT
-        for tiled in (self.vao_facades, self.vao_solids, self.vao_skyline):
+        for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
                 tiled.render(planes, eye)
+        if self.vao_skyline is not None:   # photo: closed boxes, outward windows (.photo_atmosphere)
+            cull = self._photo_air.SKYLINE_CULL_BACK
+            if cull:
+                ctx.enable(mgl.CULL_FACE)
+                ctx.cull_face = "back"
+            self.vao_skyline.render(planes, eye)
+            if cull:
+                ctx.disable(mgl.CULL_FACE)
         if not real and self.vao_objects is not None:
             self.vao_objects.render(planes, eye, s.object_distance_m)
         if self.vao_foliage is not None:
