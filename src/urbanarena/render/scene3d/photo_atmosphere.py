@@ -64,17 +64,16 @@ ENABLED = True
 #: thin ground detail drawn only this near (metres, by ground material of .realistic_shaders.GROUND_MATERIALS):
 #: kerb bands (5, 0.125 m wide) and rail heads and grooves (7, 0.07 and 0.04 m) are under a third of a pixel
 #: of a 640-pixel 90-degree view (or a 2048-pixel panorama) beyond it; part of the photo render identity.
-#: Measured and held back (docs/renderer.md "Speed, second round"): adding the white paint (4: 120.0) with
-#: GROUND_CHUNK_TRIS 16 saves about 1 ms a frame but redraws 2 of the 50 reference images of helsinki-arena7-v5-mini
-GROUND_DETAIL_M = {5: 120.0, 7: 120.0}
+#: White paint (4: stripes and dashes) too, with GROUND_CHUNK_TRIS 16: about 1 ms a frame (docs/renderer.md "Speed,
+#: second round"; turned on when helsinki-arena7-v5 was redrawn for the photo changes of 2026-12-07)
+GROUND_DETAIL_M = {4: 120.0, 5: 120.0, 7: 120.0}
 #: triangles per chunk of the photo ground's :class:`.tiles.OrderedChunks` (frustum and draw-distance tests per
 #: chunk); part of the photo render identity (with a draw distance it decides which far detail is drawn)
-GROUND_CHUNK_TRIS = 64
+GROUND_CHUNK_TRIS = 16
 #: draw the skyline ring with back faces culled (closed boxes, windows wound outward): about 3 ms a frame less
-#: vertex work, but a far back wall that showed through a seam no longer does (3 pixels in 20 views), which
-#: redraws 1 of the 50 reference images of helsinki-arena7-v5-mini; off until that suite is next redrawn. Part of
-#: the photo render identity
-SKYLINE_CULL_BACK = False
+#: vertex work; a far back wall that showed through a seam no longer does (3 pixels in 20 views). On since
+#: helsinki-arena7-v5 was redrawn for the photo changes of 2026-12-07. Part of the photo render identity
+SKYLINE_CULL_BACK = True
 
 
 def ground_detail_distances(runs) -> list[float | None]:
