@@ -3,6 +3,7 @@ or an independent numpy computation; the consumer360 camera's night metering and
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -168,3 +169,36 @@ def test_versions_enter_run_configs_only_for_versioned_cameras():
     assert d["camera_version"] == CAMERAS["consumer360"].version
     assert ArenaViewSettings.from_stored(d) == ArenaViewSettings(render_style="realistic", camera="consumer360")
     assert "camera_version" not in ArenaViewSettings(render_style="realistic", camera="phone").as_dict()
+
+
+def test_compress_chroma_by_hand():
+    """A chroma vector of length 100 grey levels past a knee of 60 with slope 0.5 becomes 80 long, same direction;
+    one of length 30 is unchanged; a bad knee or slope is refused."""
+    c = np.zeros((1, 2, 3), np.float32)
+    c[0, 0] = (60.0, 0.0, -80.0)            # length 100
+    c[0, 1] = (18.0, -24.0, 0.0)            # length 30
+    out = ISP.compress_chroma(c, 60.0, 0.5)
+    assert out[0, 0] == pytest.approx([48.0, 0.0, -64.0], abs=1e-4)    # 0.8 of it
+    assert out[0, 1] == pytest.approx([18.0, -24.0, 0.0], abs=1e-6)
+    for knee, slope in ((0.0, 0.5), (60.0, 1.5)):
+        with pytest.raises(ValueError):
+            ISP.compress_chroma(c, knee, slope)
+
+
+def test_consumer360_holds_a_neon_green_in_and_leaves_grey_alone():
+    """Through the consumer360 camera (no noise draws matter for the means) a flat neon green keeps a chroma far
+    below the plain 1.4 boost, while a flat grey (its chroma only the view's white balance, under the knee) comes
+    out exactly as without the knee."""
+    from urbanarena.render.camera_model import get_camera
+
+    cam = get_camera("consumer360")
+    assert cam.chroma_knee_grey > 0 and 0 < cam.chroma_knee_slope < 1
+    green = np.zeros((90, 160, 3), np.uint8)
+    green[...] = (60, 170, 40)
+    out = cam.apply(green, "g|0").astype(np.float64).reshape(-1, 3).mean(axis=0)
+    boosted = dataclasses.replace(cam, chroma_knee_grey=0.0).apply(green, "g|0").astype(np.float64)
+    boosted = boosted.reshape(-1, 3).mean(axis=0)
+    chroma = lambda v: float(np.linalg.norm(v - v @ np.array([0.299, 0.587, 0.114])))
+    assert chroma(out) < 0.8 * chroma(boosted)
+    grey = np.full((90, 160, 3), 120, np.uint8)
+    assert np.array_equal(cam.apply(grey, "g|0"), dataclasses.replace(cam, chroma_knee_grey=0.0).apply(grey, "g|0"))

@@ -18,6 +18,8 @@ sRGB-encoded) or 0-255 (grey level) scale named in each docstring:
 * :func:`denoise_luma` -- edge-preserving noise reduction of the luma (``cv2.bilateralFilter``, diameter
   :data:`DENOISE_DIAMETER_PX`, spatial sigma :data:`DENOISE_SPACE_SIGMA_PX`): flat areas lose their
   grain and fine low-contrast texture (the smeared look of in-camera noise reduction), edges stay;
+* :func:`compress_chroma` -- a soft knee on the chroma's length: strong colours are held in (the colour boost
+  lifts dull colours, not already saturated ones);
 * :func:`unsharp_luma` -- unsharp masking ``y = x + a (x - G_sigma * x)`` (Gaussian ``G``, reflected
   borders): the halo (overshoot) a camera's sharpening leaves on both sides of an edge.
 """
@@ -75,6 +77,19 @@ def auto_exposure_gain(meter: float, target: float, min_ev: float, max_ev: float
     return float(2.0 ** ev)
 
 
+def compress_chroma(chroma: np.ndarray, knee_grey: float, slope: float) -> np.ndarray:
+    """Chroma vectors ``(H, W, 3)`` (RGB minus luma, grey levels) whose length ``m`` exceeds ``knee_grey`` shortened
+    to ``knee_grey + slope (m - knee_grey)``, direction kept (hue unchanged); shorter ones unchanged. float32.
+
+    Raises: ValueError: ``knee_grey`` not positive or ``slope`` outside [0, 1]."""
+    if not knee_grey > 0 or not 0.0 <= slope <= 1.0:
+        raise ValueError(f"chroma knee {knee_grey}, slope {slope}")
+    m = np.sqrt((chroma.astype(np.float32) ** 2).sum(axis=-1, keepdims=True))
+    over = m > knee_grey
+    scale = np.where(over, (knee_grey + slope * (m - knee_grey)) / np.maximum(m, 1e-6), 1.0)
+    return (chroma * scale).astype(np.float32)
+
+
 def tone_lut(gains: np.ndarray, contrast: float, black: float = 0.0) -> np.ndarray:
     """The per-channel tables ``(3, 256)`` float32 on the 0-1 display scale (module docstring) for linear
     gains ``gains`` ``(3,)`` (exposure times white balance), then the black level ``black`` (display values
@@ -121,5 +136,5 @@ def unsharp_luma(y: np.ndarray, amount: float, sigma_px: float, threshold: float
 
 
 __all__ = ["BLACK_PERCENTILE", "DENOISE_DIAMETER_PX", "DENOISE_SPACE_SIGMA_PX", "LUMA_601", "METER_EPS",
-           "METER_STEP_PX", "auto_black", "auto_exposure_gain", "denoise_luma", "linear_to_srgb", "meter_linear",
+           "METER_STEP_PX", "auto_black", "auto_exposure_gain", "compress_chroma", "denoise_luma", "linear_to_srgb", "meter_linear",
            "srgb_to_linear", "tone_lut", "unsharp_luma"]

@@ -25,7 +25,9 @@ have delivered, in this order (each step off when its parameter is 0; the in-cam
    plus ``chroma_noise`` times as much per-channel noise (no chroma draws when 0), spatially correlated by a
    blur of ``noise_blur_sigma_px`` (demosaicing smears it);
 5. **image processing** on the BT.601 luma and the chroma (RGB minus luma): chroma gain
-   ``1 + saturation_boost``; edge-preserving luma noise reduction of range sigma ``k * denoise_grey`` grey
+   ``1 + saturation_boost``, then chroma magnitudes above ``chroma_knee_grey`` grey levels compressed by
+   ``chroma_knee_slope`` (a camera's colour processing keeps strong colours inside its gamut: a boost that
+   lifts dull colours must not turn lawns neon); edge-preserving luma noise reduction of range sigma ``k * denoise_grey`` grey
    levels (flat areas lose their grain, fine low-contrast detail smears, edges stay); chroma smoothing by a
    Gaussian of ``k * chroma_denoise_sigma_px``; unsharp-mask sharpening of the luma (``sharpen_amount``,
    ``sharpen_sigma_px``, detail under ``sharpen_threshold_grey`` not amplified), which leaves the halos a
@@ -95,6 +97,8 @@ class CameraModel:
     noise_blur_sigma_px: float = 0.0
     tone_contrast: float = 0.0
     saturation_boost: float = 0.0
+    chroma_knee_grey: float = 0.0
+    chroma_knee_slope: float = 1.0
     denoise_grey: float = 0.0
     chroma_denoise_sigma_px: float = 0.0
     sharpen_amount: float = 0.0
@@ -105,7 +109,7 @@ class CameraModel:
 
     @property
     def is_identity(self) -> bool:
-        return all(v == 0 for k, v in asdict(self).items() if k not in ("name", "version"))
+        return all(v == 0 for k, v in asdict(self).items() if k not in ("name", "version", "chroma_knee_slope"))
 
     def describe(self) -> dict:
         """The parameters (JSON-able), for configs and cards."""
@@ -166,7 +170,7 @@ class CameraModel:
                 v = v + (n_l * sigma)[..., None]
             else:
                 v = v + (n_l[..., None] + n_c) * sigma[..., None]
-        if self.saturation_boost or self.denoise_grey or self.chroma_denoise_sigma_px or self.sharpen_amount:
+        if self.saturation_boost or self.chroma_knee_grey or self.denoise_grey or self.chroma_denoise_sigma_px or self.sharpen_amount:
             v = self._process(v, g_noise)
         out = np.clip(np.rint(v), 0, 255).astype(np.uint8)
         if self.jpeg_quality:
@@ -184,6 +188,8 @@ class CameraModel:
         chroma = v - y[..., None]
         if self.saturation_boost:
             chroma *= np.float32(1.0 + self.saturation_boost)
+        if self.chroma_knee_grey:
+            chroma = ISP.compress_chroma(chroma, self.chroma_knee_grey, self.chroma_knee_slope)
         if self.denoise_grey:
             y = ISP.denoise_luma(y, self.denoise_grey * g_noise)
         if self.chroma_denoise_sigma_px:
@@ -253,7 +259,8 @@ CAMERAS: dict[str, CameraModel] = {
     "consumer360": CameraModel("consumer360", version=2, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
                                auto_exposure_max_ev=4.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
                                auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
-                               saturation_boost=0.4, chromatic_aberration=0.0008, blur_sigma_px=0.6, read_noise=1.0,
+                               saturation_boost=0.4, chroma_knee_grey=60.0, chroma_knee_slope=0.35,
+                               chromatic_aberration=0.0008, blur_sigma_px=0.6, read_noise=1.0,
                                shot_gain=0.01, chroma_noise=0.0, noise_blur_sigma_px=0.6, denoise_grey=4.0,
                                chroma_denoise_sigma_px=1.0, sharpen_amount=1.3, sharpen_sigma_px=1.8,
                                sharpen_threshold_grey=2.5, jpeg_quality=93, jpeg_subsampling=1),
