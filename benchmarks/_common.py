@@ -47,6 +47,30 @@ def photo_people_setup(n_nodes: int):
             [node_pose(city, n) for n in nodes])
 
 
+def population_workloads(scene, settings, nodes, poses):
+    """``(pano, frames)``: the people benchmarks' two workloads on renderer ``r``, each returning how many images it
+    drew: a 2048 x 1024 panorama with the node's population at every pose, and four 640 x 360 first-person frames
+    (headings ``b + 90 k``) with it. ``poses``: ``(x_m, y_m, bearing_deg)`` of ``nodes``."""
+    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W
+    from urbanarena.render.scene3d.cache import render_with_population
+    from urbanarena.render.scene3d.population_draw import node_population, release_population
+
+    def pano(r):
+        for n, (x, y, b) in zip(nodes, poses):
+            render_with_population(r, x, y, 1.7, 2048, b, node_population(scene, settings, n, x, y))
+        return len(poses)
+
+    def frames(r):
+        for n, (x, y, b) in zip(nodes, poses):
+            objs = node_population(scene, settings, n, x, y)
+            for k in range(4):
+                r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H, dynamic=objs)
+            release_population(r, objs)
+        return 4 * len(poses)
+
+    return pano, frames
+
+
 def ab_cpu_ms(renderers: dict, rounds: int, pano, frames, res: dict, before=None) -> dict:
     """Interleaved A/B timing in one process: per round, for each ``name, renderer`` of ``renderers`` (``without``
     and ``with``), ``pano(renderer)`` and ``frames(renderer)`` draw one round and return how many images they drew;

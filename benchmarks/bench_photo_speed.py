@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ab_cpu_ms, photo_people_setup, uptime  # noqa: E402
+from _common import ab_cpu_ms, photo_people_setup, population_workloads, uptime  # noqa: E402
 
 
 def legacy_shade_mesh(placements, sun_dir, shadow_k):
@@ -98,11 +98,10 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3)
     a = ap.parse_args()
 
-    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W
     from urbanarena.render.scene3d import population_photo as PP
     from urbanarena.render.scene3d.cache import render_with_population
     from urbanarena.render.scene3d.mesh_primitives import MeshData
-    from urbanarena.render.scene3d.population_draw import node_population, release_population
+    from urbanarena.render.scene3d.population_draw import node_population
     from urbanarena.render.scene3d.renderer import SceneRenderer
 
     setup = photo_people_setup(a.nodes)
@@ -120,18 +119,7 @@ def main() -> int:
         r._ground_chunks = chunks if name == "with" else None
         r._ground_box = box if name == "with" else (0.0, 0.0, 0.0, 0.0)   # off the box: the sky everywhere
 
-    def pano(rr):
-        for n, (x, y, b) in zip(nodes, poses):
-            render_with_population(rr, x, y, 1.7, 2048, b, node_population(scene, settings, n, x, y))
-        return len(poses)
-
-    def frames(rr):
-        for n, (x, y, b) in zip(nodes, poses):
-            objs = node_population(scene, settings, n, x, y)
-            for k in range(4):
-                rr.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H, dynamic=objs)
-            release_population(rr, objs)
-        return 4 * len(poses)
+    pano, frames = population_workloads(scene, settings, nodes, poses)
 
     x, y, b = poses[0]
     render_with_population(r, x, y, 1.7, 2048, b, node_population(scene, settings, nodes[0], x, y))   # warm

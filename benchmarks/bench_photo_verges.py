@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ab_cpu_ms, photo_people_setup, uptime  # noqa: E402
+from _common import ab_cpu_ms, photo_people_setup, population_workloads, uptime  # noqa: E402
 
 
 def main() -> int:
@@ -33,13 +33,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--old-mesh", default=None)
     a = ap.parse_args()
-    from urbanarena.bench.population import VIEW_H, VIEW_HFOV, VIEW_W
     from urbanarena.bench.realism import _city
     from urbanarena.render.scene3d import photo_greenery as PG
     from urbanarena.render.scene3d import photo_greenery_mesh as PGM
     from urbanarena.render.scene3d.cache import render_with_population
     from urbanarena.render.scene3d.city_scene import node_pose
-    from urbanarena.render.scene3d.population_draw import node_population, release_population
+    from urbanarena.render.scene3d.population_draw import node_population
     from urbanarena.render.scene3d.renderer import SceneRenderer
 
     setup = photo_people_setup(a.nodes)
@@ -63,18 +62,7 @@ def main() -> int:
         PG.VERGES, PGM.greenery_templates = True, saved
     renderers["with"] = SceneRenderer(scene, settings)
 
-    def pano(r):
-        for n, (x, y, b) in zip(nodes, poses):
-            render_with_population(r, x, y, 1.7, 2048, b, node_population(scene, settings, n, x, y))
-        return len(poses)
-
-    def frames(r):
-        for n, (x, y, b) in zip(nodes, poses):
-            objs = node_population(scene, settings, n, x, y)
-            for k in range(4):
-                r.render_view(x, y, b + 90 * k, 0.0, VIEW_HFOV, VIEW_W, VIEW_H, dynamic=objs)
-            release_population(r, objs)
-        return 4 * len(poses)
+    pano, frames = population_workloads(scene, settings, nodes, poses)
 
     for r in renderers.values():   # warm: shader compile, sky and shadow bakes
         x, y, b = poses[0]
