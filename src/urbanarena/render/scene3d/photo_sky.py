@@ -208,13 +208,12 @@ def sky_light(prepared: PreparedMap | None, settings, light) -> SkyLight:
     from urbanarena.render.scene3d import photo_clouds as PC
 
     cover = float(PC.COVER.get(settings.time_of_day, 0.0)) if light.sun > 0 else 0.0
-    rows = slice(int(shown.shape[0] * 1 / 3), int(shown.shape[0] * 7 / 9))     # elevations 20-60 degrees
-    sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
     profile = SKY_PROFILE.get(settings.time_of_day) if light.sun > 0 else None
     if profile is not None:
         probe = SkyLight(prepared.name, shown, rot, gain, sh, amb_up)
         shown = np.ascontiguousarray(shown * grade_factors(probe, profile).astype(np.float32), np.float32)
-        sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
+    rows = slice(int(shown.shape[0] * 1 / 3), int(shown.shape[0] * 7 / 9))     # elevations 20-60 degrees
+    sky_lum = float((shown[rows].astype(np.float64) @ LUMA).mean()) * gain
     lit, base = PC.cloud_colours(amb_up, sun_up, light.sun_rgb, wb, EXPOSURE, sky_lum)
     return SkyLight(prepared.name, shown, rot, gain, sh, amb_up, band_colour(shown, gain, *HORIZON_BAND_DEG),
                     band_colour(shown, gain, *ZENITH_BAND_DEG), cover, lit, base,
