@@ -59,6 +59,8 @@ from urbanarena.render.scene3d.context import current, free_when_collected, gl_c
 from urbanarena.render.scene3d.dynamic import draw_dynamic
 from urbanarena.render.scene3d.id_pass import IdPassMixin, release_framebuffers as _release_framebuffers
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
+from urbanarena.render.scene3d.photo_content import PhotoContent, add_photo_content
+from urbanarena.render.scene3d.program_uniforms import set_settings_uniforms, set_style_uniforms
 from urbanarena.render.scene3d.scene import Scene
 from urbanarena.render.scene3d import shaders
 from urbanarena.render.scene3d.weather import WeatherPass
@@ -186,26 +188,12 @@ class SceneRenderer(IdPassMixin):
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
-        self._tree_tex, tree_kit = None, None
-        green_small = clutter_seeded = None   # photo: hedges, bushes, tufts; seeded clutter (own tiles, near only)
-        green_verges = []   # photo: the grass verges, [(mesh, tile_m, distance_m)] (.photo_greenery.verge_arrays)
-        if self.settings.style == "photo":   # photo trees (.trees_photo); without the assets the realistic ones
-            from urbanarena.render.scene3d import trees_photo
-
-            tree_kit = trees_photo.photo_trees()
-            if tree_kit is not None:
-                self.meshes = trees_photo.with_photo_trees(self.meshes, self.scene, tree_kit)
-                from urbanarena.render.scene3d import photo_greenery   # seeded trees, hedges, bushes, tufts
-
-                if photo_greenery.ENABLED:
-                    self.meshes, green_small = photo_greenery.with_greenery(self.meshes, self.scene, tree_kit)
-                    green_verges = photo_greenery.verge_arrays(self.scene)
-        if self.settings.style == "photo":   # benches, bins, bicycles, hydrants (.photo_clutter); without: none
-            from urbanarena.render.scene3d import photo_clutter
-
-            clutter_kit = photo_clutter.photo_clutter(quiet=True) if photo_clutter.ENABLED else None
-            if clutter_kit is not None:
-                self.meshes, clutter_seeded = photo_clutter.with_clutter(self.meshes, self.scene, clutter_kit)
+        self._tree_tex = None
+        content = PhotoContent(self.meshes)   # photo: trees, greenery, verges, clutter (.photo_content)
+        if self.settings.style == "photo":
+            content = add_photo_content(self.meshes, self.scene)
+        self.meshes, tree_kit = content.meshes, content.tree_kit
+        green_small, green_verges, clutter_seeded = content.green_small, content.green_verges, content.clutter_seeded
         self._sky_tex = None
         ground_runs, ground_progs = [], {}
         if real:
@@ -328,52 +316,14 @@ class SceneRenderer(IdPassMixin):
         else:
             self.prog_sky_draw, self.vao_sky_draw = self.prog_sky, self.vao_sky
         s = self.settings
-        sun = tuple(float(v) for v in s.sun_dir)
-        hz = tuple(c / 255.0 for c in s.horizon_rgb)
-        for prog in self._lit_programs:
-            for name, value in (("sun_dir", sun), ("ambient", s.ambient), ("sun", s.sun), ("horizon", hz),
-                                ("inv_fog2", 1.0 / (s.fog_m * s.fog_m))):
-                if name in prog:  # unused uniforms are optimised away
-                    prog[name].value = value
-        for prog, name, value in ((self.prog_facade, "floor_h", s.floor_h_m),
-                                  (self.prog_facade, "ground_h", s.ground_h_m),
-                                  (self.prog_sign, "sign_ambient", s.sign_ambient), (self.prog_sign, "atlas", 0),
-                                  (self.prog_sky, "horizon", hz),
-                                  (self.prog_sky, "zenith", tuple(c / 255.0 for c in s.zenith_rgb))):
-            if name in prog:
-                prog[name].value = value
+        set_settings_uniforms(self)
         self.weather = None if (s.is_clear_day and not real) else WeatherPass(self)
         self.sun_shadow, self._shadow_baked = None, False
         if real:
             from urbanarena.render.scene3d.sun_shadow import SunShadow
 
             self.sun_shadow = SunShadow(self, self.weather.lighting)
-        if real:
-            from urbanarena.render.scene3d.realistic_shaders import style_uniforms
-
-            for prog in (*self._lit_programs, self.prog_sky):
-                for name, value in style_uniforms(s, self.weather.lighting).items():
-                    if name in prog:
-                        prog[name].value = value
-        if self._photo_air is not None and "horizon" in self.prog_sky_draw:
-            self.prog_sky_draw["horizon"].value = tuple(float(c) for c in self.weather.lighting.horizon)
-        if self._photo_sky is not None:   # photo: the SH ambient (.photo_sky) in every lit program
-            ps = self._photo_sky
-            sh = np.ascontiguousarray(ps.sh, dtype="f4").tobytes()
-            for prog in self._lit_programs:
-                if "sh_c" in prog:
-                    prog["sh_c"].write(sh[: 12 * prog["sh_c"].array_length])   # unused tail optimised away
-                if "sh_amb" in prog:
-                    prog["sh_amb"].value = float(ps.amb_up)
-                for name, value in (("horizon", ps.horizon), ("zenith", ps.zenith)):   # the map's own colours
-                    if value is not None and name in prog:
-                        prog[name].value = value
-            if ps.horizon is not None and "horizon" in self.prog_sky_draw:
-                self.prog_sky_draw["horizon"].value = ps.horizon
-        if self._facade_sky:   # photo facades: the sky map's uniforms
-            from urbanarena.render.scene3d.photo_facades import set_sky_uniforms
-
-            set_sky_uniforms(self.prog_facade, self._photo_sky)
+        set_style_uniforms(self)
         if self._photo_mats is not None:
             self._mat_tex = photo_textures.material_texture(self, self._photo_mats)
 

@@ -1,0 +1,55 @@
+"""The photo style's extra scene content, added to a renderer's meshes before its vertex arrays are built.
+
+:func:`add_photo_content` composes, in this order (each step keeps the meshes whole when its package is missing,
+so the photo style then draws the realistic style's trees or no clutter):
+
+1. photographic trees (:mod:`.trees_photo`) in place of the realistic crowns and trunks;
+2. with them, the seeded trees, hedges, bushes and tufts (:mod:`.photo_greenery`) and the grass verges
+   (:mod:`.photo_verges`, via :func:`.photo_greenery.verge_arrays`);
+3. the benches, bins, bicycles and hydrants (:mod:`.photo_clutter`), tagged ones in place of the realistic boxes
+   and seeded ones as a separate mesh.
+
+The renderer (:class:`~.renderer.SceneRenderer`) draws the separate meshes only near the eye (their draw
+distances are in their modules).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PhotoContent:
+    """What :func:`add_photo_content` returns.
+
+    Attributes:
+        meshes: the scene's :class:`~.meshes.SceneMeshes` with the photo trees and tagged clutter in.
+        tree_kit: the :class:`~.trees_photo.TreeKit` (``None``: no photo trees, nor greenery or verges).
+        green_small: the seeded greenery as one textured mesh (``None`` without it).
+        green_verges: the verges as ``[(mesh, tile_m, distance_m)]``.
+        clutter_seeded: the seeded clutter as one mesh (``None`` without it).
+    """
+
+    meshes: object
+    tree_kit: object | None = None
+    green_small: object | None = None
+    green_verges: list = field(default_factory=list)
+    clutter_seeded: object | None = None
+
+
+def add_photo_content(meshes, scene) -> PhotoContent:
+    """``meshes`` (the realistic style's :class:`~.meshes.SceneMeshes` of ``scene``) with the photo style's trees,
+    greenery, verges and clutter (see the module docstring); never fetches a package."""
+    from urbanarena.render.scene3d import photo_clutter, photo_greenery, trees_photo
+
+    out = PhotoContent(meshes)
+    out.tree_kit = trees_photo.photo_trees()
+    if out.tree_kit is not None:
+        out.meshes = trees_photo.with_photo_trees(out.meshes, scene, out.tree_kit)
+        if photo_greenery.ENABLED:
+            out.meshes, out.green_small = photo_greenery.with_greenery(out.meshes, scene, out.tree_kit)
+            out.green_verges = photo_greenery.verge_arrays(scene)
+    clutter_kit = photo_clutter.photo_clutter(quiet=True) if photo_clutter.ENABLED else None
+    if clutter_kit is not None:
+        out.meshes, out.clutter_seeded = photo_clutter.with_clutter(out.meshes, scene, clutter_kit)
+    return out
