@@ -202,3 +202,66 @@ def test_consumer360_holds_a_neon_green_in_and_leaves_grey_alone():
     assert chroma(out) < 0.8 * chroma(boosted)
     grey = np.full((90, 160, 3), 120, np.uint8)
     assert np.array_equal(cam.apply(grey, "g|0"), dataclasses.replace(cam, chroma_knee_grey=0.0).apply(grey, "g|0"))
+
+
+def test_clipped_excess_by_hand():
+    img = np.array([[[255, 0, 128]]], np.uint8)
+    # white times 4 is 3 whites over; black none; 128 decodes to 0.2159, times 4 = 0.8638, under white
+    got = ISP.clipped_excess(img, np.array([4.0, 4.0, 4.0]))
+    assert np.allclose(got[0, 0], [3.0, 0.0, 0.0], atol=1e-6)
+    assert not ISP.clipped_excess(img, np.array([1.0, 1.0, 1.0])).any()
+    assert np.isclose(ISP.clipped_excess(img, np.array([1.0, 1.0, 8.0]))[0, 0, 2], 8 * _decode(128) - 1, atol=1e-5)
+
+
+def test_glare_without_excess_leaves_the_image_alone():
+    x = np.full((40, 60, 3), 0.8, np.float32)
+    assert ISP.veiling_glare(x, np.zeros_like(x), 0.05, 6.0) is x
+
+
+def _gauss_halo(e: np.ndarray, sigma_px: float) -> np.ndarray:
+    """An independent full-resolution Gaussian blur (scipy) of one channel, for comparison."""
+    from scipy.ndimage import gaussian_filter
+
+    return gaussian_filter(e.astype(np.float64), sigma_px, mode="mirror")
+
+
+def test_glare_is_a_halo_of_the_excess_added_in_linear_light():
+    # a 6 x 6 window 3 whites over in red, 1.5 in green, 0 in blue, on a black wall (display 0)
+    x = np.zeros((120, 160, 3), np.float32)
+    x[57:63, 77:83] = 1.0
+    excess = np.zeros_like(x)
+    excess[57:63, 77:83] = (3.0, 1.5, 0.0)
+    out = ISP.veiling_glare(x, excess, 0.05, 8.0)
+    lin_added = ISP.srgb_to_linear(out) - ISP.srgb_to_linear(x)
+    outside = np.ones((120, 160), bool)
+    outside[57:63, 77:83] = False
+    want = np.zeros((120, 160)); want[57:63, 77:83] = 3.0
+    want = 0.05 * _gauss_halo(want, 8.0)                           # the rule at full resolution, red channel
+    assert np.abs(lin_added[..., 0] - want)[outside].max() < 0.05 * want.max()
+    assert np.isclose(lin_added[..., 0][outside].sum(), want[outside].sum(), rtol=0.05)
+    assert np.allclose(lin_added[..., 1], 0.5 * lin_added[..., 0], atol=1e-6) and not lin_added[..., 2].any()
+    assert np.allclose(out[57:63, 77:83], 1.0, atol=1e-6)         # the window stays white, not over
+    assert lin_added[60, 92, 0] > 0.3 * lin_added[60, 84, 0] > 0  # 12 px from the centre: still a glow
+    assert lin_added[60, 150, 0] < 1e-4                            # 70 px: none
+
+
+def test_consumer360_glare_only_where_light_is_blown():
+    cam = CAMERAS["consumer360"]
+    assert cam.glare_strength > 0
+    off = dataclasses.replace(cam, glare_strength=0.0)
+    # a dim night scene with one bright window: the meter lifts it by the maximum, the window blows and glows
+    img = np.full((90, 160, 3), 6, np.uint8)
+    img[40:50, 75:85] = (230, 200, 140)
+    on_img, off_img = cam.apply(img, "k"), off.apply(img, "k")
+    ring = (slice(38, 52), slice(88, 96))                          # just right of the window
+    assert on_img[ring].astype(float).mean() > off_img[ring].astype(float).mean() + 5
+    # a mid-grey day scene: nothing blown, the same pixels
+    day = np.full((90, 160, 3), 120, np.uint8)
+    assert np.array_equal(cam.apply(day, "k"), off.apply(day, "k"))
+
+
+def test_glare_arguments_checked():
+    x = np.zeros((8, 8, 3), np.float32)
+    for bad in ((-0.1, 4.0), (0.1, 0.0)):
+        with pytest.raises(ValueError):
+            ISP.veiling_glare(x, x, *bad)

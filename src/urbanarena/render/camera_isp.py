@@ -20,6 +20,11 @@ sRGB-encoded) or 0-255 (grey level) scale named in each docstring:
   grain and fine low-contrast texture (the smeared look of in-camera noise reduction), edges stay;
 * :func:`compress_chroma` -- a soft knee on the chroma's length: strong colours are held in (the colour boost
   lifts dull colours, not already saturated ones);
+* :func:`clipped_excess`, :func:`veiling_glare` -- light scattered in the lens: the light an exposure pushes
+  above white (known before the clip: the render times the exposure's gain), box-averaged to half size,
+  blurred by a Gaussian and added back in linear light with a small strength (the tail of the lens's spread
+  function): lit windows and lamps at night, metered up by several stops, glow as in a consumer camera's
+  night frame; a day view, with little above white, is left nearly as it is (ours);
 * :func:`unsharp_luma` -- unsharp masking ``y = x + a (x - G_sigma * x)`` (Gaussian ``G``, reflected
   borders): the halo (overshoot) a camera's sharpening leaves on both sides of an edge.
 """
@@ -124,6 +129,34 @@ def denoise_luma(y: np.ndarray, sigma_grey: float) -> np.ndarray:
                                borderType=cv2.BORDER_REFLECT_101)
 
 
+def clipped_excess(img: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """The light above the sensor's white that an exposure with linear ``gains`` ``(3,)`` (exposure times white
+    balance) throws away: ``max(decode(img) gains - 1, 0)`` per channel, ``(H, W, 3)`` float32 in linear units of
+    white (a window at night metered up by 4 stops can be several whites over; a day's sky is not)."""
+    return np.maximum(_DECODE_U8[img] * np.asarray(gains, np.float32) - np.float32(1.0), 0.0)
+
+
+def veiling_glare(x: np.ndarray, excess: np.ndarray, strength: float, sigma_px: float) -> np.ndarray:
+    """``x`` ``(H, W, 3)`` float32 display values (0-1) with ``strength`` times the Gaussian halo (``sigma_px``
+    pixels at full size) of ``excess`` (``(H, W, 3)`` linear light above white, :func:`clipped_excess`) added in
+    linear light: ``encode(min(decode(x) + strength G * excess, 1))``. Only blown light sheds a halo, in its own
+    colour, so lit windows and lamps at night glow and a day view without blown sources is left as it is. The
+    halo is computed at half size (area-averaged down, bilinear up; its sum is kept to within the resampling's
+    edge effects); with no excess the image comes back unchanged (the same array).
+
+    Raises: ValueError: ``strength`` negative or ``sigma_px`` not positive."""
+    if strength < 0 or not sigma_px > 0:
+        raise ValueError(f"glare: strength {strength}, sigma {sigma_px} px")
+    if not strength or not excess.any():
+        return x
+    h, w = x.shape[:2]
+    small = cv2.resize(excess, (max(1, w // 2), max(1, h // 2)), interpolation=cv2.INTER_AREA)
+    halo = cv2.GaussianBlur(small, (0, 0), sigma_px / 2.0, borderType=cv2.BORDER_REFLECT_101)
+    halo = cv2.resize(halo, (w, h), interpolation=cv2.INTER_LINEAR)
+    lin = srgb_to_linear(np.clip(x, 0.0, 1.0)) + np.float32(strength) * halo
+    return linear_to_srgb(np.minimum(lin, 1.0))
+
+
 def unsharp_luma(y: np.ndarray, amount: float, sigma_px: float, threshold: float = 0.0) -> np.ndarray:
     """Unsharp mask of a plane ``(H, W)`` float32 (grey levels; not clipped): ``y + amount * core(y - G_sigma * y)``
     with the coring ``core(d) = sign(d) max(|d| - threshold, 0)`` (detail below ``threshold`` grey levels,
@@ -137,4 +170,4 @@ def unsharp_luma(y: np.ndarray, amount: float, sigma_px: float, threshold: float
 
 __all__ = ["BLACK_PERCENTILE", "DENOISE_DIAMETER_PX", "DENOISE_SPACE_SIGMA_PX", "LUMA_601", "METER_EPS",
            "METER_STEP_PX", "auto_black", "auto_exposure_gain", "compress_chroma", "denoise_luma", "linear_to_srgb", "meter_linear",
-           "srgb_to_linear", "tone_lut", "unsharp_luma"]
+           "clipped_excess", "srgb_to_linear", "tone_lut", "unsharp_luma", "veiling_glare"]

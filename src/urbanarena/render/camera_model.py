@@ -13,6 +13,9 @@ have delivered, in this order (each step off when its parameter is 0; the in-cam
    clipped at white (highlights blow), re-encoded; then a black level that pulls the darkest percent down
    to ``auto_black_target`` (by at most ``auto_black_max``; display scale) and an S-shaped tone curve of
    strength ``tone_contrast``;
+   then veiling glare (``camera_isp.veiling_glare``, with the exposure): the light the gain pushed above white,
+   blurred by a Gaussian of ``glare_sigma_px`` and added back in linear light times ``glare_strength`` (halos
+   round lit windows and lamps at night);
 2. **lens**: radial distortion: a point at undistorted radius ``r_u`` appears at ``r_d`` with
    ``r_u = r_d (1 - k1 r_d^2)`` (the first-order inverse of ``r_d = r_u (1 + k1 r_u^2)``; ``distortion_k1``;
    radii normalised to the half diagonal; negative = barrel: points move towards the centre) with lateral
@@ -42,11 +45,11 @@ pixels on every run and machine, and two views get independent noise.
 Presets (:data:`CAMERAS`, ours):
 
 * ``clean``: the identity (images bit-identical to the renderer's; frozen suites v1-v4 were drawn so);
-* ``consumer360`` (version 2): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
+* ``consumer360`` (version 3; version 2 had no glare): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
   show it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (luminance
   percentiles, clipped share, grain per brightness band, edge width and overshoot, blockiness, JPEG quality
   from the quantisation tables): automatic exposure (target 0.26, -1.5 to +4 EV: night views are metered up,
-  noisier, their lights blown), a black level, a tone curve, stronger colour, no lens distortion in views cut
+  noisier, their lights blown, with a halo), a black level, a tone curve, stronger colour, no lens distortion in views cut
   from a stitched panorama (the stitcher removes it), slight softness, noise mostly removed again by the
   camera's noise reduction, sharpening halos, 4:2:2 JPEG at quality 93 (the frames are cut from a larger
   compressed panorama, so their blocks are below a view's pixel: the photos' cuts show none);
@@ -90,6 +93,8 @@ class CameraModel:
     distortion_k1: float = 0.0
     chromatic_aberration: float = 0.0
     vignetting: float = 0.0
+    glare_strength: float = 0.0
+    glare_sigma_px: float = 0.0
     blur_sigma_px: float = 0.0
     read_noise: float = 0.0
     shot_gain: float = 0.0
@@ -109,7 +114,8 @@ class CameraModel:
 
     @property
     def is_identity(self) -> bool:
-        return all(v == 0 for k, v in asdict(self).items() if k not in ("name", "version", "chroma_knee_slope"))
+        return all(v == 0 for k, v in asdict(self).items()
+                   if k not in ("name", "version", "chroma_knee_slope", "glare_sigma_px"))
 
     def describe(self) -> dict:
         """The parameters (JSON-able), for configs and cards."""
@@ -143,6 +149,9 @@ class CameraModel:
                 black = ISP.auto_black(img, ISP.tone_lut(gain * wb, 0.0), self.auto_black_target, self.auto_black_max)
             lut = ISP.tone_lut(gain * wb, self.tone_contrast, black)
             x = cv2.LUT(img, lut.T.reshape(256, 1, 3).copy())
+            if self.glare_strength:
+                x = ISP.veiling_glare(x, ISP.clipped_excess(img, gain * wb), self.glare_strength,
+                                      self.glare_sigma_px)
         else:
             x = img.astype(np.float32) / 255.0
         if self.distortion_k1 or self.chromatic_aberration:
@@ -256,8 +265,8 @@ def _vignette(h: int, w: int, strength: float) -> np.ndarray:
 #: the presets (module docstring); values of consumer360 from benchmarks/bench_camera.py
 CAMERAS: dict[str, CameraModel] = {
     "clean": CameraModel("clean"),
-    "consumer360": CameraModel("consumer360", version=2, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
-                               auto_exposure_max_ev=4.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
+    "consumer360": CameraModel("consumer360", version=3, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
+                               auto_exposure_max_ev=4.0, glare_strength=0.03, glare_sigma_px=12.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
                                auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
                                saturation_boost=0.4, chroma_knee_grey=60.0, chroma_knee_slope=0.35,
                                chromatic_aberration=0.0008, blur_sigma_px=0.6, read_noise=1.0,
