@@ -149,7 +149,7 @@ def test_consumer360_meters_a_night_view_up_and_is_deterministic_per_view():
     a, b, c = cam.apply(night, "n1|0"), cam.apply(night, "n1|0"), cam.apply(night, "n2|0")
     assert np.array_equal(a, b) and not np.array_equal(a, c)
     assert a.mean() > 4 * night.mean()                        # metered up (not near-black)
-    assert a[22:28, 102:108].min() >= 245                      # the light blows out
+    assert (a.min(axis=2) >= 245).sum() >= 36                  # the light blows out (the tilt moves it a little)
     assert a.std() > night.std()                               # and the frame is noisier
 
 
@@ -265,3 +265,58 @@ def test_glare_arguments_checked():
     for bad in ((-0.1, 4.0), (0.1, 0.0)):
         with pytest.raises(ValueError):
             ISP.veiling_glare(x, x, *bad)
+
+
+def _ray_to_level_pixel(u, v, w, h, hfov_deg, roll_deg, pitch_deg, zoom):
+    """Independently: the level view's pixel that the turned camera's pixel (u, v) sees, by turning its ray
+    with Rodrigues' formula (axes right, down, forward; pitch up about the right axis, then roll about the
+    forward axis)."""
+    f = (w / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
+    cx, cy = (w - 1) / 2.0, (h - 1) / 2.0
+    d = np.array([(u - cx) / (f * zoom), (v - cy) / (f * zoom), 1.0])
+
+    def turn(vec, axis, ang):
+        axis = np.asarray(axis, float)
+        return vec * math.cos(ang) + np.cross(axis, vec) * math.sin(ang) + axis * axis.dot(vec) * (1 - math.cos(ang))
+
+    d = turn(d, (0.0, 0.0, 1.0), math.radians(roll_deg))      # roll first (in the turned camera's frame)
+    d = turn(d, (1.0, 0.0, 0.0), math.radians(pitch_deg))     # then pitch up: forward towards -y
+    return cx + f * d[0] / d[2], cy + f * d[1] / d[2]
+
+
+@pytest.mark.parametrize("roll,pitch", [(0.0, 0.0), (2.0, 0.0), (0.0, -3.0), (-1.5, 2.5)])
+def test_tilt_map_matches_turned_rays(roll, pitch):
+    w, h = 640, 360
+    M, zoom = ISP.tilt_map(w, h, 90.0, roll, pitch)
+    assert zoom >= 1.0 and (zoom == 1.0) == (roll == 0.0 and pitch == 0.0)
+    for u, v in ((0, 0), (639, 0), (319.5, 179.5), (100, 300), (639, 359)):
+        q = M @ np.array([u, v, 1.0])
+        want = _ray_to_level_pixel(u, v, w, h, 90.0, roll, pitch, zoom)
+        assert np.allclose(q[:2] / q[2], want, atol=1e-6)
+        assert 0 <= q[0] / q[2] <= w - 1 and 0 <= q[1] / q[2] <= h - 1   # every pixel from inside the view
+
+
+def test_tilt_by_hand_pitch_moves_the_centre_and_roll_tilts_the_horizon():
+    # 90 degrees across 640 px: f = 320; pitching up 3 degrees shows at the centre what was 320 tan 3 = 16.77 px
+    # above it (zoom aside: the centre ray is the axis, unaffected by the zoom)
+    M, _ = ISP.tilt_map(640, 360, 90.0, 0.0, 3.0)
+    q = M @ np.array([319.5, 179.5, 1.0])
+    assert np.isclose(q[1] / q[2], 179.5 - 320 * math.tan(math.radians(3.0)), atol=1e-6)
+    # a level horizon (a bright upper half) rolled by 2 degrees: it rises to the right by 2 degrees' slope
+    img = np.zeros((360, 640, 3), np.float32)
+    img[:180] = 1.0
+    out = ISP.tilt_view(img, 90.0, 2.0, 0.0)
+    edge = [float(np.argmin(out[:, c, 0] > 0.5)) for c in (120, 520)]
+    assert np.isclose((edge[0] - edge[1]) / 400.0, math.tan(math.radians(2.0)), atol=0.01)
+
+
+def test_consumer360_tilts_each_view_its_own_way_and_keeps_its_frame_full():
+    cam = CAMERAS["consumer360"]
+    assert cam.tilt_sd_deg > 0
+    img = np.zeros((180, 320, 3), np.uint8)
+    img[:90] = 200
+    a, b = cam.apply(img, "view-a"), cam.apply(img, "view-b")
+    assert np.array_equal(a, cam.apply(img, "view-a"))   # deterministic in the key
+    rows = lambda x: [int(np.argmin(x[:, c, 1] > 100)) for c in (40, 280)]
+    assert rows(a) != rows(b)                             # different views, different horizons
+    assert np.array_equal(CAMERAS["phone"].apply(img, "k"), CAMERAS["phone"].apply(img, "k"))

@@ -50,7 +50,7 @@ def view(
         img = perspective_view(pano, yaw, pitch, hfov, width, height)
         from urbanarena.render.camera_model import get_camera
 
-        img = get_camera(checked_camera(camera)).apply(img, f"{panorama.name}|{yaw:.4f}|{pitch:.4f}|{hfov:g}|{size}")
+        img = get_camera(checked_camera(camera)).apply(img, f"{panorama.name}|{yaw:.4f}|{pitch:.4f}|{hfov:g}|{size}", hfov_deg=hfov)
         enc = encode_image(img, fmt, jpeg_quality=quality)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_bytes(enc.data)

@@ -150,7 +150,7 @@ class PanoramaObserver:
         if self.camera is not None:
             source = getattr(self.store, "identity", None) or city.content_hash
             view = self.camera.apply(view, f"{source}|{pose.nearest_node}|{pose.yaw_deg:.4f}|{pose.pitch_deg:.4f}|"
-                                           f"{self.hfov_deg:g}|{self.width}x{self.height}")
+                                           f"{self.hfov_deg:g}|{self.width}x{self.height}", hfov_deg=self.hfov_deg)
         self.last_placements = []
         if self.draw_arrows and pose.arrows:
             branches = [(b.bearing_deg, "/".join(b.keys) if self.arrow_labels else "") for b in pose.arrows]

@@ -25,6 +25,9 @@ sRGB-encoded) or 0-255 (grey level) scale named in each docstring:
   blurred by a Gaussian and added back in linear light with a small strength (the tail of the lens's spread
   function): lit windows and lamps at night, metered up by several stops, glow as in a consumer camera's
   night frame; a day view, with little above white, is left nearly as it is (ours);
+* :func:`tilt_map`, :func:`tilt_view` -- a camera that is not held level: the view turned by a small pitch and
+  roll (exactly a homography for a pinhole turned about its centre), zoomed just enough to keep the frame
+  full;
 * :func:`unsharp_luma` -- unsharp masking ``y = x + a (x - G_sigma * x)`` (Gaussian ``G``, reflected
   borders): the halo (overshoot) a camera's sharpening leaves on both sides of an edge.
 """
@@ -157,6 +160,50 @@ def veiling_glare(x: np.ndarray, excess: np.ndarray, strength: float, sigma_px: 
     return linear_to_srgb(np.minimum(lin, 1.0))
 
 
+def tilt_map(width: int, height: int, hfov_deg: float, roll_deg: float, pitch_deg: float) -> tuple[np.ndarray, float]:
+    """``(M, zoom)``: the 3 x 3 map from an output pixel to the level view's pixel (``cv2.warpPerspective`` with
+    ``WARP_INVERSE_MAP``) of a pinhole camera (square pixels, ``hfov_deg`` across ``width``, centre
+    ``((W-1)/2, (H-1)/2)``; axes right, down, forward) turned by ``pitch_deg`` (up positive) and then rolled by
+    ``roll_deg`` (clockwise positive, as the horizon then tilts anticlockwise in the frame) and zoomed by the least
+    ``zoom >= 1`` (steps of 0.002) that keeps the four corners inside the level view, so no pixel comes from
+    outside it: ``M = K R diag(1/zoom, 1/zoom, 1) K^-1``-like, ``R`` the rotation. A rotation about the centre
+    of projection is exactly a homography, so this is the view the tilted camera would have rendered (less the
+    zoom's narrower field).
+
+    Raises: ValueError: a size below 2 px, ``hfov_deg`` outside (0, 180) or a tilt over 10 degrees."""
+    if width < 2 or height < 2 or not 0 < hfov_deg < 180 or max(abs(roll_deg), abs(pitch_deg)) > 10:
+        raise ValueError(f"tilt: {width}x{height}, hfov {hfov_deg}, roll {roll_deg}, pitch {pitch_deg}")
+    f = (width / 2.0) / math.tan(math.radians(hfov_deg) / 2.0)
+    cx, cy = (width - 1) / 2.0, (height - 1) / 2.0
+    K = np.array([[f, 0.0, cx], [0.0, f, cy], [0.0, 0.0, 1.0]])
+    p, r = math.radians(pitch_deg), math.radians(roll_deg)
+    # pitch up: the forward axis turns towards -y (up in the image); roll: about the forward axis
+    Rp = np.array([[1.0, 0.0, 0.0], [0.0, math.cos(p), -math.sin(p)], [0.0, math.sin(p), math.cos(p)]])
+    Rr = np.array([[math.cos(r), -math.sin(r), 0.0], [math.sin(r), math.cos(r), 0.0], [0.0, 0.0, 1.0]])
+    R = Rp @ Rr
+    corners = np.array([[0.0, 0.0, 1.0], [width - 1.0, 0.0, 1.0], [0.0, height - 1.0, 1.0],
+                        [width - 1.0, height - 1.0, 1.0]]).T
+    zoom = 1.0
+    while True:
+        Kz = np.array([[f * zoom, 0.0, cx], [0.0, f * zoom, cy], [0.0, 0.0, 1.0]])
+        M = K @ R @ np.linalg.inv(Kz)
+        q = M @ corners
+        q = q[:2] / q[2]
+        if (q[0].min() >= 0 and q[0].max() <= width - 1 and q[1].min() >= 0 and q[1].max() <= height - 1) \
+                or zoom > 1.5:
+            return M, zoom
+        zoom += 0.002
+
+
+def tilt_view(x: np.ndarray, hfov_deg: float, roll_deg: float, pitch_deg: float) -> np.ndarray:
+    """``x`` ``(H, W, C)`` float32 as the camera turned by ``roll_deg`` / ``pitch_deg`` (:func:`tilt_map`) would
+    have seen it: bilinear resampling, every output pixel from inside ``x``."""
+    h, w = x.shape[:2]
+    M, _ = tilt_map(w, h, hfov_deg, roll_deg, pitch_deg)
+    return cv2.warpPerspective(x, M, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                               borderMode=cv2.BORDER_REPLICATE)
+
+
 def unsharp_luma(y: np.ndarray, amount: float, sigma_px: float, threshold: float = 0.0) -> np.ndarray:
     """Unsharp mask of a plane ``(H, W)`` float32 (grey levels; not clipped): ``y + amount * core(y - G_sigma * y)``
     with the coring ``core(d) = sign(d) max(|d| - threshold, 0)`` (detail below ``threshold`` grey levels,
@@ -170,4 +217,4 @@ def unsharp_luma(y: np.ndarray, amount: float, sigma_px: float, threshold: float
 
 __all__ = ["BLACK_PERCENTILE", "DENOISE_DIAMETER_PX", "DENOISE_SPACE_SIGMA_PX", "LUMA_601", "METER_EPS",
            "METER_STEP_PX", "auto_black", "auto_exposure_gain", "compress_chroma", "denoise_luma", "linear_to_srgb", "meter_linear",
-           "clipped_excess", "srgb_to_linear", "tone_lut", "unsharp_luma", "veiling_glare"]
+           "clipped_excess", "srgb_to_linear", "tilt_map", "tilt_view", "tone_lut", "unsharp_luma", "veiling_glare"]

@@ -16,7 +16,12 @@ have delivered, in this order (each step off when its parameter is 0; the in-cam
    then veiling glare (``camera_isp.veiling_glare``, with the exposure): the light the gain pushed above white,
    blurred by a Gaussian of ``glare_sigma_px`` and added back in linear light times ``glare_strength`` (halos
    round lit windows and lamps at night);
-2. **lens**: radial distortion: a point at undistorted radius ``r_u`` appears at ``r_d`` with
+2. **lens**: a camera not held level: a roll and a pitch drawn per view (normal, ``tilt_sd_deg`` degrees each,
+   clipped at :data:`TILT_MAX_DEG`), the view turned by them (``camera_isp.tilt_view``: exactly what the turned
+   pinhole would see, zoomed by the least amount that keeps the frame full, about 3 % at 2 degrees of roll;
+   its bilinear resampling softens by about 0.41 px on average, sqrt(1/6) for a uniform sub-pixel offset, which
+   the softness below allows for);
+   radial distortion: a point at undistorted radius ``r_u`` appears at ``r_d`` with
    ``r_u = r_d (1 - k1 r_d^2)`` (the first-order inverse of ``r_d = r_u (1 + k1 r_u^2)``; ``distortion_k1``;
    radii normalised to the half diagonal; negative = barrel: points move towards the centre) with lateral
    chromatic aberration (red and blue magnified by ``1 ± chromatic_aberration``), and vignetting, a
@@ -93,6 +98,7 @@ class CameraModel:
     distortion_k1: float = 0.0
     chromatic_aberration: float = 0.0
     vignetting: float = 0.0
+    tilt_sd_deg: float = 0.0
     glare_strength: float = 0.0
     glare_sigma_px: float = 0.0
     blur_sigma_px: float = 0.0
@@ -121,8 +127,9 @@ class CameraModel:
         """The parameters (JSON-able), for configs and cards."""
         return asdict(self)
 
-    def apply(self, img: np.ndarray, key: str) -> np.ndarray:
-        """What this camera delivers for ``img`` (RGB ``uint8`` ``(H, W, 3)``), deterministic in ``key``.
+    def apply(self, img: np.ndarray, key: str, hfov_deg: float = 90.0) -> np.ndarray:
+        """What this camera delivers for ``img`` (RGB ``uint8`` ``(H, W, 3)``, a pinhole view ``hfov_deg`` wide:
+        the tilt needs the focal length), deterministic in ``key``.
 
         Returns ``img`` itself for the identity camera, else a new array of the same shape.
         Raises: ValueError: not an ``(H, W, 3)`` uint8 image.
@@ -154,6 +161,9 @@ class CameraModel:
                                       self.glare_sigma_px)
         else:
             x = img.astype(np.float32) / 255.0
+        if self.tilt_sd_deg:
+            roll, pitch = np.clip(rng.normal(0.0, self.tilt_sd_deg, 2), -TILT_MAX_DEG, TILT_MAX_DEG)
+            x = ISP.tilt_view(x, hfov_deg, float(roll), float(pitch))
         if self.distortion_k1 or self.chromatic_aberration:
             x = _lens(x, self.distortion_k1, self.chromatic_aberration)
         if self.vignetting:
@@ -262,14 +272,18 @@ def _vignette(h: int, w: int, strength: float) -> np.ndarray:
     return (1.0 - strength * (1.0 - fall) / (1.0 - corner)).astype(np.float32)
 
 
+#: a drawn roll or pitch is clipped to this many degrees
+TILT_MAX_DEG = 4.0
+
 #: the presets (module docstring); values of consumer360 from benchmarks/bench_camera.py
 CAMERAS: dict[str, CameraModel] = {
     "clean": CameraModel("clean"),
     "consumer360": CameraModel("consumer360", version=3, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
-                               auto_exposure_max_ev=4.0, glare_strength=0.03, glare_sigma_px=12.0, exposure_sd_ev=0.15, white_balance_sd=0.02,
+                               auto_exposure_max_ev=4.0, glare_strength=0.03, glare_sigma_px=12.0, tilt_sd_deg=1.2,
+                               exposure_sd_ev=0.15, white_balance_sd=0.02,
                                auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
                                saturation_boost=0.4, chroma_knee_grey=60.0, chroma_knee_slope=0.35,
-                               chromatic_aberration=0.0008, blur_sigma_px=0.6, read_noise=1.0,
+                               chromatic_aberration=0.0008, blur_sigma_px=0.45, read_noise=1.0,
                                shot_gain=0.01, chroma_noise=0.0, noise_blur_sigma_px=0.6, denoise_grey=4.0,
                                chroma_denoise_sigma_px=1.0, sharpen_amount=1.3, sharpen_sigma_px=1.8,
                                sharpen_threshold_grey=2.5, jpeg_quality=93, jpeg_subsampling=1),

@@ -89,7 +89,8 @@ class SceneViewObserver:
             return img
         settings_key = self.settings.key() if self.settings is not None else ""
         return self.camera.apply(img, f"{city.content_hash}|{settings_key}|{pose.x_m:.3f}|{pose.y_m:.3f}|"
-                                      f"{pose.yaw_deg:.3f}|{pose.pitch_deg:.3f}|{self.hfov_deg:g}|{self.width}x{self.height}")
+                                      f"{pose.yaw_deg:.3f}|{pose.pitch_deg:.3f}|{self.hfov_deg:g}|{self.width}x{self.height}",
+                                 hfov_deg=self.hfov_deg)
 
 
 __all__ = ["SceneViewObserver"]

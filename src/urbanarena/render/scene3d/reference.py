@@ -185,7 +185,7 @@ class ReferenceRenderer:
             release_population(renderer, people)
         if camera.is_identity:
             return img
-        return camera.apply(img, json.dumps(dict(view), sort_keys=True, default=str))
+        return camera.apply(img, json.dumps(dict(view), sort_keys=True, default=str), hfov_deg=float(vals["hfov_deg"]))
 
     def _population(self, view: Mapping[str, Any], settings: RenderSettings, x_m: float, y_m: float):
         """The people and vehicles of the photo's moment (``population_key``; module docstring), or ``None``."""
