@@ -8,7 +8,9 @@ so the photo style then draws the realistic style's trees or no clutter):
 2. with them, the seeded trees, hedges, bushes and tufts (:mod:`.photo_greenery`) and the grass verges
    (:mod:`.photo_verges`, via :func:`.photo_greenery.verge_arrays`);
 3. the benches, bins, bicycles and hydrants (:mod:`.photo_clutter`), tagged ones in place of the realistic boxes
-   and seeded ones as a separate mesh.
+   and seeded ones as a separate mesh;
+4. the tram lines' overhead wires and poles (:mod:`.photo_wires`; no package needed): the poles into
+   ``objects``, the wires as a plan the renderer draws as lines.
 
 The renderer (:class:`~.renderer.SceneRenderer`) draws the separate meshes only near the eye (their draw
 distances are in their modules).
@@ -29,6 +31,7 @@ class PhotoContent:
         green_small: the seeded greenery as one textured mesh (``None`` without it).
         green_verges: the verges as ``[(mesh, tile_m, distance_m)]``.
         clutter_seeded: the seeded clutter as one mesh (``None`` without it).
+        wires: :func:`.photo_wires.plan_wires`'s plan (``None``: no wires).
     """
 
     meshes: object
@@ -36,12 +39,13 @@ class PhotoContent:
     green_small: object | None = None
     green_verges: list = field(default_factory=list)
     clutter_seeded: object | None = None
+    wires: dict | None = None
 
 
 def add_photo_content(meshes, scene) -> PhotoContent:
     """``meshes`` (the realistic style's :class:`~.meshes.SceneMeshes` of ``scene``) with the photo style's trees,
     greenery, verges and clutter (see the module docstring); never fetches a package."""
-    from urbanarena.render.scene3d import photo_clutter, photo_greenery, photo_paint, trees_photo
+    from urbanarena.render.scene3d import photo_clutter, photo_greenery, photo_paint, photo_wires, trees_photo
 
     out = PhotoContent(photo_paint.with_paint(meshes))
     out.tree_kit = trees_photo.photo_trees()
@@ -53,4 +57,7 @@ def add_photo_content(meshes, scene) -> PhotoContent:
     clutter_kit = photo_clutter.photo_clutter(quiet=True) if photo_clutter.ENABLED else None
     if clutter_kit is not None:
         out.meshes, out.clutter_seeded = photo_clutter.with_clutter(out.meshes, scene, clutter_kit)
+    if photo_wires.ENABLED:
+        out.wires = photo_wires.plan_wires(scene)
+        out.meshes = photo_wires.with_poles(out.meshes, out.wires)
     return out

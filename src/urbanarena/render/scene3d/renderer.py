@@ -194,6 +194,11 @@ class SceneRenderer(IdPassMixin):
             content = add_photo_content(self.meshes, self.scene)
         self.meshes, tree_kit = content.meshes, content.tree_kit
         green_small, green_verges, clutter_seeded = content.green_small, content.green_verges, content.clutter_seeded
+        self._wires = None   # photo: the tram lines' overhead wires (.photo_wires)
+        if content.wires is not None:
+            from urbanarena.render.scene3d.photo_wires import WirePass
+
+            self._wires = WirePass(self, content.wires)
         self._sky_tex = None
         ground_runs, ground_progs = [], {}
         if real:
@@ -474,6 +479,8 @@ class SceneRenderer(IdPassMixin):
                 shade_own(ctx, self.prog_shade, self.weather.lighting)
                 ctx.disable(mgl.BLEND)
             ms.depth_mask = True
+        if self._wires is not None:   # photo: overhead wires, blended by their width in pixels (.photo_wires)
+            self._wires.draw(ms, mvp, P, height)
         if self.weather is not None and self._photo_air is None:  # 4. rain streaks (conditions.py; not photo)
             self.weather.draw_rain(basis, hfov_deg, width, height, P)
         src = ms
