@@ -160,3 +160,30 @@ def test_rims_are_the_low_sideways_metal_or_textured_corners():
     out = PV.finish_colours(pos, nrm, np.full((5, 3), 0.9), got, np.array([5.0, 0.3, 1.7]))
     assert out[0] == pytest.approx(PV.RIM_RGB) and out[3] == pytest.approx(PV.RIM_RGB)
     assert PV.material_classes(["body-map", "x"], textured={"body-map"}).tolist() == [PV.TEXTURED, PV.OTHER]
+
+
+def test_neighbouring_people_never_share_a_model():
+    from urbanarena.render.scene3d.photo_models import Model
+    from urbanarena.render.scene3d.population_photo import DISTINCT_M, PhotoModels, model_picks
+
+    def person(tag):
+        z = np.zeros((3, 3), np.float32)
+        return (Model(z, z, z, np.zeros(3, np.float32), (1, 1, 1), tag),)
+
+    pool = (person("a"), person("b"), person("c"))
+    models = PhotoModels(pool, (), (), (), "t")
+
+    def first_pick(v):   # model_for's pick: sha256("person:<v>") mod 3 (a second implementation)
+        return int.from_bytes(hashlib.sha256(f"person:{v}".encode()).digest()[:8], "big") % 3
+
+    v0 = 0
+    same = [v for v in range(1, 200) if first_pick(v) == first_pick(v0)][:2]   # three variants, one model
+    ps = [Placement(f"p{i}", "pedestrian", x, 0.0, 0.0, 0.35, 0.5, 1.7, (0, 0, 0), "a", 0, v)
+          for i, (x, v) in enumerate([(0.0, v0), (1.0, same[0]), (DISTINCT_M + 5.0, same[1])])]
+    got = model_picks(ps, models)
+    k = first_pick(v0)
+    assert got[0] is pool[k]
+    assert got[1] is pool[(k + 1) % 3]              # 1 m from the first: the next model
+    assert got[2] is pool[k]                        # far from both: its own pick
+    ps.append(Placement("p3", "pedestrian", 0.5, 0.5, 0.0, 0.35, 0.5, 1.7, (0, 0, 0), "a", 0, v0))
+    assert model_picks(ps, models)[3] is pool[(k + 2) % 3]   # near the first two: the one model left

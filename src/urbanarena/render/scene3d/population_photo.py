@@ -9,7 +9,8 @@ shadow and sun shadow under each.
   decimated once with crease-angle normals for vehicles (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``). The sitting and lying poses and the bus are not used: the population has
   no benches to seat people on and no bus kind.
 * **Choice**: a person's model is ``ADULTS[h % n]`` (``CHILDREN`` under 1.4 m) with ``h`` a hash of the
-  placement's ``variant`` (drawn from the city seed), so the same seed gives the same people; a car's model is
+  placement's ``variant`` (drawn from the city seed), so the same seed gives the same people, except that no two
+  people within :data:`DISTINCT_M` draw the same model (:func:`model_picks`); a car's model is
   ``CARS[h % n]``, a van (odd ``variant``, as :mod:`.population_meshes`) the van. Body paint materials take a
   European street's colour drawn from the ``variant`` (:func:`.photo_vehicles.car_colour`), and the vehicle's
   clear coat, tinted glass, tyres and rims their finish (:func:`.photo_vehicles.finish_colours`, reflections
@@ -83,8 +84,10 @@ SHADE_Z_M = 0.0
 #: a person's sun shadow: the top of the box is this share of the footprint (a tapering shadow, not a slab)
 PERSON_TOP = 0.6
 CHILD_BELOW_M = 1.4
+#: people nearer than this (metres) never draw the same model (:func:`model_picks`)
+DISTINCT_M = 6.0
 #: bumped whenever the people's variation (:mod:`.people_look`) changes (part of the catalogue's identity)
-PEOPLE_VERSION = "people-look-2"
+PEOPLE_VERSION = "people-look-3"
 #: bumped whenever the vehicles' paint and finish (:mod:`.photo_vehicles`) change
 VEHICLES_VERSION = "photo-vehicles-1"
 
@@ -185,6 +188,30 @@ def model_for(p, models: PhotoModels) -> tuple[Model, ...] | None:
     return None
 
 
+def model_picks(placements, models: PhotoModels) -> list:
+    """Per placement the levels of detail it draws: :func:`model_for`'s, except that no two people within
+    :data:`DISTINCT_M` of each other wear the same model (issue 24 tell "clone pedestrians"): in placement order,
+    a person whose pick an earlier person within that distance already drew takes the next model of its pool
+    (``(k + 1) % n``, ...) that none of them drew (its own pick when every one is taken)."""
+    picks = [model_for(p, models) for p in placements]
+    taken: list[tuple[float, float, int, tuple]] = []   # (x, y, model id, pool) of the people placed so far
+    for i, p in enumerate(placements):
+        if p.kind not in ("pedestrian", "waiting", "crossing") or picks[i] is None:
+            continue
+        pool = models.children if p.height_m < CHILD_BELOW_M and models.children else models.adults
+        k = next((j for j, m in enumerate(pool) if m is picks[i]), None)
+        if k is None:
+            continue
+        near = {j for x, y, j, q in taken if q is pool and math.hypot(x - p.x_m, y - p.y_m) < DISTINCT_M}
+        for step in range(len(pool)):
+            if (k + step) % len(pool) not in near:
+                k = (k + step) % len(pool)
+                break
+        picks[i] = pool[k]
+        taken.append((p.x_m, p.y_m, k, pool))
+    return picks
+
+
 def photo_pose(placements) -> list:
     """``placements`` as the photo style draws them: people turned to :func:`.people_look.photo_headings` (the
     same positions and sizes; other placements unchanged)."""
@@ -209,7 +236,7 @@ def person_look(m: Model, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1,
                           camera_xy: tuple[float, float] | None = None) -> MeshData:
-    """One triangle list of ``placements``: models where :func:`model_for` has one (the level of detail of the
+    """One triangle list of ``placements``: models where :func:`model_picks` has one (the level of detail of the
     placement's distance from ``camera_xy``, local metres; ``None``: the finest; people varied by
     :func:`person_look`), the box meshes of :func:`.population_meshes.placements_mesh` for the rest; placement
     ``i`` carries feature ``first_feature + i``. Headings are the placements' own (the caller turns them with
@@ -219,8 +246,9 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
 
     P, N, C, F = [], [], [], []
     rest = []
+    picks = model_picks(placements, models)
     for i, p in enumerate(placements):
-        levels = model_for(p, models)
+        levels = picks[i]
         if levels is None:
             rest.append(i)
             continue
@@ -348,5 +376,5 @@ def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
 
 
 __all__ = ["ADULTS", "BICYCLES", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels",
-           "VANS", "load_photo_models", "model_for", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
+           "VANS", "load_photo_models", "model_for", "model_picks", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
            "shade_mesh"]
