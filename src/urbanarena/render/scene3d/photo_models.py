@@ -395,11 +395,11 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".tmp{np.random.default_rng().integers(1 << 30)}.npz")
-        np.savez_compressed(tmp, positions=pos, normals=nrm, colours=col, paint=pnt, size=np.asarray(size), material=mat,
-                            source=np.asarray(json.dumps(str(obj))))
+        np.savez_compressed(tmp, positions=pos, normals=nrm, colours=col, paint=pnt, size=np.asarray(size),
+                            material=mat, source=np.asarray(json.dumps(str(obj))))
         tmp.replace(cached)
     return model
 
 
-__all__ = ["ALPHA_CUT", "MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "cluster_decimate", "crease_normals",
-           "load_model", "opaque_triangles", "read_mtl", "read_obj"]
+__all__ = ["ALPHA_CUT", "MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "cluster_decimate",
+           "crease_normals", "load_model", "opaque_triangles", "read_mtl", "read_obj"]

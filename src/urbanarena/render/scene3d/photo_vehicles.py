@@ -22,11 +22,11 @@ of the placement's ``variant`` (drawn from the city seed), so the same placement
   nothing per frame; the street-furniture program's lighting then multiplies it): with ``v`` the unit vector from
   the snapshot's eye (``camera_xy``, :data:`EYE_M` high) to the corner and ``n`` its unit normal, the reflected
   direction ``r = v - 2 (v . n) n`` sees :func:`environment`: the ground and facades (:data:`ENV_LOW`) below the
-  horizon, the sky (:data:`ENV_SKY`) above, blended by ``smoothstep`` over :data:`HORIZON_RZ` of ``r_z``. Schlick's Fresnel
-  ``F = F0 + (1 - F0)(1 - cos)^5`` with ``cos = max(-v . n, 0)``, capped at :data:`F_MAX` and times
+  horizon, the sky (:data:`ENV_SKY`) above, blended by ``smoothstep`` over :data:`HORIZON_RZ` of ``r_z``.
+  Schlick's Fresnel ``F = F0 + (1 - F0)(1 - cos)^5`` with ``cos = max(-v . n, 0)``, capped at :data:`F_MAX` and times
   ``smoothstep(0, BACK_FADE, cos)`` (a corner turned away from the eye reflects nothing), mixes it in:
   paint ``(1 - F) albedo + F env`` with ``F0`` = :data:`PAINT_F0` (clear coat); glass the same over
-  :data:`GLASS_TINT` (dark, the cabin behind it) with :data:`GLASS_F0`; tyres :data:`TYRE_RGB`; metal (rims, trim)
+  :data:`GLASS_TINT` (dark, the cabin behind it) with :data:`GLASS_F0`; tyres :data:`TYRE_RGB`; metal (trim)
   times :data:`METAL_K`; rims :data:`RIM_RGB`; other surfaces unchanged.
 """
 

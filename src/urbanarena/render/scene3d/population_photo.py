@@ -4,10 +4,11 @@ shadow and sun shadow under each.
 * **Models** (:class:`PhotoCatalogue`, :func:`photo_models`): the standing Reallusion people of the
   ``sweethome3d-furniture`` package (:data:`ADULTS`, :data:`CHILDREN`), its everyday Scopia/KatorLegaz cars
   (:data:`CARS`: hatchbacks, a compact MPV, a compact SUV, a Beetle; left out: KatorLegaz's concept sedan, a
-  toy-like show car, Scopia's Chevrolet, a low sports coupe (height 0.27 of its length), and the Smart, a 2.7 m car the placements' 3.9-4.7 m
-  would blow up) and van (:data:`VANS`), converted by :mod:`.photo_models` (textures baked into corner colours,
-  decimated once with crease-angle normals for vehicles (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``). The sitting and lying poses and the bus are not used: the population has
-  no benches to seat people on and no bus kind.
+  toy-like show car, Scopia's Chevrolet, a low sports coupe (height 0.27 of its length), and the Smart, a 2.7 m
+  car the placements' 3.9-4.7 m would blow up) and van (:data:`VANS`), converted by :mod:`.photo_models`
+  (textures baked into corner colours, decimated once with crease-angle normals for vehicles
+  (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``). The sitting and lying poses and the bus are not used: the
+  population has no benches to seat people on and no bus kind.
 * **Choice**: a person's model is ``ADULTS[h % n]`` (``CHILDREN`` under 1.4 m) with ``h`` a hash of the
   placement's ``variant`` (drawn from the city seed), so the same seed gives the same people, except that no two
   people within :data:`DISTINCT_M` draw the same model (:func:`model_picks`); a car's model is
@@ -64,8 +65,8 @@ WALK_BESIDE_M = 0.4
 BIKE_PALETTE = ((0.06, 0.06, 0.07), (0.85, 0.85, 0.83), (0.10, 0.16, 0.36), (0.55, 0.08, 0.08),
                 (0.12, 0.30, 0.16), (0.60, 0.62, 0.64), (0.10, 0.40, 0.42))
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
-#: (male01: 2,289 / 1,289 / 167 / 72 triangles; the Seat Leon 7,343 / 1,355 / 358 / 192)
-PERSON_CELLS = (0.02, 0.035, 0.1, 0.15)
+#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 7,343 / 1,355 / 358 / 192)
+PERSON_CELLS = (0.02, 0.05, 0.1, 0.15)
 VEHICLE_CELLS = (0.015, 0.05, 0.1, 0.15)
 #: crease angle of the vehicles' corner normals per level of detail (degrees; :func:`.photo_models.crease_normals`):
 #: near, body edges stay sharp and panels smooth; the coarse levels smooth everywhere (their few big triangles
@@ -194,21 +195,27 @@ def model_picks(placements, models: PhotoModels) -> list:
     a person whose pick an earlier person within that distance already drew takes the next model of its pool
     (``(k + 1) % n``, ...) that none of them drew (its own pick when every one is taken)."""
     picks = [model_for(p, models) for p in placements]
-    taken: list[tuple[float, float, int, tuple]] = []   # (x, y, model id, pool) of the people placed so far
-    for i, p in enumerate(placements):
-        if p.kind not in ("pedestrian", "waiting", "crossing") or picks[i] is None:
-            continue
+    people = [i for i, p in enumerate(placements)
+              if p.kind in ("pedestrian", "waiting", "crossing") and picks[i] is not None]
+    if len(people) < 2:
+        return picks
+    xy = np.array([[placements[i].x_m, placements[i].y_m] for i in people], np.float64)
+    close = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1]) < DISTINCT_M
+    drawn: list[tuple[int, tuple] | None] = []   # per person so far: (model id, pool) or None
+    for a, i in enumerate(people):
+        p = placements[i]
         pool = models.children if p.height_m < CHILD_BELOW_M and models.children else models.adults
         k = next((j for j, m in enumerate(pool) if m is picks[i]), None)
         if k is None:
+            drawn.append(None)
             continue
-        near = {j for x, y, j, q in taken if q is pool and math.hypot(x - p.x_m, y - p.y_m) < DISTINCT_M}
+        near = {d[0] for d, c in zip(drawn, close[a, :a]) if c and d is not None and d[1] is pool}
         for step in range(len(pool)):
             if (k + step) % len(pool) not in near:
                 k = (k + step) % len(pool)
                 break
         picks[i] = pool[k]
-        taken.append((p.x_m, p.y_m, k, pool))
+        drawn.append((k, pool))
     return picks
 
 
@@ -376,5 +383,6 @@ def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
 
 
 __all__ = ["ADULTS", "BICYCLES", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels",
-           "VANS", "load_photo_models", "model_for", "model_picks", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
+           "VANS", "load_photo_models", "model_for", "model_picks", "person_look", "photo_models",
+           "photo_placements_mesh", "photo_pose",
            "shade_mesh"]
