@@ -36,7 +36,7 @@ from pathlib import Path
 import numpy as np
 
 #: bumped whenever the conversion changes (part of the cache key and of the photo style's render identity)
-MODELS_VERSION = "photo-models-3"
+MODELS_VERSION = "photo-models-5"
 #: share of the way from a corner's UV to its triangle's UV centroid where the texture is sampled
 UV_PULL = 0.2
 #: triangles whose texture's alpha (mean of the corner samples) is under this are dropped
@@ -64,6 +64,8 @@ class Model:
         region: ``(3T,)`` int8 clothing region of each corner (people in the photo style:
             :func:`.people_look.cloth_regions`; ``None`` for vehicles and before it is set).
         cloth_ref: mean luminance of the upper and lower clothing regions (with ``region``).
+        material: ``(3T,)`` int8 surface class of each corner (:func:`.photo_vehicles.material_classes`: paint,
+            glass, tyre, metal, other), or ``None`` (models loaded before it was kept).
     """
 
     positions: np.ndarray
@@ -74,6 +76,7 @@ class Model:
     source: str
     region: np.ndarray | None = None
     cloth_ref: tuple[float, float] = (1.0, 1.0)
+    material: np.ndarray | None = None
 
     @property
     def n_triangles(self) -> int:
@@ -262,12 +265,21 @@ def opaque_triangles(uvs: np.ndarray, mats: list[str], materials: dict[str, dict
     return keep
 
 
-def cluster_decimate(pos: np.ndarray, cols: np.ndarray, paint: np.ndarray, cell: float
+def cluster_decimate(pos: np.ndarray, cols: np.ndarray, paint: np.ndarray, cell: float, crease_deg: float = 180.0
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Vertex clustering of a triangle list ``pos`` ``(T, 3, 3)`` on a grid of ``cell`` (module docstring).
 
     Returns ``(positions (3K, 3), normals (3K, 3), colours (3K, 3), paint (3K,))`` of the ``K`` kept triangles
-    (``cell <= 0``: all triangles, smooth normals of the shared positions)."""
+    (``cell <= 0``: all triangles, smooth normals of the shared positions). ``crease_deg``: a corner's normal
+    averages only the faces at its cluster within this angle of its own face (:func:`crease_normals`; 180: all
+    of them, the area-weighted average)."""
+    p, nrm, idx = _cluster(pos, cell, crease_deg)
+    return (p.reshape(-1, 3).astype(np.float32), nrm.reshape(-1, 3).astype(np.float32),
+            cols[idx].reshape(-1, 3).astype(np.float32), paint[idx].reshape(-1).astype(np.float32))
+
+
+def _cluster(pos: np.ndarray, cell: float, crease_deg: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(kept triangles' positions (K, 3, 3), their corner normals (K, 3, 3), kept source triangles (K,))``."""
     flat = pos.reshape(-1, 3)
     q = np.floor(flat / cell).astype(np.int64) if cell > 0 else np.round(flat * 1e6).astype(np.int64)
     _, cid = np.unique(q, axis=0, return_inverse=True)
@@ -283,12 +295,39 @@ def cluster_decimate(pos: np.ndarray, cols: np.ndarray, paint: np.ndarray, cell:
     tri = tri[idx]
     p = rep[tri]                                                   # (K, 3, 3)
     fn = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])            # area-weighted face normals
-    vn = np.zeros((n, 3))
-    for k in range(3):
-        np.add.at(vn, tri[:, k], fn)
-    vn /= np.maximum(np.linalg.norm(vn, axis=1, keepdims=True), 1e-12)
-    return (p.reshape(-1, 3).astype(np.float32), vn[tri].reshape(-1, 3).astype(np.float32),
-            cols[idx].reshape(-1, 3).astype(np.float32), paint[idx].reshape(-1).astype(np.float32))
+    if crease_deg >= 180.0:
+        vn = np.zeros((n, 3))
+        for k in range(3):
+            np.add.at(vn, tri[:, k], fn)
+        vn /= np.maximum(np.linalg.norm(vn, axis=1, keepdims=True), 1e-12)
+        return p, vn[tri], idx
+    return p, crease_normals(tri, fn, crease_deg), idx
+
+
+def crease_normals(tri: np.ndarray, face_normals: np.ndarray, crease_deg: float) -> np.ndarray:
+    """Corner normals ``(K, 3, 3)`` with creases: the corner ``k`` of triangle ``t`` (vertex ``tri[t, k]``) takes
+    the normalised sum of the area-weighted ``face_normals`` ``(K, 3)`` of every triangle at that vertex whose
+    unit normal lies within ``crease_deg`` degrees of triangle ``t``'s own (so a box keeps flat faces and sharp
+    edges while a finely faceted curve is smoothed). ``tri``: ``(K, 3)`` vertex indices. A zero-area triangle
+    adds nothing to its neighbours (its weight is its area)."""
+    K = len(tri)
+    unit_n = face_normals / np.maximum(np.linalg.norm(face_normals, axis=1, keepdims=True), 1e-300)
+    vert = tri.reshape(-1)                                         # incidence c = 3 t + k
+    face = np.repeat(np.arange(K), 3)
+    order = np.argsort(vert, kind="stable")
+    v_sorted = vert[order]
+    starts = np.flatnonzero(np.r_[True, v_sorted[1:] != v_sorted[:-1]])
+    sizes = np.diff(np.r_[starts, len(v_sorted)])
+    grp_size = np.repeat(sizes, sizes)                             # per sorted incidence: its vertex's valence
+    grp_start = np.repeat(starts, sizes)
+    a = np.repeat(np.arange(len(v_sorted)), grp_size)              # every (a, b) pair of incidences at a vertex
+    b = grp_start[a] + (np.arange(len(a)) - np.repeat(np.cumsum(grp_size) - grp_size, grp_size))
+    fa, fb = face[order[a]], face[order[b]]
+    ok = np.einsum("ij,ij->i", unit_n[fa], unit_n[fb]) >= np.cos(np.radians(crease_deg)) - 1e-9
+    acc = np.zeros((3 * K, 3))
+    np.add.at(acc, order[a[ok]], face_normals[fb[ok]])
+    acc /= np.maximum(np.linalg.norm(acc, axis=1, keepdims=True), 1e-300)
+    return acc.reshape(K, 3, 3)
 
 
 def _files_hash(obj: Path, materials: dict[str, dict], libs: list[Path]) -> str:
@@ -301,7 +340,8 @@ def _files_hash(obj: Path, materials: dict[str, dict], libs: list[Path]) -> str:
     return h.hexdigest()
 
 
-def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = None) -> Model:
+def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = None,
+               crease_deg: float = 180.0) -> Model:
     """Read, convert and decimate one model (module docstring), or read its cached conversion.
 
     Args:
@@ -309,6 +349,7 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
         normalise: ``height`` (people: unit height) or ``length`` (vehicles: unit length).
         cell: clustering cell in normalised units (0: no decimation).
         cache_dir: where converted models are kept as ``.npz`` (``None``: no cache).
+        crease_deg: crease angle of the corner normals (:func:`crease_normals`; 180: smooth everywhere).
     Raises:
         ModelFormatError: malformed or missing files.
     """
@@ -319,16 +360,23 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
     for lib in libs:
         if lib.is_file():
             materials.update(read_mtl(lib))
-    key = hashlib.sha256(f"{_files_hash(obj, materials, libs)}|{normalise}|{cell!r}".encode()).hexdigest()[:24]
+    crease = "" if crease_deg >= 180.0 else f"|crease{crease_deg!r}"
+    key = hashlib.sha256(f"{_files_hash(obj, materials, libs)}|{normalise}|{cell!r}{crease}".encode()
+                         ).hexdigest()[:24]
     cached = None if cache_dir is None else Path(cache_dir) / f"{obj.stem}-{key}.npz"
     if cached is not None and cached.is_file():
         with np.load(cached, allow_pickle=False) as z:
             size = tuple(float(v) for v in z["size"])
-            return Model(z["positions"], z["normals"], z["colours"], z["paint"], size, str(obj))
+            mat = z["material"] if "material" in z.files else None
+            return Model(z["positions"], z["normals"], z["colours"], z["paint"], size, str(obj), material=mat)
     cols, paint = bake_colours(UV, mats, materials)
     keep = opaque_triangles(UV, mats, materials)
     if not keep.any():
         raise ModelFormatError(f"{obj}: every triangle is transparent")
+    from urbanarena.render.scene3d.photo_vehicles import material_classes
+
+    textured = frozenset(n for n, m in materials.items() if m.get("map_kd") is not None)
+    classes = material_classes(mats, textured)[keep]
     P, cols, paint = P[keep], cols[keep], paint[keep]
     loc = np.stack([-P[..., 0], P[..., 2], P[..., 1]], axis=-1)   # y up, front +z -> x right, y forward, z up
     flat = loc.reshape(-1, 3)
@@ -339,16 +387,19 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
         raise ModelFormatError(f"{obj}: the model has no {normalise}")
     centre = np.array([(lo[0] + hi[0]) / 2, (lo[1] + hi[1]) / 2, lo[2]])
     loc = (loc - centre) / unit
-    pos, nrm, col, pnt = cluster_decimate(loc, cols, paint, cell)
-    model = Model(pos, nrm, col, pnt, size, str(obj))
+    p, nrm, idx = _cluster(loc, cell, crease_deg)
+    pos, nrm = p.reshape(-1, 3).astype(np.float32), nrm.reshape(-1, 3).astype(np.float32)
+    col, pnt = cols[idx].reshape(-1, 3).astype(np.float32), paint[idx].reshape(-1).astype(np.float32)
+    mat = np.repeat(classes[idx], 3).astype(np.int8)
+    model = Model(pos, nrm, col, pnt, size, str(obj), material=mat)
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".tmp{np.random.default_rng().integers(1 << 30)}.npz")
         np.savez_compressed(tmp, positions=pos, normals=nrm, colours=col, paint=pnt, size=np.asarray(size),
-                            source=np.asarray(json.dumps(str(obj))))
+                            material=mat, source=np.asarray(json.dumps(str(obj))))
         tmp.replace(cached)
     return model
 
 
 __all__ = ["ALPHA_CUT", "MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "cluster_decimate",
-           "load_model", "opaque_triangles", "read_mtl", "read_obj"]
+           "crease_normals", "load_model", "opaque_triangles", "read_mtl", "read_obj"]

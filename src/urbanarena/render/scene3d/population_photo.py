@@ -2,14 +2,20 @@
 shadow and sun shadow under each.
 
 * **Models** (:class:`PhotoCatalogue`, :func:`photo_models`): the standing Reallusion people of the
-  ``sweethome3d-furniture`` package (:data:`ADULTS`, :data:`CHILDREN`), its Scopia/KatorLegaz cars
-  (:data:`CARS`; KatorLegaz's concept sedan is left out: a toy-like show car) and van (:data:`VANS`), converted by :mod:`.photo_models` (textures baked into corner colours,
-  decimated once, cached as ``.npz``). The sitting and lying poses and the bus are not used: the population has
-  no benches to seat people on and no bus kind.
+  ``sweethome3d-furniture`` package (:data:`ADULTS`, :data:`CHILDREN`), its everyday Scopia/KatorLegaz cars
+  (:data:`CARS`: hatchbacks, a compact MPV, a compact SUV, a Beetle; left out: KatorLegaz's concept sedan, a
+  toy-like show car, Scopia's Chevrolet, a low sports coupe (height 0.27 of its length), and the Smart, a 2.7 m
+  car the placements' 3.9-4.7 m would blow up) and van (:data:`VANS`), converted by :mod:`.photo_models`
+  (textures baked into corner colours, decimated once with crease-angle normals for vehicles
+  (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``). The sitting and lying poses and the bus are not used: the
+  population has no benches to seat people on and no bus kind.
 * **Choice**: a person's model is ``ADULTS[h % n]`` (``CHILDREN`` under 1.4 m) with ``h`` a hash of the
-  placement's ``variant`` (drawn from the city seed), so the same seed gives the same people; a car's model is
-  ``CARS[h % n]``, a van (odd ``variant``, as :mod:`.population_meshes`) the van. Body paint materials take the
-  placement's car colour.
+  placement's ``variant`` (drawn from the city seed), so the same seed gives the same people, except that no two
+  people within :data:`DISTINCT_M` draw the same model (:func:`model_picks`); a car's model is
+  ``CARS[h % n]``, a van (odd ``variant``, as :mod:`.population_meshes`) the van. Body paint materials take a
+  European street's colour drawn from the ``variant`` (:func:`.photo_vehicles.car_colour`), and the vehicle's
+  clear coat, tinted glass, tyres and rims their finish (:func:`.photo_vehicles.finish_colours`, reflections
+  baked for the snapshot's eye).
 * **Levels of detail**: each model is decimated at four cells (:data:`PERSON_CELLS`, :data:`VEHICLE_CELLS`); a
   placement farther than :data:`LOD_FROM_M` from the snapshot's camera draws the coarser level (a cell stays
   under about two pixels of a 2048-pixel panorama or a 640-pixel 90-degree view where it is used).
@@ -40,6 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from urbanarena.render.scene3d import people_look as PL
+from urbanarena.render.scene3d import photo_vehicles as PV
 from urbanarena.render.scene3d.mesh_primitives import MeshData
 from urbanarena.render.scene3d.photo_models import MODELS_VERSION, Model, ModelFormatError, load_model
 
@@ -49,8 +56,7 @@ ADULTS = tuple(f"people/{n}/{n}.obj" for n in ("male01", "male02", "male03", "fe
                                                   "holdingMale01"))
 CHILDREN = tuple(f"people/{n}/{n}.obj" for n in ("boyStanding", "girlStanding"))
 CARS = ("scopia/seat_leon/seat_leon.obj", "scopia/peugeot-308/peugeot-308.obj",
-        "scopia/renault-scenic/renault-scenic.obj", "scopia/suv/suv.obj", "scopia/chevrolet/chevrolet.obj",
-        "katorlegaz/VW-new-beetle/VW-new-beetle.obj")
+        "scopia/renault-scenic/renault-scenic.obj", "scopia/suv/suv.obj", "katorlegaz/VW-new-beetle/VW-new-beetle.obj")
 VANS = ("scopia/van/van.obj",)
 BICYCLES = ("scopia/bicycle/bicycle.obj",)
 #: a cyclist is drawn as a person walking a bicycle: the person this far (metres) right of the bicycle's axis
@@ -59,9 +65,13 @@ WALK_BESIDE_M = 0.4
 BIKE_PALETTE = ((0.06, 0.06, 0.07), (0.85, 0.85, 0.83), (0.10, 0.16, 0.36), (0.55, 0.08, 0.08),
                 (0.12, 0.30, 0.16), (0.60, 0.62, 0.64), (0.10, 0.40, 0.42))
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
-#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 3,225 / 1,002 / 358 / 192)
+#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 7,343 / 1,355 / 358 / 192)
 PERSON_CELLS = (0.02, 0.05, 0.1, 0.15)
-VEHICLE_CELLS = (0.03, 0.06, 0.1, 0.15)
+VEHICLE_CELLS = (0.015, 0.05, 0.1, 0.15)
+#: crease angle of the vehicles' corner normals per level of detail (degrees; :func:`.photo_models.crease_normals`):
+#: near, body edges stay sharp and panels smooth; the coarse levels smooth everywhere (their few big triangles
+#: would show as facets); people stay smooth everywhere
+VEHICLE_CREASE_DEG = (60.0, 80.0, 180.0, 180.0)
 #: a bicycle's tubes are thin: finer cells (fraction of its length)
 BICYCLE_CELLS = (0.012, 0.025, 0.05, 0.075)
 #: distances from the snapshot's camera (metres) beyond which the next level is drawn (the last: a person
@@ -75,8 +85,12 @@ SHADE_Z_M = 0.0
 #: a person's sun shadow: the top of the box is this share of the footprint (a tapering shadow, not a slab)
 PERSON_TOP = 0.6
 CHILD_BELOW_M = 1.4
+#: people nearer than this (metres) never draw the same model (:func:`model_picks`)
+DISTINCT_M = 6.0
 #: bumped whenever the people's variation (:mod:`.people_look`) changes (part of the catalogue's identity)
-PEOPLE_VERSION = "people-look-2"
+PEOPLE_VERSION = "people-look-3"
+#: bumped whenever the vehicles' paint and finish (:mod:`.photo_vehicles`) change
+VEHICLES_VERSION = "photo-vehicles-1"
 
 
 @dataclass(frozen=True)
@@ -112,24 +126,31 @@ def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue()
     """
     folder = Path(folder)
 
-    def load(rels, normalise, cells):
+    def load(rels, normalise, cells, creases=None):
         out = []
         for rel in rels:
             p = folder / rel
             if not p.is_file():
                 raise ModelFormatError(f"{p}: model file missing")
-            levels = [load_model(p, normalise, cell, cache_dir) for cell in cells]
+            levels = [load_model(p, normalise, cell, cache_dir, 180.0 if creases is None else creases[k])
+                      for k, cell in enumerate(cells)]
             if normalise == "height":
                 levels = [dataclasses.replace(m, region=r, cloth_ref=ref) for m in levels
                           for r, ref in [PL.cloth_regions(m.positions, m.colours)]]
+            elif creases is not None and levels[0].material is not None:   # vehicles: their rims (.photo_vehicles)
+                levels = [dataclasses.replace(m, material=PV.with_rims(m.positions, m.normals, m.material))
+                          for m in levels]
             out.append(tuple(levels))
         return tuple(out)
 
     ident = hashlib.sha256(repr((MODELS_VERSION, PEOPLE_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS,
-                                 BICYCLE_CELLS, LOD_FROM_M, WALK_BESIDE_M, BIKE_PALETTE)).encode()).hexdigest()[:16]
+                                 BICYCLE_CELLS, LOD_FROM_M, WALK_BESIDE_M, BIKE_PALETTE, VEHICLES_VERSION,
+                                 VEHICLE_CREASE_DEG)).encode()).hexdigest()[:16]
+    vc = VEHICLE_CREASE_DEG
     return PhotoModels(load(catalogue.adults, "height", PERSON_CELLS),
                        load(catalogue.children, "height", PERSON_CELLS),
-                       load(catalogue.cars, "length", VEHICLE_CELLS), load(catalogue.vans, "length", VEHICLE_CELLS),
+                       load(catalogue.cars, "length", VEHICLE_CELLS, vc),
+                       load(catalogue.vans, "length", VEHICLE_CELLS, vc),
                        ident, load(catalogue.bicycles, "length", BICYCLE_CELLS))
 
 
@@ -168,6 +189,36 @@ def model_for(p, models: PhotoModels) -> tuple[Model, ...] | None:
     return None
 
 
+def model_picks(placements, models: PhotoModels) -> list:
+    """Per placement the levels of detail it draws: :func:`model_for`'s, except that no two people within
+    :data:`DISTINCT_M` of each other wear the same model (issue 24 tell "clone pedestrians"): in placement order,
+    a person whose pick an earlier person within that distance already drew takes the next model of its pool
+    (``(k + 1) % n``, ...) that none of them drew (its own pick when every one is taken)."""
+    picks = [model_for(p, models) for p in placements]
+    people = [i for i, p in enumerate(placements)
+              if p.kind in ("pedestrian", "waiting", "crossing") and picks[i] is not None]
+    if len(people) < 2:
+        return picks
+    xy = np.array([[placements[i].x_m, placements[i].y_m] for i in people], np.float64)
+    close = np.hypot(xy[:, None, 0] - xy[None, :, 0], xy[:, None, 1] - xy[None, :, 1]) < DISTINCT_M
+    drawn: list[tuple[int, tuple] | None] = []   # per person so far: (model id, pool) or None
+    for a, i in enumerate(people):
+        p = placements[i]
+        pool = models.children if p.height_m < CHILD_BELOW_M and models.children else models.adults
+        k = next((j for j, m in enumerate(pool) if m is picks[i]), None)
+        if k is None:
+            drawn.append(None)
+            continue
+        near = {d[0] for d, c in zip(drawn, close[a, :a]) if c and d is not None and d[1] is pool}
+        for step in range(len(pool)):
+            if (k + step) % len(pool) not in near:
+                k = (k + step) % len(pool)
+                break
+        picks[i] = pool[k]
+        drawn.append((k, pool))
+    return picks
+
+
 def photo_pose(placements) -> list:
     """``placements`` as the photo style draws them: people turned to :func:`.people_look.photo_headings` (the
     same positions and sizes; other placements unchanged)."""
@@ -192,7 +243,7 @@ def person_look(m: Model, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1,
                           camera_xy: tuple[float, float] | None = None) -> MeshData:
-    """One triangle list of ``placements``: models where :func:`model_for` has one (the level of detail of the
+    """One triangle list of ``placements``: models where :func:`model_picks` has one (the level of detail of the
     placement's distance from ``camera_xy``, local metres; ``None``: the finest; people varied by
     :func:`person_look`), the box meshes of :func:`.population_meshes.placements_mesh` for the rest; placement
     ``i`` carries feature ``first_feature + i``. Headings are the placements' own (the caller turns them with
@@ -202,8 +253,9 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
 
     P, N, C, F = [], [], [], []
     rest = []
+    picks = model_picks(placements, models)
     for i, p in enumerate(placements):
-        levels = model_for(p, models)
+        levels = picks[i]
         if levels is None:
             rest.append(i)
             continue
@@ -218,8 +270,9 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
         a = math.radians(p.heading_deg)
         fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
         paint = None
-        if p.kind in ("car", "parked_car"):
-            paint = np.asarray(p.colour, np.float32) / 255.0
+        vehicle = p.kind in ("car", "parked_car")
+        if vehicle:   # a European street's colours (.photo_vehicles), not the population's box palette
+            paint = PV.car_colour(p.variant, van=int(p.variant) % 2 == 1 and bool(models.vans))
         elif p.kind == "cyclist":
             paint = np.asarray(BIKE_PALETTE[_h(p.variant, "bike-colour") % len(BIKE_PALETTE)], np.float32)
         if paint is not None and m.paint.any():
@@ -235,6 +288,9 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
             P.append(np.concatenate([xy, loc[:, 2:3]], axis=1))
             nxy = nrm[:, 0:1] * right + nrm[:, 1:2] * fwd
             N.append(np.concatenate([nxy, nrm[:, 2:3]], axis=1))
+            if vehicle and m.material is not None:   # clear coat, tinted glass, tyres (.photo_vehicles)
+                eye = np.array([*(camera_xy if camera_xy is not None else (p.x_m, p.y_m)), PV.EYE_M])
+                col = PV.finish_colours(P[-1], N[-1], col, m.material, eye)
             C.append(col)
             F.append(np.full(len(loc), first_feature + i, np.float32))
     mesh = None
@@ -327,5 +383,6 @@ def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
 
 
 __all__ = ["ADULTS", "BICYCLES", "CARS", "CHILDREN", "PACKAGE", "PEOPLE_VERSION", "PhotoCatalogue", "PhotoModels",
-           "VANS", "load_photo_models", "model_for", "person_look", "photo_models", "photo_placements_mesh", "photo_pose",
+           "VANS", "load_photo_models", "model_for", "model_picks", "person_look", "photo_models",
+           "photo_placements_mesh", "photo_pose",
            "shade_mesh"]
