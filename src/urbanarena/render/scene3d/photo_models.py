@@ -41,8 +41,8 @@ MODELS_VERSION = "photo-models-5"
 UV_PULL = 0.2
 #: triangles whose texture's alpha (mean of the corner samples) is under this are dropped
 ALPHA_CUT = 0.5
-#: materials painted in the placement's car colour (the catalogues' body paint)
-PAINT_MATERIALS = frozenset({"firstcolor", "color-exterior", "chapa_roja", "color-beige-green", "paint_yellow"})
+# the materials painted in the placement's car colour live with the vehicles' surface classes
+from urbanarena.render.scene3d.photo_vehicles import PAINT_MATERIALS  # noqa: E402,F401 (re-exported)
 
 
 class ModelFormatError(ValueError):

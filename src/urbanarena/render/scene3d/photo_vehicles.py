@@ -6,7 +6,7 @@ Photo style only (:mod:`.population_photo` calls it; ``flat`` and ``realistic`` 
 of the placement's ``variant`` (drawn from the city seed), so the same placement is always the same car.
 
 * **Surface classes** (:func:`material_classes`), from the OBJ material names of the ``sweethome3d-furniture``
-  vehicles: :data:`PAINT` (the body paint, :data:`.photo_models.PAINT_MATERIALS`), :data:`GLASS` (names with
+  vehicles: :data:`PAINT` (the body paint, :data:`PAINT_MATERIALS`), :data:`GLASS` (names with
   ``glass``, ``cristal``; not lamp glass: names with ``light``, ``faro``, ``signal``), :data:`TYRE` (``tire``,
   ``neumatic``, ``rubber``), :data:`METAL` (``chrome``, ``llanta``, ``wheel``, ``alumin``, ``mirror``),
   :data:`TEXTURED` (other materials with a texture), :data:`OTHER` for the rest. **Rims** (:func:`with_rims`,
@@ -33,6 +33,9 @@ of the placement's ``variant`` (drawn from the city seed), so the same placement
 from __future__ import annotations
 
 import numpy as np
+
+#: materials painted in the placement's car colour (the catalogues' body paint; re-exported by .photo_models)
+PAINT_MATERIALS = frozenset({"firstcolor", "color-exterior", "chapa_roja", "color-beige-green", "paint_yellow"})
 
 OTHER, PAINT, GLASS, TYRE, METAL, TEXTURED, RIM = 0, 1, 2, 3, 4, 5, 6
 #: rims (:func:`with_rims`): metal or textured corners facing sideways (``|n_x|`` over ``RIM_SIDE``) below
@@ -75,8 +78,6 @@ METAL_K = 0.55
 def material_classes(materials: list[str], textured=frozenset()) -> np.ndarray:
     """``(T,)`` int8 surface class per triangle of the material names ``materials`` (module docstring);
     ``textured``: the names of the materials that have a texture."""
-    from urbanarena.render.scene3d.photo_models import PAINT_MATERIALS
-
     table = {}
     for name in set(materials):
         low = name.lower()
