@@ -138,10 +138,10 @@ def test_templates_by_hand():
     f = PVM.flower(1)
     assert f.n_triangles == 6 and (f.uv[:, 0] >= 2 * PGM.ASPEN).all() and (f.positions[:, 2] > 0.3).all()
     h = PGM.hedge_cell(0)
-    # the core's two long sides and top (6 triangles) and 6 + 6 side cards, 3 over the top, 3 sprigs
-    assert h.n_triangles == 6 + 2 * 18
+    # the core's two long sides and top (6 triangles), the soil quad (2), 5 + 5 side cards, 2 over the top, 2 sprigs
+    assert h.n_triangles == 6 + 2 + 2 * 14
     assert h.positions[:, 2].max() > 0.95                       # sprigs stand out of the 0.8 m core: ragged top
-    assert PGM.bush(0).n_triangles == 5 * 2 + 30 * 2     # the core's five faces, 30 cards
+    assert PGM.bush(0).n_triangles == 5 * 2 + 8 + 24 * 2     # the core's five faces, an 8-sided soil fan, 24 cards
     assert np.array_equal(PGM.hedge_cell(1).positions, PGM.hedge_cell(1).positions)
 
 
@@ -175,7 +175,7 @@ def test_photo_identity_names_the_verges(monkeypatch):
     from urbanarena.render.scene3d.render_identity import _photo_identity
 
     on = _photo_identity()["greenery"]
-    assert on == PG.GREENERY_VERSION == "photo-greenery-2"
+    assert on == PG.GREENERY_VERSION == "photo-greenery-3"
     monkeypatch.setattr(PG, "VERGES", False)
     assert _photo_identity()["greenery"] != on
 
