@@ -5,13 +5,14 @@ round by round so that a shared machine's load drifts into both alike.
 
 Variants: ``without`` -- the older ``trees_photo.py`` and ``photo_greenery_mesh.py`` given as files (e.g. ``git show
 <commit>:src/urbanarena/render/scene3d/trees_photo.py``): their atlas, tree templates, tree program and hedge, bush
-and tuft templates (the branch start) -- and ``with`` (this code). Per round and variant: panoramas 2048 x 1024
+and tuft templates, and with ``--old-verges`` an older ``photo_verges_mesh.py``'s verge templates (the branch
+start) -- and ``with`` (this code). Per round and variant: panoramas 2048 x 1024
 with the population and first-person frames 640 x 360 (four headings, the population drawn) on the first
 ``--nodes`` shopping-street nodes plus the ``--extra`` nodes; CPU ms per panorama and per frame, min and median
 over ``--rounds``, and the machine's load. Needs the fetched assets.
 
-    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_foliage.py --old-trees FILE --old-mesh FILE [--nodes 3]
-        [--extra n01241] [--rounds 4]
+    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_foliage.py --old-trees FILE --old-mesh FILE
+        [--old-verges FILE] [--nodes 3] [--extra n01241] [--rounds 4]
 """
 
 from __future__ import annotations
@@ -42,11 +43,13 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--old-trees", required=True)
     ap.add_argument("--old-mesh", required=True)
+    ap.add_argument("--old-verges", default=None)
     a = ap.parse_args()
     from urbanarena import paths
     from urbanarena.bench.realism import _city
     from urbanarena.render.assets import package_by_name
     from urbanarena.render.scene3d import photo_greenery_mesh as PGM
+    from urbanarena.render.scene3d import photo_verges_mesh as PVM
     from urbanarena.render.scene3d import trees_photo as TP
     from urbanarena.render.scene3d.cache import render_with_population
     from urbanarena.render.scene3d.city_scene import node_pose
@@ -62,14 +65,15 @@ def main() -> int:
     nodes, poses = list(nodes) + extra, list(poses) + [node_pose(city, n) for n in extra]
     old_trees, old_mesh = _load("trees_photo_old", a.old_trees), _load("photo_greenery_mesh_old", a.old_mesh)
     old_kit = old_trees.load_tree_kit(paths.assets_dir() / package_by_name(TP.PACKAGE).key)
-    saved = (TP.photo_trees, TP.program_sources, PGM.greenery_templates)
+    old_verges = _load("photo_verges_mesh_old", a.old_verges) if a.old_verges else PVM
+    saved = (TP.photo_trees, TP.program_sources, PGM.greenery_templates, PVM.verge_templates)
     renderers = {}
     try:
         TP.photo_trees, TP.program_sources = (lambda quiet=False: old_kit), old_trees.program_sources
-        PGM.greenery_templates = old_mesh.greenery_templates
+        PGM.greenery_templates, PVM.verge_templates = old_mesh.greenery_templates, old_verges.verge_templates
         renderers["without"] = SceneRenderer(scene, settings)
     finally:
-        TP.photo_trees, TP.program_sources, PGM.greenery_templates = saved
+        TP.photo_trees, TP.program_sources, PGM.greenery_templates, PVM.verge_templates = saved
     renderers["with"] = SceneRenderer(scene, settings)
 
     pano, frames = population_workloads(scene, settings, nodes, poses)

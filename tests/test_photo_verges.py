@@ -119,7 +119,11 @@ def test_crop_uv_by_hand():
 
 def test_templates_by_hand():
     t = PVM.grass_tuft(0)
-    assert t.n_triangles == 6 and t.positions[:, 2].min() == pytest.approx(-0.04, abs=1e-6)
+    assert t.n_triangles == 6 + 2 * PVM.SPLAYED and t.positions[:, 2].min() == pytest.approx(-0.04, abs=1e-6)
+    # the splayed cards: corners up to 0.75 * cos 0.5 = 0.658 out and 0.75 * sin 0.5 = 0.36 (less 0.03) up
+    low = t.positions[18:]
+    assert np.hypot(low[:, 0], low[:, 1]).max() == pytest.approx(np.hypot(0.75 * math.cos(0.5), 0.375), abs=1e-6)
+    assert low[:, 2].max() == pytest.approx(0.75 * math.sin(0.5) - 0.03, abs=1e-6)
     assert t.positions[:, 2].max() <= 1.0
     s = t.uv[:, 0] - 2 * PGM.PINE
     s0, s1, v0, v1 = PVM.GRASS_WINDOW
@@ -149,7 +153,7 @@ def test_verge_mesh_split_by_hand():
     plan = {"grass": np.array([(0, 0, 0.5, 0.6, 0.0, 1.0), (3, 0, 0.5, 0.6, 1.0, 0.0)]),
             "flower": np.array([(1, 1, 0.4, 0.0, 2.0)]), "mat": np.array([(5, 5, math.pi / 2)])}
     far, det = PVM.verge_mesh(plan)
-    assert far.n_triangles == 6 and det.n_triangles == 6 + 6 + 2     # the mat is near-only
+    assert far.n_triangles == 10 and det.n_triangles == 10 + 6 + 2    # the mat is near-only
     # the mat turned a quarter: along (0.85 m) now runs along y, across (1.3 m) along x
     mp = det.positions[np.isclose(det.positions[:, 2], PVM.MAT_Z_M) & (np.abs(det.positions[:, 0] - 5) < 1)]
     assert np.allclose(np.ptp(mp[:, 0]), PV.MAT_ACROSS_M) and np.allclose(np.ptp(mp[:, 1]), PV.MAT_ALONG_M)

@@ -4,7 +4,8 @@ atlas (:mod:`.trees_photo`), instanced like the greenery (:func:`.photo_greenery
 * *grass tuft* (unit width and height): three crossed cards (the dense middle of the photo, :data:`GRASS_WINDOW`)
   of the pine twig (read as grass blades; variants 0 and
   1, fresh green and a straw-yellow one with seed heads) or of the ash twig (a leafy weed, variant 2), each leaning
-  a little; per corner the colour is the tint times ``0.45 + 0.55 z`` (the base of a tuft in its own shade);
+  a little, and :data:`SPLAYED` low cards lying out at :data:`SPLAY_RAD` above the ground towards the neighbouring
+  tufts (so the clumps merge into a sward instead of standing apart); per corner the colour is the tint times ``0.45 + 0.55 z`` (the base of a tuft in its own shade);
 * *wildflower* (unit size): three small aspen-leaf cards tilted up to face the sky at heights 0.6-1.0 -- the
   yellow aspen leaf tinted to a flower colour (:data:`FLOWER_RGB`: yellow, white, purple);
 * *mat* (unit square, x along the street): one flat quad 3 cm above the ground showing an opaque window of the
@@ -23,11 +24,13 @@ from urbanarena.render.scene3d.mesh_primitives import MeshData
 from urbanarena.render.scene3d.photo_greenery_mesh import ASH, ASPEN, OAK, PINE, _mesh, crop_uv, instance
 from urbanarena.render.scene3d.trees_photo import _rng, card
 
-VERSION_SALT = "photo-verges-1"
+VERSION_SALT = "photo-verges-2"
+#: low splayed cards per grass tuft, their lean above the ground (rad) and size (of the tuft's unit width)
+SPLAYED, SPLAY_RAD, SPLAY_SIZE = 2, 0.5, 0.75
 GRASS_TINT = ((0.88, 0.9, 0.64), (1.4, 1.22, 1.0), (0.9, 0.95, 0.78))
 #: the aspen leaf's mean colour is about (0.77, 0.59, 0.22): these tints make it yellow, white, purple
 FLOWER_RGB = ((1.22, 1.42, 0.7), (1.2, 1.55, 4.1), (0.9, 0.85, 3.3))
-MAT_TINT = (0.64, 0.64, 0.46)
+MAT_TINT = (0.44, 0.44, 0.3)
 #: the grass cards show the dense middle of the twig (s0, s1, v0, v1; texel rows 60..230, columns 64..192)
 GRASS_WINDOW = (0.25, 0.75, 1 - 230 / 256, 1 - 60 / 256)
 #: the mat's texels in the oak cell (row0, row1, col0, col1 of its 256 x 256 cut-out; all at alpha >= 0.5)
@@ -53,6 +56,15 @@ def grass_tuft(variant: int) -> MeshData:
         axis = np.array([lean[0], lean[1], 1.0])
         axis /= np.linalg.norm(axis)
         q, uv = card(np.array([0.0, 0.0, -0.04]), axis, across, 1.0, cell)
+        P += list(q)
+        UV += list(crop_uv(uv, GRASS_WINDOW))
+        N += [np.array([0.0, 0.0, 1.0])] * 6
+    for k in range(SPLAYED):   # low cards lying out towards the neighbours: the tufts merge into a sward
+        a = 2 * math.pi * (k + rng.random() * 0.5) / SPLAYED
+        out = np.array([math.cos(a), math.sin(a), 0.0])
+        axis = out * math.cos(SPLAY_RAD) + np.array([0.0, 0.0, math.sin(SPLAY_RAD)])
+        across = np.array([-math.sin(a), math.cos(a), 0.0])
+        q, uv = card(np.array([0.0, 0.0, -0.03]), axis, across, SPLAY_SIZE, cell)
         P += list(q)
         UV += list(crop_uv(uv, GRASS_WINDOW))
         N += [np.array([0.0, 0.0, 1.0])] * 6
