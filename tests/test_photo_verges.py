@@ -153,7 +153,7 @@ def test_verge_mesh_split_by_hand():
     plan = {"grass": np.array([(0, 0, 0.5, 0.6, 0.0, 1.0), (3, 0, 0.5, 0.6, 1.0, 0.0)]),
             "flower": np.array([(1, 1, 0.4, 0.0, 2.0)]), "mat": np.array([(5, 5, math.pi / 2)])}
     far, det = PVM.verge_mesh(plan)
-    assert far.n_triangles == 10 and det.n_triangles == 10 + 6 + 2    # the mat is near-only
+    assert far.n_triangles == 6 and det.n_triangles == 10 + 6 + 2    # the mat and the splayed cards near-only
     # the mat turned a quarter: along (0.85 m) now runs along y, across (1.3 m) along x
     mp = det.positions[np.isclose(det.positions[:, 2], PVM.MAT_Z_M) & (np.abs(det.positions[:, 0] - 5) < 1)]
     assert np.allclose(np.ptp(mp[:, 0]), PV.MAT_ACROSS_M) and np.allclose(np.ptp(mp[:, 1]), PV.MAT_ALONG_M)

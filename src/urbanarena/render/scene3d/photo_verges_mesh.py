@@ -44,8 +44,8 @@ def _shade_by_height(P: list, tint, lo: float = 0.45) -> list:
     return [t * (lo + (1 - lo) * min(max(float(p[2]), 0.0), 1.0)) for p in P]
 
 
-def grass_tuft(variant: int) -> MeshData:
-    """A grass tuft of unit width and height (module docstring); ``variant`` 0..2."""
+def grass_tuft(variant: int, splayed: int = SPLAYED) -> MeshData:
+    """A grass tuft of unit width and height (module docstring) with ``splayed`` low cards; ``variant`` 0..2."""
     rng = _rng(VERSION_SALT, "grass", variant)
     cell = ASH if variant == 2 else PINE
     P, N, UV = [], [], []
@@ -59,8 +59,8 @@ def grass_tuft(variant: int) -> MeshData:
         P += list(q)
         UV += list(crop_uv(uv, GRASS_WINDOW))
         N += [np.array([0.0, 0.0, 1.0])] * 6
-    for k in range(SPLAYED):   # low cards lying out towards the neighbours: the tufts merge into a sward
-        a = 2 * math.pi * (k + rng.random() * 0.5) / SPLAYED
+    for k in range(splayed):   # low cards lying out towards the neighbours: the tufts merge into a sward
+        a = 2 * math.pi * (k + rng.random() * 0.5) / max(splayed, 1)
         out = np.array([math.cos(a), math.sin(a), 0.0])
         axis = out * math.cos(SPLAY_RAD) + np.array([0.0, 0.0, math.sin(SPLAY_RAD)])
         across = np.array([-math.sin(a), math.cos(a), 0.0])
@@ -110,8 +110,8 @@ def mat() -> MeshData:
 
 @lru_cache(maxsize=1)
 def verge_templates() -> dict[str, tuple[MeshData, ...]]:
-    """``{"grass": 3 tufts, "flower": 3 colours, "mat": (mat,)}``."""
-    return {"grass": tuple(grass_tuft(v) for v in range(3)), "flower": tuple(flower(c) for c in range(3)),
+    """``{"grass": 3 tufts, "grass_mid": the same without splayed cards, "flower": 3 colours, "mat": (mat,)}``."""
+    return {"grass": tuple(grass_tuft(v) for v in range(3)), "grass_mid": tuple(grass_tuft(v, 0) for v in range(3)), "flower": tuple(flower(c) for c in range(3)),
             "mat": (mat(),)}
 
 
@@ -123,7 +123,8 @@ def _bright(xy: np.ndarray) -> np.ndarray:
 
 def verge_mesh(plan: dict[str, np.ndarray]) -> tuple[MeshData, MeshData]:
     """``(mid, detail)`` triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_verges.plan_verges` plan: the
-    tufts flagged ``far`` in ``mid`` (drawn to :data:`.photo_verges.MID_DISTANCE_M`), the other tufts, the flowers
+    tufts flagged ``far`` in ``mid`` (drawn to :data:`.photo_verges.MID_DISTANCE_M`; without the splayed cards,
+    which are a few pixels there), the other tufts, the flowers
     and the mats in ``detail`` (drawn near only). Grass template by a hash of the position (a third of the tufts
     straw-coloured, a sixth weeds), brightness 0.82-1.12."""
     from urbanarena.render.scene3d.meshes import concat_meshes
@@ -137,10 +138,10 @@ def verge_mesh(plan: dict[str, np.ndarray]) -> tuple[MeshData, MeshData]:
         which = np.select([which < 3, which < 5], [0, 1], 2)
         scale = np.column_stack([g[:, 2], g[:, 2], g[:, 3]])
         for v in range(3):
-            for sel, out in ((g[:, 5] > 0.5, far), (g[:, 5] <= 0.5, det)):
+            for sel, out, key in ((g[:, 5] > 0.5, far, "grass_mid"), (g[:, 5] <= 0.5, det, "grass")):
                 sel = sel & (which == v)
                 if sel.any():
-                    out.append(instance(tm["grass"][v], g[sel, :2], g[sel, 4], scale[sel], _bright(g[sel, :2])))
+                    out.append(instance(tm[key][v], g[sel, :2], g[sel, 4], scale[sel], _bright(g[sel, :2])))
     f = plan["flower"]
     for c in range(3):
         sel = f[:, 4] == c
