@@ -70,7 +70,10 @@ def main() -> int:
     renderers = {}
     try:
         TP.photo_trees, TP.program_sources = (lambda quiet=False: old_kit), old_trees.program_sources
-        PGM.greenery_templates, PVM.verge_templates = old_mesh.greenery_templates, old_verges.verge_templates
+        PGM.greenery_templates = old_mesh.greenery_templates
+        if old_verges is not PVM:   # an older module has one grass set for both arrays
+            old_tm = old_verges.verge_templates()
+            PVM.verge_templates = lambda: {"grass_mid": old_tm["grass"], **old_tm}
         renderers["without"] = SceneRenderer(scene, settings)
     finally:
         TP.photo_trees, TP.program_sources, PGM.greenery_templates, PVM.verge_templates = saved
