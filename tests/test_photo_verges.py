@@ -120,10 +120,12 @@ def test_crop_uv_by_hand():
 def test_templates_by_hand():
     t = PVM.grass_tuft(0)
     assert t.n_triangles == 6 + 2 * PVM.SPLAYED and t.positions[:, 2].min() == pytest.approx(-0.04, abs=1e-6)
-    # the splayed cards: corners up to 0.75 * cos 0.5 = 0.658 out and 0.75 * sin 0.5 = 0.36 (less 0.03) up
+    # the splayed card (0.8 of the width, 0.5 rad up): its top corners 0.8 cos 0.5 out and 0.4 aside, 0.8 sin 0.5
+    # (less the 0.03 it starts below the ground) up
+    assert PVM.SPLAYED == 1 and PVM.SPLAY_SIZE == 0.8 and PVM.SPLAY_RAD == 0.5
     low = t.positions[18:]
-    assert np.hypot(low[:, 0], low[:, 1]).max() == pytest.approx(np.hypot(0.75 * math.cos(0.5), 0.375), abs=1e-6)
-    assert low[:, 2].max() == pytest.approx(0.75 * math.sin(0.5) - 0.03, abs=1e-6)
+    assert np.hypot(low[:, 0], low[:, 1]).max() == pytest.approx(np.hypot(0.8 * math.cos(0.5), 0.4), abs=1e-6)
+    assert low[:, 2].max() == pytest.approx(0.8 * math.sin(0.5) - 0.03, abs=1e-6)
     assert t.positions[:, 2].max() <= 1.0
     s = t.uv[:, 0] - 2 * PGM.PINE
     s0, s1, v0, v1 = PVM.GRASS_WINDOW
@@ -145,7 +147,7 @@ def test_templates_by_hand():
     # the core's two long sides and top (6 triangles), the soil quad (2), 5 + 5 side cards, 2 over the top, 2 sprigs
     assert h.n_triangles == 6 + 2 + 2 * 14
     assert h.positions[:, 2].max() > 0.95                       # sprigs stand out of the 0.8 m core: ragged top
-    assert PGM.bush(0).n_triangles == 5 * 2 + 8 + 24 * 2     # the core's five faces, an 8-sided soil fan, 24 cards
+    assert PGM.bush(0).n_triangles == 5 * 2 + 8 + 22 * 2     # the core's five faces, an 8-sided soil fan, 22 cards
     assert np.array_equal(PGM.hedge_cell(1).positions, PGM.hedge_cell(1).positions)
 
 
@@ -153,7 +155,7 @@ def test_verge_mesh_split_by_hand():
     plan = {"grass": np.array([(0, 0, 0.5, 0.6, 0.0, 1.0), (3, 0, 0.5, 0.6, 1.0, 0.0)]),
             "flower": np.array([(1, 1, 0.4, 0.0, 2.0)]), "mat": np.array([(5, 5, math.pi / 2)])}
     far, det = PVM.verge_mesh(plan)
-    assert far.n_triangles == 6 and det.n_triangles == 10 + 6 + 2    # the mat and the splayed cards near-only
+    assert far.n_triangles == 6 and det.n_triangles == 8 + 6 + 2    # the mat and the splayed cards near-only
     # the mat turned a quarter: along (0.85 m) now runs along y, across (1.3 m) along x
     mp = det.positions[np.isclose(det.positions[:, 2], PVM.MAT_Z_M) & (np.abs(det.positions[:, 0] - 5) < 1)]
     assert np.allclose(np.ptp(mp[:, 0]), PV.MAT_ACROSS_M) and np.allclose(np.ptp(mp[:, 1]), PV.MAT_ALONG_M)

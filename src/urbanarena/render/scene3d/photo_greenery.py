@@ -21,7 +21,7 @@ and grass tufts along kerbs and wall bases. Everything is drawn with the photo t
 a *hedge cell* (1 m long, unit height and depth) is 14 cards (five staggered on each long side leaning outward, two
 over the top, two sprigs out of the top) around a dark core (two long sides and the top of a box, a bark cell
 tinted dark green: the hedge's shadowed inside, showing between the cards as deep gaps) on a dark soil strip, a
-*bush* 24 cards on an ellipsoid around a dark core box on a soil disc, a *tuft* three crossed cards of the pine
+*bush* 22 cards on an ellipsoid around a dark core box on a soil disc, a *tuft* three crossed cards of the pine
 (grass) or ash (weed) cut-out, tinted yellow-green. Every card has its own tone (some yellowing, some old and
 dark) and a scattered normal, cards deeper inside are darker (:mod:`.photo_plant_tone`); hedges and bushes are
 darker low down (per corner). Trees use :func:`.trees_photo.tree_mesh`

@@ -20,7 +20,7 @@ CORE_RGB = (0.11, 0.16, 0.07)
 TUFT_TINT = (0.66, 0.7, 0.46)
 VERSION_SALT = "photo-greenery-3"
 #: cards on each long side of a hedge cell, and on a bush
-HEDGE_SIDE_CARDS, BUSH_CARDS = 5, 24
+HEDGE_SIDE_CARDS, BUSH_CARDS = 5, 22
 
 
 def _box_core(lo, hi, rgb, sides=(True, True, True, True, True)) -> tuple[list, list, list, list]:
@@ -158,8 +158,8 @@ def hedge_cell(variant: int) -> MeshData:
 
 def bush(variant: int) -> MeshData:
     """A bush of unit size: :data:`BUSH_CARDS` cards (the dense middle of the photo) on the outer shell of an
-    ellipsoid (biased to it) 1 m across and about 0.95 m high, around a dark core box (0.4 m wide, 0.5 m high) that shows
-    between them, on a dark soil disc (radius 0.42, 8 sides); per corner times ``0.55 + 0.45 z`` (its underside
+    ellipsoid (biased to it) 1 m across and about 0.95 m high, around a dark core box (0.4 m wide, 0.5 m high)
+    that shows between them, on a dark soil disc (radius 0.42, 8 sides); per corner times ``0.55 + 0.45 z`` (its underside
     in shade), per card :func:`.photo_plant_tone.card_tone` and scattered normals."""
     rng = _rng(VERSION_SALT, "bush", variant)
     P, N, C, UV = _box_core((-0.2, -0.2, 0.0), (0.2, 0.2, 0.5), CORE_RGB, (True, True, True, True, True))

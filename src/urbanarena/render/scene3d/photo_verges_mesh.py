@@ -5,7 +5,8 @@ atlas (:mod:`.trees_photo`), instanced like the greenery (:func:`.photo_greenery
   of the pine twig (read as grass blades; variants 0 and
   1, fresh green and a straw-yellow one with seed heads) or of the ash twig (a leafy weed, variant 2), each leaning
   a little, and :data:`SPLAYED` low cards lying out at :data:`SPLAY_RAD` above the ground towards the neighbouring
-  tufts (so the clumps merge into a sward instead of standing apart); per corner the colour is the tint times ``0.45 + 0.55 z`` (the base of a tuft in its own shade);
+  tufts (so the clumps merge into a sward instead of standing apart); per corner the colour is the tint times
+  ``0.45 + 0.55 z`` (the base of a tuft in its own shade);
 * *wildflower* (unit size): three small aspen-leaf cards tilted up to face the sky at heights 0.6-1.0 -- the
   yellow aspen leaf tinted to a flower colour (:data:`FLOWER_RGB`: yellow, white, purple);
 * *mat* (unit square, x along the street): one flat quad 3 cm above the ground showing an opaque window of the
@@ -25,8 +26,8 @@ from urbanarena.render.scene3d.photo_greenery_mesh import ASH, ASPEN, OAK, PINE,
 from urbanarena.render.scene3d.trees_photo import _rng, card
 
 VERSION_SALT = "photo-verges-2"
-#: low splayed cards per grass tuft, their lean above the ground (rad) and size (of the tuft's unit width)
-SPLAYED, SPLAY_RAD, SPLAY_SIZE = 2, 0.5, 0.75
+#: low splayed cards per grass tuft (one: a second cost 2-3 % of a frame), their lean above the ground (rad) and size (of the tuft's unit width)
+SPLAYED, SPLAY_RAD, SPLAY_SIZE = 1, 0.5, 0.8
 GRASS_TINT = ((0.88, 0.9, 0.64), (1.4, 1.22, 1.0), (0.9, 0.95, 0.78))
 #: the aspen leaf's mean colour is about (0.77, 0.59, 0.22): these tints make it yellow, white, purple
 FLOWER_RGB = ((1.22, 1.42, 0.7), (1.2, 1.55, 4.1), (0.9, 0.85, 3.3))
@@ -111,7 +112,8 @@ def mat() -> MeshData:
 @lru_cache(maxsize=1)
 def verge_templates() -> dict[str, tuple[MeshData, ...]]:
     """``{"grass": 3 tufts, "grass_mid": the same without splayed cards, "flower": 3 colours, "mat": (mat,)}``."""
-    return {"grass": tuple(grass_tuft(v) for v in range(3)), "grass_mid": tuple(grass_tuft(v, 0) for v in range(3)), "flower": tuple(flower(c) for c in range(3)),
+    return {"grass": tuple(grass_tuft(v) for v in range(3)), "grass_mid": tuple(grass_tuft(v, 0) for v in range(3)),
+            "flower": tuple(flower(c) for c in range(3)),
             "mat": (mat(),)}
 
 
