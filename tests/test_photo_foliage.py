@@ -1,6 +1,6 @@
 """The ``photo`` style's leaf look and plant tones (:mod:`.photo_leaf_look`, :mod:`.photo_plant_tone`, the hedge and
 bush templates of :mod:`.photo_greenery_mesh`): the leaf grade and the translucency weight worked by hand, the
-GLSL's constants the Python ones, the card tones, depth shade and soil polygons by hand, and the templates' dark
+GLSL's constants the Python ones and its GPU output the numpy twin's, the card tones, depth shade and soil polygons by hand, and the templates' dark
 gaps. Hand-made cells only (no fetched assets needed)."""
 
 from __future__ import annotations
@@ -108,3 +108,54 @@ def test_templates_are_seeded():
     for f in (PGM.hedge_cell, PGM.bush, PGM.tuft):
         a, b = f(1), f(1)
         assert np.array_equal(a.positions, b.positions) and np.array_equal(a.colours, b.colours)
+
+
+# ------------------------------------------------------------------------------------------- GPU and twin
+def _unit_rows(rng, k: int) -> np.ndarray:
+    v = rng.normal(size=(k, 3))
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_translucency_glsl_is_the_twin_on_the_gpu():
+    """``leaf_glow`` evaluated by the GPU (one pixel a case, a float framebuffer) equals the numpy twin times the
+    constants, for 64 random leaf positions, normals, eyes and suns (half of them looking into the sun)."""
+    from urbanarena.render.scene3d.context import current, gl_context, gl_unavailable_reason
+
+    if gl_unavailable_reason() is not None:
+        pytest.skip(f"no OpenGL: {gl_unavailable_reason()}")
+    rng = np.random.default_rng(5)
+    k = 64
+    s = _unit_rows(rng, k)
+    p = rng.normal(size=(k, 3)) * 5.0
+    to_eye = _unit_rows(rng, k)
+    to_eye[: k // 2] = -s[: k // 2] + 0.3 * _unit_rows(rng, k // 2)       # half look roughly into the sun
+    to_eye /= np.linalg.norm(to_eye, axis=1, keepdims=True)
+    eye = p + 7.0 * to_eye
+    n = _unit_rows(rng, k)
+    sun, sun_rgb = 0.8, np.array([1.0, 0.9, 0.7])
+    twin = PL.translucency(to_eye, s, n)[:, None] * np.asarray(PL.TRANS_RGB) * sun_rgb * sun * PL.TRANSLUCENCY
+    assert (twin.max(axis=1) > 0.05).sum() >= 10 and (twin.max(axis=1) == 0).sum() >= 10   # both kinds of case
+    vs = "#version 330\nin vec2 in_ndc;\nvoid main() { gl_Position = vec4(in_ndc, 0.0, 1.0); }\n"
+    fs = ("#version 330\nuniform vec3 eye;\nuniform vec3 sun_dir;\nuniform float sun;\nuniform vec3 sun_rgb;\n"
+          + PL.TRANSLUCENCY_GLSL + "uniform vec3 p;\nuniform vec3 nrm;\nout vec4 f;\n"
+          + "void main() { f = vec4(leaf_glow(p, nrm), 1.0); }\n")
+    ctx = gl_context()
+    got = np.zeros((k, 3))
+    with current(ctx):
+        prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
+        quad = ctx.buffer(np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], "f4").tobytes())
+        va = ctx.vertex_array(prog, [(quad, "2f", "in_ndc")])
+        col = ctx.texture((1, 1), 4, dtype="f4")
+        fb = ctx.framebuffer([col])
+        fb.use()
+        ctx.viewport = (0, 0, 1, 1)
+        prog["sun"].value = sun
+        prog["sun_rgb"].value = tuple(sun_rgb)
+        for i in range(k):
+            prog["eye"].value, prog["sun_dir"].value = tuple(eye[i]), tuple(s[i])
+            prog["p"].value, prog["nrm"].value = tuple(p[i]), tuple(n[i])
+            va.render()
+            got[i] = np.frombuffer(fb.read(components=4, dtype="f4"), "f4")[:3]
+        for o in (va, quad, prog, fb, col):
+            o.release()
+    assert np.abs(got - twin).max() < 1e-4
