@@ -1,7 +1,7 @@
 """The ``photo`` style's leaf look and plant tones (:mod:`.photo_leaf_look`, :mod:`.photo_plant_tone`, the hedge and
 bush templates of :mod:`.photo_greenery_mesh`): the leaf grade and the translucency weight worked by hand, the
-GLSL's constants the Python ones and its GPU output the numpy twin's, the card tones, depth shade and soil polygons by hand, and the templates' dark
-gaps. Hand-made cells only (no fetched assets needed)."""
+GLSL's constants the Python ones and its GPU output the numpy twin's, the card tones, depth shade and soil
+polygons by hand, and the templates' dark gaps. Hand-made cells only (no fetched assets needed)."""
 
 from __future__ import annotations
 
