@@ -119,7 +119,13 @@ def test_crop_uv_by_hand():
 
 def test_templates_by_hand():
     t = PVM.grass_tuft(0)
-    assert t.n_triangles == 6 and t.positions[:, 2].min() == pytest.approx(-0.04, abs=1e-6)
+    assert t.n_triangles == 6 + 2 * PVM.SPLAYED and t.positions[:, 2].min() == pytest.approx(-0.04, abs=1e-6)
+    # the splayed card (0.8 of the width, 0.5 rad up): its top corners 0.8 cos 0.5 out and 0.4 aside, 0.8 sin 0.5
+    # (less the 0.03 it starts below the ground) up
+    assert PVM.SPLAYED == 1 and PVM.SPLAY_SIZE == 0.8 and PVM.SPLAY_RAD == 0.5
+    low = t.positions[18:]
+    assert np.hypot(low[:, 0], low[:, 1]).max() == pytest.approx(np.hypot(0.8 * math.cos(0.5), 0.4), abs=1e-6)
+    assert low[:, 2].max() == pytest.approx(0.8 * math.sin(0.5) - 0.03, abs=1e-6)
     assert t.positions[:, 2].max() <= 1.0
     s = t.uv[:, 0] - 2 * PGM.PINE
     s0, s1, v0, v1 = PVM.GRASS_WINDOW
@@ -138,10 +144,10 @@ def test_templates_by_hand():
     f = PVM.flower(1)
     assert f.n_triangles == 6 and (f.uv[:, 0] >= 2 * PGM.ASPEN).all() and (f.positions[:, 2] > 0.3).all()
     h = PGM.hedge_cell(0)
-    # the core's two long sides and top (6 triangles) and 6 + 6 side cards, 3 over the top, 3 sprigs
-    assert h.n_triangles == 6 + 2 * 18
+    # the core's two long sides and top (6 triangles), the soil quad (2), 5 + 5 side cards, 2 over the top, 2 sprigs
+    assert h.n_triangles == 6 + 2 + 2 * 14
     assert h.positions[:, 2].max() > 0.95                       # sprigs stand out of the 0.8 m core: ragged top
-    assert PGM.bush(0).n_triangles == 5 * 2 + 30 * 2     # the core's five faces, 30 cards
+    assert PGM.bush(0).n_triangles == 5 * 2 + 8 + 22 * 2     # the core's five faces, an 8-sided soil fan, 22 cards
     assert np.array_equal(PGM.hedge_cell(1).positions, PGM.hedge_cell(1).positions)
 
 
@@ -149,7 +155,7 @@ def test_verge_mesh_split_by_hand():
     plan = {"grass": np.array([(0, 0, 0.5, 0.6, 0.0, 1.0), (3, 0, 0.5, 0.6, 1.0, 0.0)]),
             "flower": np.array([(1, 1, 0.4, 0.0, 2.0)]), "mat": np.array([(5, 5, math.pi / 2)])}
     far, det = PVM.verge_mesh(plan)
-    assert far.n_triangles == 6 and det.n_triangles == 6 + 6 + 2     # the mat is near-only
+    assert far.n_triangles == 6 and det.n_triangles == 8 + 6 + 2    # the mat and the splayed cards near-only
     # the mat turned a quarter: along (0.85 m) now runs along y, across (1.3 m) along x
     mp = det.positions[np.isclose(det.positions[:, 2], PVM.MAT_Z_M) & (np.abs(det.positions[:, 0] - 5) < 1)]
     assert np.allclose(np.ptp(mp[:, 0]), PV.MAT_ACROSS_M) and np.allclose(np.ptp(mp[:, 1]), PV.MAT_ALONG_M)
@@ -175,7 +181,7 @@ def test_photo_identity_names_the_verges(monkeypatch):
     from urbanarena.render.scene3d.render_identity import _photo_identity
 
     on = _photo_identity()["greenery"]
-    assert on == PG.GREENERY_VERSION == "photo-greenery-2"
+    assert on == PG.GREENERY_VERSION == "photo-greenery-3"
     monkeypatch.setattr(PG, "VERGES", False)
     assert _photo_identity()["greenery"] != on
 

@@ -18,11 +18,13 @@ and grass tufts along kerbs and wall bases. Everything is drawn with the photo t
 
 **Meshes** (:func:`greenery_mesh`): per kind a few seeded templates (leaf cards of the atlas, :func:`.trees_photo
 .card`, showing the dense middle of the photo) instanced by a turn, a per-axis scale and a per-instance brightness:
-a *hedge cell* (1 m long, unit height and depth) is 18 cards (a 3 x 2 grid leaning outward on each long side, three
-over the top, three sprigs out of the top) around a dark core (two long sides and the top of a box, a bark cell
-tinted dark green: the hedge's shadowed inside, so it never looks see-through), a *bush* 30 cards on an ellipsoid
-around a small core box, a *tuft* three crossed cards of the pine (grass) or ash (weed) cut-out, tinted
-yellow-green. Hedges and bushes are darker low down (per corner). Trees use :func:`.trees_photo.tree_mesh`
+a *hedge cell* (1 m long, unit height and depth) is 14 cards (five staggered on each long side leaning outward, two
+over the top, two sprigs out of the top) around a dark core (two long sides and the top of a box, a bark cell
+tinted dark green: the hedge's shadowed inside, showing between the cards as deep gaps) on a dark soil strip, a
+*bush* 22 cards on an ellipsoid around a dark core box on a soil disc, a *tuft* three crossed cards of the pine
+(grass) or ash (weed) cut-out, tinted yellow-green. Every card has its own tone (some yellowing, some old and
+dark) and a scattered normal, cards deeper inside are darker (:mod:`.photo_plant_tone`); hedges and bushes are
+darker low down (per corner). Trees use :func:`.trees_photo.tree_mesh`
 (feature 0). The grass verges are :mod:`.photo_verges` (drawn as :func:`verge_arrays`).
 """
 
@@ -39,7 +41,7 @@ from urbanarena.render.scene3d.photo_placement import (BUSH_SHARE, HEDGE_SHARE, 
                                                        FreeGround, line_samples, spaced, unit)
 
 #: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
-GREENERY_VERSION = "photo-greenery-2"
+GREENERY_VERSION = "photo-greenery-3"
 #: off: the photo style draws none of it (tests compare the trees or the people alone)
 ENABLED = True
 #: off: no grass verges (:mod:`.photo_verges`; benchmarks compare with and without)

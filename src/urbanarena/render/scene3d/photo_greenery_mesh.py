@@ -10,14 +10,17 @@ from functools import lru_cache
 import numpy as np
 
 from urbanarena.render.scene3d.mesh_primitives import MeshData
+from urbanarena.render.scene3d.photo_plant_tone import card_tone, depth_shade, soil_disc
 from urbanarena.render.scene3d.trees_photo import _rng, card
 
 #: atlas cells (see :data:`.trees_photo.LEAF_FILES`, :data:`.trees_photo.BARK_FILES`)
 OAK, ASH, ASPEN, PINE, OAK_BARK = 0, 1, 2, 3, 4
-HEDGE_TINT = (0.55, 0.62, 0.5)
-CORE_RGB = (0.17, 0.28, 0.11)
-TUFT_TINT = (0.78, 0.85, 0.5)
-VERSION_SALT = "photo-greenery-2"
+HEDGE_TINT = (0.55, 0.6, 0.5)
+CORE_RGB = (0.11, 0.16, 0.07)
+TUFT_TINT = (0.66, 0.7, 0.46)
+VERSION_SALT = "photo-greenery-3"
+#: cards on each long side of a hedge cell, and on a bush
+HEDGE_SIDE_CARDS, BUSH_CARDS = 5, 22
 
 
 def _box_core(lo, hi, rgb, sides=(True, True, True, True, True)) -> tuple[list, list, list, list]:
@@ -44,7 +47,8 @@ def _box_core(lo, hi, rgb, sides=(True, True, True, True, True)) -> tuple[list, 
 def _cards(rng, n: int, centre, radii, cell: int, tint, size_m: tuple[float, float], P, N, C, UV,
            shell: float = 0.5) -> None:
     """``n`` cards on an ellipsoid (``centre``, semi-axes ``radii``), biased to its shell, leaning outward; inner
-    cards darker (module docstring of :mod:`.photo_greenery`)."""
+    cards darker (:func:`.photo_plant_tone.depth_shade`), each its own :func:`.photo_plant_tone.card_tone` and a
+    scattered normal."""
     centre, radii, tint = (np.asarray(v, np.float64) for v in (centre, radii, tint))
     up = np.array([0.0, 0.0, 1.0])
     for _ in range(n):
@@ -59,9 +63,9 @@ def _cards(rng, n: int, centre, radii, cell: int, tint, size_m: tuple[float, flo
         side /= max(np.linalg.norm(side), 1e-9)
         size = size_m[0] + (size_m[1] - size_m[0]) * rng.random()
         q, uv = card(pt - axis * size * 0.45, axis, side, size, cell)
-        nrm = 0.75 * d + 0.25 * up
+        nrm = 0.7 * d + 0.25 * up + 0.35 * rng.normal(size=3)
         nrm /= np.linalg.norm(nrm)
-        col = tint * (0.5 + 0.5 * frac) * (0.88 + 0.24 * rng.random())
+        col = tint * depth_shade(frac) * card_tone(rng.random(), rng.random())
         P += list(q)
         UV += list(uv)
         N += [nrm] * 6
@@ -89,59 +93,81 @@ def crop_uv(uv: np.ndarray, window) -> np.ndarray:
 DENSE = (0.25, 0.75, 1 - 200 / 256, 1 - 40 / 256)
 
 
+def _tone_and_normal(rng, out, spread: float = 0.45) -> tuple[np.ndarray, np.ndarray]:
+    """A card's colour factor (:func:`.photo_plant_tone.card_tone`) and its normal: ``out`` (unit, the way the
+    card faces) tipped up by 0.25 and scattered by ``spread`` times a normal draw, so neighbouring cards catch
+    the sun differently (no flat-lit wall of leaves)."""
+    nrm = 0.65 * np.asarray(out, np.float64) + np.array([0.0, 0.0, 0.25]) + spread * rng.normal(size=3)
+    nrm /= max(np.linalg.norm(nrm), 1e-9)
+    return card_tone(rng.random(), rng.random()), nrm
+
+
 def hedge_cell(variant: int) -> MeshData:
     """A hedge cell: 1 m long along x, depth 1 (y in -0.5..0.5) and height 1 (z 0..1) before scaling, around a
-    dark core (y -0.26..0.26, z 0..0.8): on each long side a jittered 3 x 2 grid of cards (the dense middle of the
-    photo, :data:`DENSE`) leaning outward, the upper row more (a rounded shoulder); three cards tilted over the
-    top; three smaller sprigs standing up out of the top (a ragged outline). Per corner the colour is the tint
-    times ``0.4 + 0.6 z`` (the foot of the hedge in its own shade) and a per-card jitter 0.85..1.1."""
+    dark core (y -0.26..0.26, z 0..0.8) on a dark soil strip (:func:`.photo_plant_tone.soil_disc`, y to +-0.62):
+    on each long side :data:`HEDGE_SIDE_CARDS` staggered cards (the dense middle of the photo, :data:`DENSE`;
+    three up, two low) leaning outward, the upper ones more (a rounded shoulder); two cards tilted over the top;
+    two smaller sprigs standing up out of the top (a ragged outline). The cards cover the core about once, so it
+    shows between them as the hedge's deep dark gaps. Per corner the colour is the tint times ``0.4 + 0.6 z``
+    (the foot in its own shade), per card times :func:`.photo_plant_tone.card_tone` and
+    :func:`.photo_plant_tone.depth_shade` of the stem's outward share; normals scattered per card."""
     rng = _rng(VERSION_SALT, "hedge", variant)
     P, N, C, UV = _box_core((-0.5, -0.26, 0.0), (0.5, 0.26, 0.8), CORE_RGB, (True, True, False, False, True))
+    for part, extra in zip((P, N, C, UV), soil_disc(0.5, 0.62, 4, OAK_BARK)):
+        part += extra
     cell = (OAK, ASH)[variant % 2]
-    spots = [(sy, -1 / 3 + i / 3, 0.04 + 0.4 * k, 0.58) for sy in (1.0, -1.0) for i in range(3) for k in (0, 1)]
-    spots += [(0.0, -1 / 3 + i / 3, 0.66, 0.6) for i in range(3)]
-    spots += [(2.0, -0.4 + 0.4 * i, 0.7, 0.36) for i in range(3)]
+    spots = [(sy, x, z, 0.64) for sy in (1.0, -1.0) for x, z in ((-0.34, 0.4), (0.0, 0.44), (0.34, 0.4),
+                                                               (-0.17, 0.02), (0.17, 0.02))]
+    spots += [(0.0, -0.25 + 0.5 * i, 0.66, 0.62) for i in range(2)]
+    spots += [(2.0, -0.3 + 0.6 * i, 0.7, 0.36) for i in range(2)]
     for sy, x, z, base in spots:
-        x += 0.14 * (rng.random() - 0.5)
+        x += 0.12 * (rng.random() - 0.5)
         size = base * (0.9 + 0.3 * rng.random())
         if sy == 2.0:    # a sprig out of the top
             out = np.array([0.0, 0.0, 1.0])
             axis = np.array([0.0, 0.0, 1.0]) + 0.35 * rng.normal(size=3)
             across = np.array([1.0, 0.3 * rng.normal(), 0.0])
             stem = np.array([x, 0.4 * (rng.random() - 0.5), z + 0.1 * rng.random()])
+            outward = 1.0
         elif sy:
             out = np.array([0.0, sy, 0.0])
             lean = 0.2 + 0.35 * (z > 0.3)
             axis = np.array([0.0, lean * sy, 1.0]) + 0.15 * rng.normal(size=3)
             across = np.array([1.0, 0.15 * rng.normal(), 0.0])
-            stem = np.array([x, sy * (0.28 + 0.08 * rng.random()), z])
+            depth = 0.2 * rng.random()
+            stem = np.array([x, sy * (0.2 + depth), z])
+            outward = depth / 0.2
         else:
             out = np.array([0.0, 0.0, 1.0])
             axis = np.array([0.0, 1.0 if rng.random() < 0.5 else -1.0, 0.7]) + 0.2 * rng.normal(size=3)
             across = np.array([1.0, 0.0, 0.0])
             stem = np.array([x, -0.32 * axis[1] / abs(axis[1]), z])
+            outward = 0.8
         axis /= np.linalg.norm(axis)
         across = across - axis * float(across @ axis)
         across /= max(np.linalg.norm(across), 1e-9)
         q, uv = card(stem, axis, across, size, cell)
-        nrm = out * 0.8 + np.array([0, 0, 0.2])
-        nrm /= np.linalg.norm(nrm)
-        jitter = 0.85 + 0.25 * rng.random()
+        tone, nrm = _tone_and_normal(rng, out)
+        tone = tone * depth_shade(outward)
         P += list(q)
         UV += list(crop_uv(uv, DENSE))
         N += [nrm] * 6
-        C += [np.asarray(HEDGE_TINT) * (0.4 + 0.6 * min(max(p[2], 0.0), 1.0)) * jitter for p in q]
+        C += [np.asarray(HEDGE_TINT) * (0.4 + 0.6 * min(max(p[2], 0.0), 1.0)) * tone for p in q]
     return _mesh(P, N, C, UV)
 
 
 def bush(variant: int) -> MeshData:
-    """A bush of unit size: an ellipsoid of 30 cards (the dense middle of the photo), 1 m across, about 0.95 m
-    high, around a small dark core; per corner times ``0.55 + 0.45 z`` (its underside in shade)."""
+    """A bush of unit size: :data:`BUSH_CARDS` cards (the dense middle of the photo) on the outer shell of an
+    ellipsoid (biased to it) 1 m across and about 0.95 m high, around a dark core box (0.4 m wide, 0.5 m high)
+    that shows between them, on a dark soil disc (radius 0.42, 8 sides); per corner times ``0.55 + 0.45 z`` (its underside
+    in shade), per card :func:`.photo_plant_tone.card_tone` and scattered normals."""
     rng = _rng(VERSION_SALT, "bush", variant)
-    P, N, C, UV = _box_core((-0.12, -0.12, 0.0), (0.12, 0.12, 0.32), CORE_RGB, (True, True, True, True, True))
+    P, N, C, UV = _box_core((-0.2, -0.2, 0.0), (0.2, 0.2, 0.5), CORE_RGB, (True, True, True, True, True))
+    for part, extra in zip((P, N, C, UV), soil_disc(0.42, 0.42, 8, OAK_BARK)):
+        part += extra
     n0 = len(P)
-    _cards(rng, 30, (0, 0, 0.45), (0.5, 0.5, 0.45), (OAK, ASH, ASPEN)[variant % 3],
-           HEDGE_TINT if variant % 3 != 2 else (0.42, 0.6, 0.5), (0.42, 0.7), P, N, C, UV, shell=0.35)
+    _cards(rng, BUSH_CARDS, (0, 0, 0.45), (0.5, 0.5, 0.45), (OAK, ASH, ASPEN)[variant % 3],
+           HEDGE_TINT if variant % 3 != 2 else (0.42, 0.6, 0.5), (0.45, 0.72), P, N, C, UV, shell=0.45)
     for i in range(n0, len(P)):
         C[i] = np.asarray(C[i]) * (0.55 + 0.45 * min(max(float(P[i][2]), 0.0), 1.0))
     UV[n0:] = list(crop_uv(np.asarray(UV[n0:]), DENSE))
@@ -149,7 +175,8 @@ def bush(variant: int) -> MeshData:
 
 
 def tuft(variant: int) -> MeshData:
-    """A tuft of unit size: three cards crossed at 60 degrees, standing on the ground."""
+    """A tuft of unit size: three cards crossed at 60 degrees, standing on the ground, each card its own
+    :func:`.photo_plant_tone.card_tone`, per corner times ``0.45 + 0.55 z`` (its foot in its own shade)."""
     rng = _rng(VERSION_SALT, "tuft", variant)
     cell = PINE if variant < 2 else ASH
     P, N, C, UV = [], [], [], []
@@ -159,10 +186,11 @@ def tuft(variant: int) -> MeshData:
         axis = np.array([0.15 * rng.normal(), 0.15 * rng.normal(), 1.0])
         axis /= np.linalg.norm(axis)
         q, uv = card(np.array([0.0, 0.0, -0.05]), axis, across, 1.0, cell)
+        tone = card_tone(rng.random(), rng.random())
         P += list(q)
         UV += list(uv)
         N += [np.array([0.0, 0.0, 1.0])] * 6
-        C += [np.asarray(TUFT_TINT) * (0.85 + 0.25 * rng.random())] * 6
+        C += [np.asarray(TUFT_TINT) * tone * (0.45 + 0.55 * min(max(float(p[2]), 0.0), 1.0)) for p in q]
     return _mesh(P, N, C, UV)
 
 

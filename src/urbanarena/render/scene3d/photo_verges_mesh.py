@@ -4,7 +4,9 @@ atlas (:mod:`.trees_photo`), instanced like the greenery (:func:`.photo_greenery
 * *grass tuft* (unit width and height): three crossed cards (the dense middle of the photo, :data:`GRASS_WINDOW`)
   of the pine twig (read as grass blades; variants 0 and
   1, fresh green and a straw-yellow one with seed heads) or of the ash twig (a leafy weed, variant 2), each leaning
-  a little; per corner the colour is the tint times ``0.45 + 0.55 z`` (the base of a tuft in its own shade);
+  a little, and :data:`SPLAYED` low cards lying out at :data:`SPLAY_RAD` above the ground towards the neighbouring
+  tufts (so the clumps merge into a sward instead of standing apart); per corner the colour is the tint times
+  ``0.45 + 0.55 z`` (the base of a tuft in its own shade);
 * *wildflower* (unit size): three small aspen-leaf cards tilted up to face the sky at heights 0.6-1.0 -- the
   yellow aspen leaf tinted to a flower colour (:data:`FLOWER_RGB`: yellow, white, purple);
 * *mat* (unit square, x along the street): one flat quad 3 cm above the ground showing an opaque window of the
@@ -23,11 +25,13 @@ from urbanarena.render.scene3d.mesh_primitives import MeshData
 from urbanarena.render.scene3d.photo_greenery_mesh import ASH, ASPEN, OAK, PINE, _mesh, crop_uv, instance
 from urbanarena.render.scene3d.trees_photo import _rng, card
 
-VERSION_SALT = "photo-verges-1"
+VERSION_SALT = "photo-verges-2"
+#: low splayed cards per grass tuft (one: a second cost 2-3 % of a frame), their lean above the ground (rad) and size (of the tuft's unit width)
+SPLAYED, SPLAY_RAD, SPLAY_SIZE = 1, 0.5, 0.8
 GRASS_TINT = ((0.88, 0.9, 0.64), (1.4, 1.22, 1.0), (0.9, 0.95, 0.78))
 #: the aspen leaf's mean colour is about (0.77, 0.59, 0.22): these tints make it yellow, white, purple
 FLOWER_RGB = ((1.22, 1.42, 0.7), (1.2, 1.55, 4.1), (0.9, 0.85, 3.3))
-MAT_TINT = (0.64, 0.64, 0.46)
+MAT_TINT = (0.44, 0.44, 0.3)
 #: the grass cards show the dense middle of the twig (s0, s1, v0, v1; texel rows 60..230, columns 64..192)
 GRASS_WINDOW = (0.25, 0.75, 1 - 230 / 256, 1 - 60 / 256)
 #: the mat's texels in the oak cell (row0, row1, col0, col1 of its 256 x 256 cut-out; all at alpha >= 0.5)
@@ -41,8 +45,8 @@ def _shade_by_height(P: list, tint, lo: float = 0.45) -> list:
     return [t * (lo + (1 - lo) * min(max(float(p[2]), 0.0), 1.0)) for p in P]
 
 
-def grass_tuft(variant: int) -> MeshData:
-    """A grass tuft of unit width and height (module docstring); ``variant`` 0..2."""
+def grass_tuft(variant: int, splayed: int = SPLAYED) -> MeshData:
+    """A grass tuft of unit width and height (module docstring) with ``splayed`` low cards; ``variant`` 0..2."""
     rng = _rng(VERSION_SALT, "grass", variant)
     cell = ASH if variant == 2 else PINE
     P, N, UV = [], [], []
@@ -53,6 +57,15 @@ def grass_tuft(variant: int) -> MeshData:
         axis = np.array([lean[0], lean[1], 1.0])
         axis /= np.linalg.norm(axis)
         q, uv = card(np.array([0.0, 0.0, -0.04]), axis, across, 1.0, cell)
+        P += list(q)
+        UV += list(crop_uv(uv, GRASS_WINDOW))
+        N += [np.array([0.0, 0.0, 1.0])] * 6
+    for k in range(splayed):   # low cards lying out towards the neighbours: the tufts merge into a sward
+        a = 2 * math.pi * (k + rng.random() * 0.5) / max(splayed, 1)
+        out = np.array([math.cos(a), math.sin(a), 0.0])
+        axis = out * math.cos(SPLAY_RAD) + np.array([0.0, 0.0, math.sin(SPLAY_RAD)])
+        across = np.array([-math.sin(a), math.cos(a), 0.0])
+        q, uv = card(np.array([0.0, 0.0, -0.03]), axis, across, SPLAY_SIZE, cell)
         P += list(q)
         UV += list(crop_uv(uv, GRASS_WINDOW))
         N += [np.array([0.0, 0.0, 1.0])] * 6
@@ -98,8 +111,9 @@ def mat() -> MeshData:
 
 @lru_cache(maxsize=1)
 def verge_templates() -> dict[str, tuple[MeshData, ...]]:
-    """``{"grass": 3 tufts, "flower": 3 colours, "mat": (mat,)}``."""
-    return {"grass": tuple(grass_tuft(v) for v in range(3)), "flower": tuple(flower(c) for c in range(3)),
+    """``{"grass": 3 tufts, "grass_mid": the same without splayed cards, "flower": 3 colours, "mat": (mat,)}``."""
+    return {"grass": tuple(grass_tuft(v) for v in range(3)), "grass_mid": tuple(grass_tuft(v, 0) for v in range(3)),
+            "flower": tuple(flower(c) for c in range(3)),
             "mat": (mat(),)}
 
 
@@ -111,7 +125,8 @@ def _bright(xy: np.ndarray) -> np.ndarray:
 
 def verge_mesh(plan: dict[str, np.ndarray]) -> tuple[MeshData, MeshData]:
     """``(mid, detail)`` triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_verges.plan_verges` plan: the
-    tufts flagged ``far`` in ``mid`` (drawn to :data:`.photo_verges.MID_DISTANCE_M`), the other tufts, the flowers
+    tufts flagged ``far`` in ``mid`` (drawn to :data:`.photo_verges.MID_DISTANCE_M`; without the splayed cards,
+    which are a few pixels there), the other tufts, the flowers
     and the mats in ``detail`` (drawn near only). Grass template by a hash of the position (a third of the tufts
     straw-coloured, a sixth weeds), brightness 0.82-1.12."""
     from urbanarena.render.scene3d.meshes import concat_meshes
@@ -125,10 +140,10 @@ def verge_mesh(plan: dict[str, np.ndarray]) -> tuple[MeshData, MeshData]:
         which = np.select([which < 3, which < 5], [0, 1], 2)
         scale = np.column_stack([g[:, 2], g[:, 2], g[:, 3]])
         for v in range(3):
-            for sel, out in ((g[:, 5] > 0.5, far), (g[:, 5] <= 0.5, det)):
+            for sel, out, key in ((g[:, 5] > 0.5, far, "grass_mid"), (g[:, 5] <= 0.5, det, "grass")):
                 sel = sel & (which == v)
                 if sel.any():
-                    out.append(instance(tm["grass"][v], g[sel, :2], g[sel, 4], scale[sel], _bright(g[sel, :2])))
+                    out.append(instance(tm[key][v], g[sel, :2], g[sel, 4], scale[sel], _bright(g[sel, :2])))
     f = plan["flower"]
     for c in range(3):
         sel = f[:, 4] == c

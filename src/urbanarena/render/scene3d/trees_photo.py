@@ -25,7 +25,9 @@ and crowns of many alpha-tested photo leaf cards, from the fetched ``@dgreenheck
   feature index, its colours times a per-tree tint (:func:`tree_tint`). About 380-440 triangles a tree.
 * **Shader** (:func:`program_sources`): the lit weather vertex shader plus a UV; the fragment shader samples the
   atlas (``textureGrad`` of the continuous UV, so bark repeats along the trunk without seams), discards alpha
-  < 0.5 (cut-outs), lights, tone-maps and hazes like the realistic foliage.
+  < 0.5 (cut-outs), lights (plus the sunlight through the leaf, :mod:`.photo_leaf_look`), tone-maps and hazes
+  like the realistic foliage. The leaf cells of the atlas are graded towards street foliage
+  (:func:`.photo_leaf_look.grade_leaf_cell`).
 
 UV encoding: ``u = 2 k + s`` with ``k`` the atlas cell and ``s`` in 0..1 across it; ``v`` is 0..1 up a leaf card
 and runs on along a bark cylinder (metres / :data:`BARK_REPEAT_M`; the shader wraps it).
@@ -45,7 +47,7 @@ from urbanarena.render.scene3d.mesh_primitives import MeshData
 
 PACKAGE = "@dgreenheck/ez-tree"
 #: bumped whenever the trees' geometry, atlas or shader change pixels (part of the photo render identity)
-TREES_VERSION = "photo-trees-2"
+TREES_VERSION = "photo-trees-3"   # 3: the leaf grade and translucency (.photo_leaf_look)
 CELL_PX = 256
 LEAF_FILES = ("leaves/oak_color.png", "leaves/ash_color.png", "leaves/aspen_color.png", "leaves/pine_color.png")
 BARK_FILES = ("bark/oak_color_1k.jpg", "bark/willow_color_1k.jpg", "bark/birch_color_1k.jpg",
@@ -148,6 +150,10 @@ def build_atlas(folder: Path) -> np.ndarray:
         c = _read_rgba(p)
         if rel in BARK_FILES:
             c[..., 3] = 1.0
+        else:   # the leaf photos graded towards street foliage (.photo_leaf_look)
+            from urbanarena.render.scene3d.photo_leaf_look import grade_leaf_cell
+
+            c = grade_leaf_cell(c).astype(np.float32)
         cells.append(fill_transparent(c))
     return np.round(np.concatenate(cells, axis=1) * 255.0).astype(np.uint8)
 
@@ -384,7 +390,7 @@ in vec3 v_world;
 in vec3 v_normal;
 in vec2 v_uv;
 out vec4 f_colour;
-""" + "LIGHT_FS_HERE" + "TONE_HERE" + """
+""" + "LIGHT_FS_HERE" + "TONE_HERE" + "GLOW_HERE" + """
 void main() {
     float cell = floor(v_uv.x * 0.5);
     vec2 local = vec2(clamp(v_uv.x - 2.0 * cell, 0.004, 0.996), fract(v_uv.y));
@@ -392,7 +398,7 @@ void main() {
     vec4 t = textureGrad(tree_tex, vec2((cell + local.x) / N_CELLS, 1.0 - local.y), dFdx(v_uv) * g, dFdy(v_uv) * g);
     if (t.a < 0.5) discard;                                    // the photo's cut-out
     vec3 n = normalize(v_normal);
-    vec3 c = v_albedo * t.rgb * (light_at(n) + lamp_light(v_world, n));
+    vec3 c = v_albedo * t.rgb * (light_at(n) + lamp_light(v_world, n) + leaf_glow(v_world, n));
     c = tonemap(c);
     f_colour = vec4(clamp(mix(horizon, c, fog_at(v_world)), 0.0, 1.0), 1.0);
 }
@@ -409,7 +415,10 @@ def program_sources(max_lamps: int, lamps: bool = True) -> tuple[str, str]:
     assert "in vec3 in_colour;\n" in vs and "    gl_Position" in vs
     vs = vs.replace("in vec3 in_colour;\n", "in vec3 in_colour;\nin vec2 in_uv;\nout vec2 v_uv;\n", 1)
     vs = vs.replace("    gl_Position", "    v_uv = in_uv;\n    gl_Position", 1)
+    from urbanarena.render.scene3d.photo_leaf_look import TRANSLUCENCY_GLSL
+
     fs = (TREE_FS.replace("LIGHT_FS_HERE", shaders.LIGHT_FS).replace("TONE_HERE", TONE)
+          .replace("GLOW_HERE", TRANSLUCENCY_GLSL)
           .replace("N_CELLS", f"{float(N_CELLS):.1f}"))
     return shaders.variant(vs, True, max_lamps, lamps), shaders.variant(fs, True, max_lamps, lamps)
 
