@@ -46,7 +46,8 @@ import hashlib
 
 import numpy as np
 
-from urbanarena.render.scene3d.photo_ground import _smooth, rhash_np, vnoise_np
+from urbanarena.render.scene3d import photo_ground as PG
+from urbanarena.render.scene3d.photo_ground import _smooth, h21_np, rhash_np, vnoise_np
 
 #: switch (tests and the benchmark's A/B): false draws the photo ground exactly as before this module
 ENABLED = True
@@ -55,13 +56,17 @@ WEAR_VERSION = "photo-ground-wear-1"
 #: mean slope of a unit-wavelength value noise (noise units per wavelength), for contour widths
 GRAD = 0.45
 OIL_CELL_M, OIL_P, OIL_A = 2.2, 0.22, 0.45
-CRACK_M, CRACK_ZONE_M, CRACK_HW_M, CRACK_A, CRACK_WIGGLE = 3.3, 29.0, 0.03, 0.6, 0.05
+CRACK_M, CRACK_HW_M, CRACK_A, CRACK_WIGGLE = 3.3, 0.02, 0.6, 0.05
+#: the tar line fades where the noise strays this far from its contour (noise units): no blobs at saddles
+CRACK_CAP = (0.004, 0.008)
 LID_CELL_M, LID_P = 11.0, 0.4
 IRON_RGB = (0.2, 0.19, 0.18)
 GUM_CELL_M, GUM_P = 0.2, 0.16
 PLID_CELL_M, PLID_P = 7.0, 0.35
 JOINT_RGB, MOSS_RGB = (0.22, 0.21, 0.19), (0.15, 0.19, 0.08)
 PATH_HW_M, PATH_RGB = 0.5, (0.34, 0.3, 0.22)
+#: trodden paths only in a share of square cells (m)
+PATH_CELL_M, PATH_P = 40.0, 0.35
 CLOVER_RGB = (0.68, 0.8, 0.74)
 
 GLSL = f"""
@@ -83,16 +88,24 @@ vec3 pw_iron(vec2 d, float r, float aa) {{          // an iron cover: rim and a 
     float boss = (1.0 - smoothstep(0.25 - aa / 0.07, 0.25 + aa / 0.07, max(b.x, b.y))) * (1.0 - smoothstep(0.01, 0.02, aa));
     return vec3{IRON_RGB} * (1.0 + 0.45 * boss + 0.6 * rim);
 }}
+vec3 pw_vnoise_d(vec2 p, uint s) {{               // value noise (as vnoise) and its gradient per unit of p
+    vec2 i = floor(p), f = fract(p);
+    vec2 w = f * f * (3.0 - 2.0 * f), dw = 6.0 * f * (1.0 - f);
+    float a = h21(i, s), b = h21(i + vec2(1.0, 0.0), s), c = h21(i + vec2(0.0, 1.0), s), d = h21(i + vec2(1.0, 1.0), s);
+    return vec3(mix(mix(a, b, w.x), mix(c, d, w.x), w.y), dw * vec2(mix(b - a, d - c, w.y), mix(c - a, d - b, w.x)));
+}}
 vec3 pw_asphalt(vec3 a, vec2 p, float aa) {{
     uint h;
     vec3 o = pw_cell(p, {OIL_CELL_M:.3f}, 161u, h);
     float r = 0.1 + 0.32 * float(h >> 24u) / 255.0, sq = 0.55 + 0.45 * float((h >> 4u) & 15u) / 15.0;
     float oil = (o.z < {OIL_P:.4f} ? 1.0 : 0.0) * (1.0 - smoothstep(0.4 * r, r + aa, length(vec2(o.x, o.y / sq))));
     a *= 1.0 - {OIL_A:.4f} * oil;
-    float zone = smoothstep(0.38, 0.5, vnoise(p / {CRACK_ZONE_M:.3f}, 162u));
-    float n = vnoise(p / {CRACK_M:.3f}, 163u) + {CRACK_WIGGLE:.4f} * (vnoise(p / 0.37, 164u) - 0.5);
-    float g = {GRAD / CRACK_M:.6f}, w = {CRACK_HW_M:.4f} * g;
-    float line = zone * (1.0 - smoothstep(w, w + aa * g, abs(n - 0.5))) * min(1.0, {2 * CRACK_HW_M:.4f} / max(aa, 1e-6));
+    float zone = smoothstep(0.38, 0.5, vnoise(p / {PG.TONE_M:.3f}, 92u));   // the asphalt tone's noise (shared)
+    vec3 nd = pw_vnoise_d(p / {CRACK_M:.3f}, 163u);
+    float n = nd.x + {CRACK_WIGGLE:.4f} * (vnoise(p / 0.37, 164u) - 0.5);
+    float dm = abs(n - 0.5) * {CRACK_M:.3f} / max(length(nd.yz), 1e-4);   // metres from the contour
+    float line = zone * (1.0 - smoothstep({CRACK_HW_M:.4f} - aa, {CRACK_HW_M:.4f} + aa, dm)) * min(1.0, {2 * CRACK_HW_M:.4f} / max(aa, 1e-6))
+                 * (1.0 - smoothstep({CRACK_CAP[0]:.4f}, {CRACK_CAP[1]:.4f}, abs(n - 0.5)));   // thins out at saddles
     a *= 1.0 - {CRACK_A:.4f} * line;
     vec3 l = pw_cell(p, {LID_CELL_M:.3f}, 165u, h);
     float lr = ((h >> 24u) & 3u) == 0u ? 0.11 : 0.31;
@@ -100,7 +113,7 @@ vec3 pw_asphalt(vec3 a, vec2 p, float aa) {{
     return mix(a, pw_iron(l.xy, lr, aa), lid);
 }}
 vec3 pw_joint(vec2 p) {{
-    return mix(vec3{JOINT_RGB}, vec3{MOSS_RGB}, smoothstep(0.55, 0.75, vnoise(p / 2.1, 172u)));
+    return mix(vec3{JOINT_RGB}, vec3{MOSS_RGB}, smoothstep(0.5, 0.7, vnoise(p / {PG.STAIN_M:.3f}, 95u)));   // damp: moss
 }}
 vec3 pw_paving(vec3 a, vec2 p, float aa) {{
     uint h;
@@ -118,16 +131,15 @@ vec3 pw_paving(vec3 a, vec2 p, float aa) {{
 }}
 vec3 pw_kerb(vec3 a, vec2 p) {{ return a * (0.62 + 0.25 * vnoise(p / 0.9, 191u)); }}
 vec3 pw_paint(vec3 a, vec2 p) {{
-    a *= 0.82 + 0.18 * vnoise(p / 1.7, 192u);
-    return mix(a, vec3(0.3, 0.305, 0.31), 0.55 * smoothstep(0.6, 0.85, vnoise(p / 3.1, 193u)));
+    float n = vnoise(p * 1.3, 15u);                 // the realistic paint's wear octave (shared)
+    return mix(a * (0.8 + 0.2 * n), vec3(0.3, 0.305, 0.31), 0.5 * smoothstep(0.45, 0.75, n));
 }}
 vec3 pw_lawn(vec3 c, vec2 p, float aa) {{
     c *= mix(vec3(1.0), vec3{CLOVER_RGB}, smoothstep(0.58, 0.78, vnoise(p / 1.9, 181u)));
-    float zone = smoothstep(0.45, 0.6, vnoise(p / 53.0, 182u));
-    float g = {GRAD / 23.0:.6f}, w = {PATH_HW_M:.4f} * g;
-    float path = zone * (1.0 - smoothstep(0.6 * w, w + aa * g, abs(vnoise(p / 23.0, 183u) - 0.5)));
-    c = mix(c, vec3{PATH_RGB}, 0.8 * path);
-    return c * (1.0 + 0.2 * (vnoise(p / 0.55, 184u) - 0.5) * (1.0 - smoothstep(0.05, 0.2, aa)));
+    float zone = h21(p / {PATH_CELL_M:.3f}, 182u) < {PATH_P:.4f} ? 1.0 : 0.0;
+    float g = {GRAD / PG.DRY_M:.6f}, w = {PATH_HW_M:.4f} * g;     // along the dry stretches' noise (shared)
+    float path = zone * (1.0 - smoothstep(0.6 * w, w + aa * g, abs(vnoise(p / {PG.DRY_M:.3f}, 97u) - 0.5)));
+    return mix(c, vec3{PATH_RGB}, 0.8 * path);
 }}
 """
 
@@ -137,7 +149,6 @@ AA = "(fwidth(p.x) + fwidth(p.y))"
 
 def _swaps() -> tuple[tuple[str, str], ...]:
     """``(old, new)`` texts of the photo ground program (after :data:`.photo_materials.GROUND_SWAPS`)."""
-    from urbanarena.render.scene3d import photo_ground as PG
     from urbanarena.render.scene3d import photo_materials as PM
     from urbanarena.render.scene3d import photo_paving as PV
 
@@ -150,7 +161,7 @@ def _swaps() -> tuple[tuple[str, str], ...]:
         # the realistic asphalt's cracks give way to the tar lines; its damp blotches grow
         ("    return a * (1.0 - 0.25 * fine * worn * (1.0 - smoothstep(0.0, fwidth(cn), abs(cn))));", "    return a;"),
         ("    a *= 1.0 - 0.1 * smoothstep(0.6, 0.9, vnoise(p * 0.6 + 3.0, 8u));",
-         "    a *= (1.0 - 0.16 * smoothstep(0.66, 0.71, vnoise(p * 0.6 + 3.0, 8u))) * (0.9 + 0.2 * vnoise(p / 4.3, 166u));"),
+         "    float damp = vnoise(p * 0.6 + 3.0, 8u);\n    a *= (1.0 - 0.12 * smoothstep(0.66, 0.71, damp)) * (0.93 + 0.14 * damp);"),
         ("vec3 kerb(vec2 p) { return vec3(0.66, 0.65, 0.63) * (0.9 + 0.15 * h21(p * 3.0, 16u)); }",
          "vec3 kerb(vec2 p) { return pw_kerb(vec3(0.66, 0.65, 0.63) * (0.9 + 0.15 * h21(p * 3.0, 16u)), p); }"),
         ("pg_paint(paint(p), p, fine)", "pw_paint(pg_paint(paint(p), p, fine), p)"),
@@ -208,6 +219,21 @@ def dot_cover(d, r, aa: float) -> np.ndarray:
     return (1.0 - _smooth(r - aa, r + aa, d)) * np.minimum(1.0, r * r / max(aa * aa, 1e-12))
 
 
+def vnoise_d(p: np.ndarray, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Twin of ``pw_vnoise_d``: the value noise at ``p`` ``(..., 2)`` (as :func:`.photo_ground.vnoise_np`) and its
+    gradient ``(..., 2)`` per unit of ``p``."""
+    p = np.asarray(p, np.float64)
+    i = np.floor(p)
+    f = p - i
+    w, dw = f * f * (3.0 - 2.0 * f), 6.0 * f * (1.0 - f)
+    a, b = h21_np(i, seed), h21_np(i + [1.0, 0.0], seed)
+    c, d = h21_np(i + [0.0, 1.0], seed), h21_np(i + [1.0, 1.0], seed)
+    wx, wy = w[..., 0], w[..., 1]
+    v = (a + (b - a) * wx) * (1 - wy) + (c + (d - c) * wx) * wy
+    g = np.stack([dw[..., 0] * ((b - a) + ((d - c) - (b - a)) * wy), dw[..., 1] * ((c - a) + ((d - b) - (c - a)) * wx)], -1)
+    return v, g
+
+
 def iron_rgb(d: np.ndarray, r, aa: float) -> np.ndarray:
     """Twin of ``pw_iron``: an iron cover's colour ``(..., 3)`` at offsets ``d`` ``(..., 2)`` (m) from its centre."""
     d = np.asarray(d, np.float64)
@@ -230,11 +256,12 @@ def asphalt_wear(a: np.ndarray, p: np.ndarray, aa: float) -> np.ndarray:
     sq = 0.55 + 0.45 * ((h >> 4) & 15) / 15.0
     oil = (z < OIL_P) * (1.0 - _smooth(0.4 * r, r + aa, np.hypot(o[..., 0], o[..., 1] / sq)))
     a = np.asarray(a, np.float64) * (1.0 - OIL_A * oil)[..., None]
-    zone = _smooth(0.38, 0.5, vnoise_np(p / CRACK_ZONE_M, 162))
-    n = vnoise_np(p / CRACK_M, 163) + CRACK_WIGGLE * (vnoise_np(p / 0.37, 164) - 0.5)
-    g = GRAD / CRACK_M
-    w = CRACK_HW_M * g
-    line = zone * (1.0 - _smooth(w, w + aa * g, np.abs(n - 0.5))) * min(1.0, 2 * CRACK_HW_M / max(aa, 1e-6))
+    zone = _smooth(0.38, 0.5, vnoise_np(p / PG.TONE_M, 92))
+    v, grad = vnoise_d(p / CRACK_M, 163)
+    n = v + CRACK_WIGGLE * (vnoise_np(p / 0.37, 164) - 0.5)
+    dm = np.abs(n - 0.5) * CRACK_M / np.maximum(np.linalg.norm(grad, axis=-1), 1e-4)
+    line = (zone * (1.0 - _smooth(CRACK_HW_M - aa, CRACK_HW_M + aa, dm)) * min(1.0, 2 * CRACK_HW_M / max(aa, 1e-6))
+            * (1.0 - _smooth(CRACK_CAP[0], CRACK_CAP[1], np.abs(n - 0.5))))
     a = a * (1.0 - CRACK_A * line)[..., None]
     l, z, h = cell_decal(p, LID_CELL_M, 165)
     lr = np.where((h >> 24) & 3 == 0, 0.11, 0.31)
@@ -244,7 +271,7 @@ def asphalt_wear(a: np.ndarray, p: np.ndarray, aa: float) -> np.ndarray:
 
 def joint_rgb(p: np.ndarray) -> np.ndarray:
     """Twin of ``pw_joint``: the paving joints' colour ``(..., 3)`` at ``p`` ``(..., 2)`` (m)."""
-    t = _smooth(0.55, 0.75, vnoise_np(np.asarray(p, np.float64) / 2.1, 172))
+    t = _smooth(0.5, 0.7, vnoise_np(np.asarray(p, np.float64) / PG.STAIN_M, 95))
     return _mix(np.asarray(JOINT_RGB, np.float64), np.asarray(MOSS_RGB, np.float64), t)
 
 
@@ -273,17 +300,18 @@ def kerb_factor(p: np.ndarray) -> np.ndarray:
 def paint_wear(a: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Twin of ``pw_paint``: road paint ``a`` ``(..., 3)`` grimed and worn through at ``p`` ``(..., 2)`` (m)."""
     p = np.asarray(p, np.float64)
-    a = np.asarray(a, np.float64) * (0.82 + 0.18 * vnoise_np(p / 1.7, 192))[..., None]
-    return _mix(a, np.array([0.3, 0.305, 0.31]), 0.55 * _smooth(0.6, 0.85, vnoise_np(p / 3.1, 193)))
+    n = vnoise_np(p * 1.3, 15)
+    a = np.asarray(a, np.float64) * (0.8 + 0.2 * n)[..., None]
+    return _mix(a, np.array([0.3, 0.305, 0.31]), 0.5 * _smooth(0.45, 0.75, n))
 
 
 def path_share(p: np.ndarray, aa: float) -> np.ndarray:
     """The trodden-path share of ``pw_lawn`` (before its 0.8 strength) at ``p`` ``(..., 2)`` (m)."""
     p = np.asarray(p, np.float64)
-    zone = _smooth(0.45, 0.6, vnoise_np(p / 53.0, 182))
-    g = GRAD / 23.0
+    zone = (h21_np(p / PATH_CELL_M, 182) < PATH_P).astype(np.float64)
+    g = GRAD / PG.DRY_M
     w = PATH_HW_M * g
-    return zone * (1.0 - _smooth(0.6 * w, w + aa * g, np.abs(vnoise_np(p / 23.0, 183) - 0.5)))
+    return zone * (1.0 - _smooth(0.6 * w, w + aa * g, np.abs(vnoise_np(p / PG.DRY_M, 97) - 0.5)))
 
 
 def lawn_wear(c: np.ndarray, p: np.ndarray, aa: float) -> np.ndarray:
@@ -292,8 +320,7 @@ def lawn_wear(c: np.ndarray, p: np.ndarray, aa: float) -> np.ndarray:
     p = np.asarray(p, np.float64)
     c = _mix(np.asarray(c, np.float64), np.asarray(CLOVER_RGB, np.float64) * np.asarray(c, np.float64),
              _smooth(0.58, 0.78, vnoise_np(p / 1.9, 181)))
-    c = _mix(c, np.asarray(PATH_RGB, np.float64), 0.8 * path_share(p, aa))
-    return c * (1.0 + 0.2 * (vnoise_np(p / 0.55, 184) - 0.5) * (1.0 - float(_smooth(0.05, 0.2, aa))))[..., None]
+    return _mix(c, np.asarray(PATH_RGB, np.float64), 0.8 * path_share(p, aa))
 
 
 __all__ = ["AA", "ENABLED", "GLSL", "GRAD", "WEAR_VERSION", "asphalt_wear", "cell_decal", "dot_cover", "iron_rgb",
