@@ -15,29 +15,32 @@ and a decal smaller than a pixel keeps only its area's share (``min(1, r^2 / aa^
 
 * **Asphalt** (``pw_asphalt``, twin :func:`asphalt_wear`): *oil and rubber spots* (cells of :data:`OIL_CELL_M`,
   share :data:`OIL_P`; ellipses of 0.1-0.42 m, squashed 0.55-1, soft, darkening up to :data:`OIL_A`); *sealed
-  cracks*: tar lines (half width :data:`CRACK_HW_M`) along the 0.5 contour of a value noise of wavelength
-  :data:`CRACK_M` roughened by one of 0.37 m, only in zones where a 29 m noise is high (the realistic asphalt's
-  cracks are dropped for these); *iron covers* (cells of :data:`LID_CELL_M`, share :data:`LID_P`): a manhole
-  of 0.31 m radius (rim, a grid of raised bosses that fades out when a pixel spans over 2 cm) or, a quarter
-  of them, a valve cap of 0.11 m. The realistic damp/oil blotches are made stronger (damp patches).
+  cracks*: tar lines of half width :data:`CRACK_HW_M` along the 0.5 contour of a value noise of wavelength
+  :data:`CRACK_M` roughened by one of 0.37 m; the distance to the contour in metres is ``|n - 0.5|`` over the
+  noise's analytic gradient (``pw_vnoise_d``, twin :func:`vnoise_d`), so the line keeps its width, and it fades
+  where ``|n - 0.5|`` passes :data:`CRACK_CAP` (no blobs at the noise's saddles); only where the photo
+  ground's 23 m asphalt tone noise is above 0.38-0.5 (the realistic asphalt's cracks are dropped for these);
+  *iron covers* (cells of :data:`LID_CELL_M`, share :data:`LID_P`): a manhole of 0.31 m radius (rim, a grid of
+  raised bosses of 7 cm that fades out when a pixel spans over 1-2 cm) or, a quarter of them, a valve cap of
+  0.11 m. The realistic damp blotches (its 1.7 m noise) get sharper edges (puddle stains, 12 % darker) and the
+  same noise mottles the asphalt +-7 %.
 * **Paving** (``pw_paving``, twin :func:`paving_wear`): *chewing-gum dots* (cells of :data:`GUM_CELL_M`, share
-  :data:`GUM_P`, radius 7-19 mm, 70 % dark, the rest pale); *utility lids* (cells of :data:`PLID_CELL_M`,
-  share :data:`PLID_P`): square lids of 0.2-0.35 m half size with an iron frame over darker infill, or a round
-  valve cap; *moss and dirt in the joints* (``pw_joint``, twin :func:`joint_rgb`): the joint colour turns moss
-  green where a 2.1 m noise is high.
-* **Kerb band** (``pw_kerb``, twin :func:`kerb_factor`): dimmed and soiled at 0.9 m scale (it was one bright
-  granite tone).
-* **Road paint** (``pw_paint``, twin :func:`paint_wear`): grimed (``0.82 + 0.18 n``, 1.7 m) and worn through
-  where a 3.1 m noise is high.
-* **Lawn** (``pw_lawn``, twin :func:`lawn_wear`): darker, bluer clover patches (1.9 m noise), trodden paths
-  (a soil-coloured band about :data:`PATH_HW_M` either side of the 0.5 contour of a 23 m noise, in zones of
-  a 53 m noise) and a 0.55 m mottle that fades out with the pixel's footprint.
+  :data:`GUM_P`, radius 7-19 mm, a quarter pale, the rest dark); *utility lids* (cells of :data:`PLID_CELL_M`,
+  share :data:`PLID_P`): square lids of 0.2-0.35 m half size with a 3 cm iron frame over darker infill, or (a
+  quarter) a round valve cap of 9 cm; *moss in the joints* (``pw_joint``, twin :func:`joint_rgb`): the joint
+  colour of :mod:`.photo_paving` turns moss green where the stains' 1.4 m noise is high (damp places).
+* **Kerb band** (``pw_kerb``, twin :func:`kerb_factor`): dimmed and soiled (``0.62 + 0.25 n``, 0.9 m noise;
+  it was one bright granite tone).
+* **Road paint** (``pw_paint``, twin :func:`paint_wear`): grimed (``0.8 + 0.2 n``) and worn through to asphalt
+  grey (up to half) where ``n``, the realistic paint's own wear octave, is high.
+* **Lawn** (``pw_lawn``, twin :func:`lawn_wear`): darker, bluer clover patches (1.9 m noise) and trodden paths:
+  a soil-coloured band :data:`PATH_HW_M` either side of the 0.5 contour of the lawn's 17 m dry-stretch noise
+  (its width from a typical slope, :data:`GRAD` over the wavelength), in :data:`PATH_P` of the squares of
+  :data:`PATH_CELL_M`.
 
-A contour line's half width in metres is turned into noise units with a typical gradient, :data:`GRAD` over
-the wavelength (the value noise's mean slope), so the shader needs no derivatives of its own and the twins are
-exact. Constants are ours, chosen by eye against the shared street photos. Cost: the realistic asphalt's crack
-noises (three value noises) are dropped for the tar lines (three); the rest is a hash per decal kind and one
-value noise per layer.
+Noises that the photo ground already computes (the asphalt tone, the stains, the dry stretches, the paint's wear)
+are called with the same arguments, so the compiler computes them once. Constants are ours, chosen by eye
+against the shared street photos.
 """
 
 from __future__ import annotations
