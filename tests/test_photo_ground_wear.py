@@ -157,9 +157,14 @@ def test_gpu_joint_kerb_paint_and_lawn_are_the_twins():
     """``pw_joint``, ``pw_kerb`` (on white), ``pw_paint`` and ``pw_lawn`` equal their twins over 50 m."""
     origin, step, size = (-7.0, 21.0), 50.0 / 192, 192
     p = _grid(origin, step, size)
-    gpu = _gpu("pw_joint(p), pw_kerb(vec3(1.0), p).r", origin, step, size)
+    gpu = _gpu("pw_joint(p), 1.0", origin, step, size)
     assert np.abs(gpu[..., :3] - PW.joint_rgb(p)).max() < 2e-3
-    assert np.abs(gpu[..., 3] - PW.kerb_factor(p)).max() < 2e-3
+    for origin, step in (((-7.0, 21.0), 50.0 / 192), ((10.2, -0.6), 0.006)):    # far, and near with slots
+        p = _grid(origin, step, size)
+        gpu = _gpu("pw_kerb(vec3(0.7), p), 1.0", origin, step, size)[..., :3]
+        twin = PW.kerb_albedo(np.full(p.shape[:-1] + (3,), 0.7), p, 2 * step)   # fwidth(p.x) + fwidth(p.y)
+        err = np.abs(gpu - twin).max(-1)
+        assert np.quantile(err, 0.995) < 2e-3 and err.max() < 0.1
     gpu = _gpu("pw_paint(vec3(0.86), p), 1.0", origin, step, size)[..., :3]
     assert np.abs(gpu - PW.paint_wear(np.full(p.shape[:-1] + (3,), 0.86), p)).max() < 2e-3
     gpu = _gpu("pw_lawn(vec3(0.2, 0.3, 0.1), p, aa), 1.0", origin, step, size, aa=0.03)[..., :3]
@@ -215,3 +220,25 @@ def test_noise_gradient_by_finite_differences():
         d[k] = e
         fd = (PG.vnoise_np(p + d, 163) - PG.vnoise_np(p - d, 163)) / (2 * e)
         assert np.allclose(g[:, k], fd, atol=1e-5)
+
+
+def test_drain_grating_by_hand():
+    """On a line ``x = k GRATE_M`` whose 1.5 m piece is drawn, the kerb band is iron: at a slot's centre (``x``
+    a multiple of SLOT_M plus half: ``fract - 0.5`` = 0) dark, ``IRON (1.2 - 0.9)``, between slots
+    (``x`` a multiple of SLOT_M) ``1.2 IRON``; 0.5 m off the line (beyond the half length) only the soil factor;
+    the share of drawn pieces is about GRATE_P."""
+    k, y = next((k, j * 1.5 + 0.75) for k in range(1, 60) for j in range(-20, 20)
+                if (rhash(k, j & 0xFFFFFFFF, 195) & 65535) / 65535.0 < PW.GRATE_P
+                and abs((j * 1.5 + 0.75) - round((j * 1.5 + 0.75) / PW.GRATE_M) * PW.GRATE_M) > 0.5)   # no y-line
+    a = np.array([0.7, 0.7, 0.7])
+    x_slot = np.floor(k * PW.GRATE_M / PW.SLOT_M) * PW.SLOT_M + 0.5 * PW.SLOT_M
+    got = PW.kerb_albedo(a, np.array([x_slot, y]), 0.001)
+    assert np.allclose(got, np.asarray(PW.IRON_RGB) * 0.3, atol=1e-9)
+    x_bar = np.floor(k * PW.GRATE_M / PW.SLOT_M) * PW.SLOT_M
+    got = PW.kerb_albedo(a, np.array([x_bar, y]), 0.001)
+    assert np.allclose(got, np.asarray(PW.IRON_RGB) * 1.2, atol=1e-9)
+    off = np.array([k * PW.GRATE_M + 0.5, y])
+    assert np.allclose(PW.kerb_albedo(a, off, 0.001), a * PW.kerb_factor(off), atol=1e-12)
+    q = _grid((0.0, 0.0), 1.5, 200)
+    q[..., 0] = np.round(q[..., 0] / PW.GRATE_M) * PW.GRATE_M
+    assert abs(PW.grate_masks(q)[0].mean() - PW.GRATE_P) < 0.05

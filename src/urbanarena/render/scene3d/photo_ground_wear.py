@@ -29,8 +29,11 @@ and a decal smaller than a pixel keeps only its area's share (``min(1, r^2 / aa^
   share :data:`PLID_P`): square lids of 0.2-0.35 m half size with a 3 cm iron frame over darker infill, or (a
   quarter) a round valve cap of 9 cm; *moss in the joints* (``pw_joint``, twin :func:`joint_rgb`): the joint
   colour of :mod:`.photo_paving` turns moss green where the stains' 1.4 m noise is high (damp places).
-* **Kerb band** (``pw_kerb``, twin :func:`kerb_factor`): dimmed and soiled (``0.62 + 0.25 n``, 0.9 m noise;
-  it was one bright granite tone).
+* **Kerb band** (``pw_kerb``, twin :func:`kerb_albedo`): dimmed and soiled (``0.62 + 0.25 n``, 0.9 m noise;
+  it was one bright granite tone), and **drain gratings**: the ground only knows the band by its material, so a
+  grating (iron, slots of :data:`SLOT_M` pitch fading out when a pixel spans 1-2.5 cm) fills the band within
+  :data:`GRATE_HW_M` of the lines ``x = k GRATE_M`` and ``y = k GRATE_M``, on :data:`GRATE_P` of those lines'
+  1.5 m pieces (``h21`` of the line index and the piece); a kerb crosses such a line every 8-11 m.
 * **Road paint** (``pw_paint``, twin :func:`paint_wear`): grimed (``0.8 + 0.2 n``) and worn through to asphalt
   grey (up to half) where ``n``, the realistic paint's own wear octave, is high.
 * **Lawn** (``pw_lawn``, twin :func:`lawn_wear`): darker, bluer clover patches (1.9 m noise) and trodden paths:
@@ -64,6 +67,8 @@ CRACK_M, CRACK_HW_M, CRACK_A, CRACK_WIGGLE = 3.3, 0.02, 0.6, 0.05
 CRACK_CAP = (0.004, 0.008)
 LID_CELL_M, LID_P = 11.0, 0.4
 IRON_RGB = (0.2, 0.19, 0.18)
+#: drain gratings in the kerb band: line spacing (m), share of 1.5 m pieces, half length (m), slot pitch (m)
+GRATE_M, GRATE_P, GRATE_HW_M, SLOT_M = 11.0, 0.5, 0.25, 0.045
 GUM_CELL_M, GUM_P = 0.2, 0.16
 PLID_CELL_M, PLID_P = 7.0, 0.35
 JOINT_RGB, MOSS_RGB = (0.22, 0.21, 0.19), (0.15, 0.19, 0.08)
@@ -71,6 +76,9 @@ PATH_HW_M, PATH_RGB = 0.5, (0.34, 0.3, 0.22)
 #: trodden paths only in a share of square cells (m)
 PATH_CELL_M, PATH_P = 40.0, 0.35
 CLOVER_RGB = (0.68, 0.8, 0.74)
+
+#: the footprint expression the photo ground passes (metres per pixel)
+AA = "(fwidth(p.x) + fwidth(p.y))"
 
 GLSL = f"""
 // photo ground wear (photo_ground_wear.py): decals at true scale on asphalt, paving, kerbs, paint and lawns
@@ -132,7 +140,22 @@ vec3 pw_paving(vec3 a, vec2 p, float aa) {{
     float frame = round_cap ? 1.0 : 1.0 - smoothstep(0.03 - aa, 0.03 + aa, -e);
     return mix(a, mix(a * 0.8, vec3{IRON_RGB} * 1.5, frame), lid);
 }}
-vec3 pw_kerb(vec3 a, vec2 p) {{ return a * (0.62 + 0.25 * vnoise(p / 0.9, 191u)); }}
+vec3 pw_kerb(vec3 a, vec2 p) {{
+    float aa = {AA};
+    a *= 0.62 + 0.25 * vnoise(p / 0.9, 191u);
+    // drain gratings where the band crosses a line x = k GRATE_M or y = k GRATE_M, in GRATE_P of its 1.5 m pieces
+    vec2 k = floor(p / {GRATE_M:.3f} + 0.5), d = abs(p - k * {GRATE_M:.3f});     // metres from the nearest lines
+    float gx = h21(vec2(k.x, floor(p.y / 1.5)), 195u) < {GRATE_P:.4f} ? 1.0 : 0.0;
+    float gy = h21(vec2(k.y, floor(p.x / 1.5)), 196u) < {GRATE_P:.4f} ? 1.0 : 0.0;
+    float inx = gx * (1.0 - smoothstep({GRATE_HW_M:.3f} - aa, {GRATE_HW_M:.3f} + aa, d.x));
+    float iny = gy * (1.0 - smoothstep({GRATE_HW_M:.3f} - aa, {GRATE_HW_M:.3f} + aa, d.y));
+    vec2 sl = abs(fract(p / {SLOT_M:.3f}) - 0.5);                 // slots across the line's direction
+    float fade = 1.0 - smoothstep(0.01, 0.025, aa);
+    float sx = fade * (1.0 - smoothstep(0.25 - aa / {SLOT_M:.3f}, 0.25 + aa / {SLOT_M:.3f}, sl.x));
+    float sy = fade * (1.0 - smoothstep(0.25 - aa / {SLOT_M:.3f}, 0.25 + aa / {SLOT_M:.3f}, sl.y));
+    a = mix(a, vec3{IRON_RGB} * (1.2 - 0.9 * sx), inx);
+    return mix(a, vec3{IRON_RGB} * (1.2 - 0.9 * sy), iny);
+}}
 vec3 pw_paint(vec3 a, vec2 p) {{
     float n = vnoise(p * 1.3, 15u);                 // the realistic paint's wear octave (shared)
     return mix(a * (0.8 + 0.2 * n), vec3(0.3, 0.305, 0.31), 0.5 * smoothstep(0.45, 0.75, n));
@@ -146,8 +169,6 @@ vec3 pw_lawn(vec3 c, vec2 p, float aa) {{
 }}
 """
 
-#: the footprint expression the photo ground passes (metres per pixel)
-AA = "(fwidth(p.x) + fwidth(p.y))"
 
 
 def _swaps() -> tuple[tuple[str, str], ...]:
@@ -296,8 +317,35 @@ def paving_wear(a: np.ndarray, p: np.ndarray, aa: float) -> np.ndarray:
 
 
 def kerb_factor(p: np.ndarray) -> np.ndarray:
-    """Twin of ``pw_kerb``'s factor on the kerb band's albedo at ``p`` ``(..., 2)`` (m)."""
+    """``pw_kerb``'s soil factor on the kerb band's albedo at ``p`` ``(..., 2)`` (m), before the gratings."""
     return 0.62 + 0.25 * vnoise_np(np.asarray(p, np.float64) / 0.9, 191)
+
+
+def grate_masks(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether the grating pieces of the lines ``x = k GRATE_M`` and ``y = k GRATE_M`` nearest to ``p``
+    ``(..., 2)`` (m) are present (``pw_kerb``), as two float arrays of 0 and 1."""
+    p = np.asarray(p, np.float64)
+    k = np.floor(p / GRATE_M + 0.5)
+    gx = h21_np(np.stack([k[..., 0], np.floor(p[..., 1] / 1.5)], -1), 195) < GRATE_P
+    gy = h21_np(np.stack([k[..., 1], np.floor(p[..., 0] / 1.5)], -1), 196) < GRATE_P
+    return gx.astype(np.float64), gy.astype(np.float64)
+
+
+def kerb_albedo(a: np.ndarray, p: np.ndarray, aa: float) -> np.ndarray:
+    """Twin of ``pw_kerb``: the kerb band's albedo ``a`` ``(..., 3)`` at ``p`` ``(..., 2)`` (m), footprint
+    ``aa`` (m; the shader's ``fwidth(p.x) + fwidth(p.y)``), soiled, with drain gratings; float64 ``(..., 3)``."""
+    p = np.asarray(p, np.float64)
+    a = np.asarray(a, np.float64) * kerb_factor(p)[..., None]
+    k = np.floor(p / GRATE_M + 0.5)
+    d = np.abs(p - k * GRATE_M)
+    gx, gy = grate_masks(p)
+    inx = gx * (1.0 - _smooth(GRATE_HW_M - aa, GRATE_HW_M + aa, d[..., 0]))
+    iny = gy * (1.0 - _smooth(GRATE_HW_M - aa, GRATE_HW_M + aa, d[..., 1]))
+    sl = np.abs(np.mod(p / SLOT_M, 1.0) - 0.5)
+    fade = 1.0 - float(_smooth(0.01, 0.025, aa))
+    s = fade * (1.0 - _smooth(0.25 - aa / SLOT_M, 0.25 + aa / SLOT_M, sl))
+    a = _mix(a, np.asarray(IRON_RGB) * (1.2 - 0.9 * s[..., 0])[..., None], inx)
+    return _mix(a, np.asarray(IRON_RGB) * (1.2 - 0.9 * s[..., 1])[..., None], iny)
 
 
 def paint_wear(a: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -327,5 +375,5 @@ def lawn_wear(c: np.ndarray, p: np.ndarray, aa: float) -> np.ndarray:
 
 
 __all__ = ["AA", "ENABLED", "GLSL", "GRAD", "WEAR_VERSION", "asphalt_wear", "cell_decal", "dot_cover", "iron_rgb",
-           "joint_rgb", "kerb_factor", "lawn_wear", "paint_wear", "patch_ground", "path_share", "paving_wear",
+           "grate_masks", "joint_rgb", "kerb_albedo", "kerb_factor", "lawn_wear", "paint_wear", "patch_ground", "path_share", "paving_wear",
            "source_identity"]
