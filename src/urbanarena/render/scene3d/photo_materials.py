@@ -76,6 +76,7 @@ from pathlib import Path
 import numpy as np
 
 from urbanarena.render.scene3d import photo_ground as PG
+from urbanarena.render.scene3d import photo_ground_wear as PW
 from urbanarena.render.scene3d import photo_paving as PV
 from urbanarena.render.scene3d.photo_ground import M32, rhash_np  # noqa: F401  (re-exported)
 
@@ -559,6 +560,7 @@ def patch_source(src: str, program: str = "") -> str:
                 src, hit = src.replace(old, new), True
         if not hit:
             raise RuntimeError("photo materials: no ground material call found (shaders changed?)")
+        src = PW.patch_ground(src)   # decals: covers, oil, tar lines, gum, moss, paths (.photo_ground_wear)
     elif program == "facade":
         src = _with_lookup(src)
         src = _swap(src, FACADE_OLD, FACADE_NEW, "facade albedo")
@@ -568,7 +570,7 @@ def patch_source(src: str, program: str = "") -> str:
 def source_identity() -> str:
     """sha256 (12 hex) of this module's GLSL and material parameters (part of the photo render identity)."""
     text = (LOOKUP_GLSL + FACADE_NEW + "".join(a + b for a, b in GROUND_SWAPS) + repr(MATERIALS)
-            + PG.source_identity() + PV.source_identity())
+            + PG.source_identity() + PV.source_identity() + PW.source_identity())
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

@@ -77,7 +77,8 @@ def _photo_identity() -> dict:
                       "sha256": trees_pkg.sha256, "kit": None if kit is None else kit.identity},
             "materials": {"version": PM.MATERIALS_VERSION, "package": mat_pkg.name,
                           "package_version": mat_pkg.version, "sha256": mat_pkg.sha256,
-                          "kit": None if mats is None else mats.identity, "glsl": PM.source_identity()}}
+                          "kit": None if mats is None else mats.identity, "glsl": PM.source_identity(),
+                          "wear": PM.PW.WEAR_VERSION if PM.PW.ENABLED else None}}
 
 
 def _population_identity() -> dict:
