@@ -171,13 +171,14 @@ vec3 pw_lawn(vec3 c, vec2 p, float aa) {{
 
 
 
-def _swaps() -> tuple[tuple[str, str], ...]:
-    """``(old, new)`` texts of the photo ground program (after :data:`.photo_materials.GROUND_SWAPS`)."""
-    from urbanarena.render.scene3d import photo_materials as PM
+def _swaps(grains: tuple[str, str]) -> tuple[tuple[str, str], ...]:
+    """``(old, new)`` texts of the photo ground program (after :data:`.photo_materials.GROUND_SWAPS`);
+    ``grains``: the GLSL of the asphalt's and the paving's photo grain as :mod:`.photo_materials` writes them
+    (passed in, so this module does not import that one, which imports it)."""
     from urbanarena.render.scene3d import photo_paving as PV
 
-    asphalt = f"asphalt(p, fine) * {PM._grain(PM.ASPHALT, 'p')} * {PG.ASPHALT_FACTOR}"
-    paving = f"{PV.CALL} * {PM._grain(PM.PAVING, 'p')} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR}"
+    asphalt = f"asphalt(p, fine) * {grains[0]} * {PG.ASPHALT_FACTOR}"
+    paving = f"{PV.CALL} * {grains[1]} * photo_dirt(p, 81u) * {PG.STAINS_FACTOR}"
     return (
         (asphalt, f"pw_asphalt({asphalt}, p, {AA})"),
         (paving, f"pw_paving({paving}, p, {AA})"),
@@ -193,7 +194,7 @@ def _swaps() -> tuple[tuple[str, str], ...]:
     )
 
 
-def patch_ground(src: str) -> str:
+def patch_ground(src: str, grains: tuple[str, str]) -> str:
     """The photo ground fragment source ``src`` with the wear (module docstring); ``src`` unchanged when
     :data:`ENABLED` is false. Each swap applies wherever its text occurs (a one-material program holds one).
 
@@ -207,7 +208,7 @@ def patch_ground(src: str) -> str:
         raise RuntimeError("photo ground wear: the photo ground functions were not found (shaders changed?)")
     src = src.replace(anchor, GLSL + anchor)
     hit = False
-    for old, new in _swaps():
+    for old, new in _swaps(grains):
         if old in src:
             src, hit = src.replace(old, new), True
     if not hit:
@@ -215,11 +216,12 @@ def patch_ground(src: str) -> str:
     return src
 
 
-def source_identity() -> str:
-    """sha256 (12 hex) of the wear's GLSL, swaps and version; ``"off"`` when :data:`ENABLED` is false."""
+def source_identity(grains: tuple[str, str]) -> str:
+    """sha256 (12 hex) of the wear's GLSL, swaps (``grains`` as in :func:`patch_ground`) and version; ``"off"``
+    when :data:`ENABLED` is false."""
     if not ENABLED:
         return "off"
-    text = WEAR_VERSION + GLSL + "".join(a + b for a, b in _swaps())
+    text = WEAR_VERSION + GLSL + "".join(a + b for a, b in _swaps(grains))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

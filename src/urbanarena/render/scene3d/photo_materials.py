@@ -544,6 +544,11 @@ def _with_lookup(src: str) -> str:
     return _swap(src, anchor, LOOKUP_GLSL + anchor, "noise functions")
 
 
+def wear_grains() -> tuple[str, str]:
+    """The GLSL of the asphalt's and the paving's grain, as :mod:`.photo_ground_wear` finds them in the ground."""
+    return _grain(ASPHALT, "p"), _grain(PAVING, "p")
+
+
 def patch_source(src: str, program: str = "") -> str:
     """A realistic ``ground`` or ``facade`` fragment source made photo (module docstring); other programs are
     returned unchanged.
@@ -560,7 +565,7 @@ def patch_source(src: str, program: str = "") -> str:
                 src, hit = src.replace(old, new), True
         if not hit:
             raise RuntimeError("photo materials: no ground material call found (shaders changed?)")
-        src = PW.patch_ground(src)   # decals: covers, oil, tar lines, gum, moss, paths (.photo_ground_wear)
+        src = PW.patch_ground(src, wear_grains())   # decals: covers, oil, tar lines, gum, moss, paths (.photo_ground_wear)
     elif program == "facade":
         src = _with_lookup(src)
         src = _swap(src, FACADE_OLD, FACADE_NEW, "facade albedo")
@@ -570,7 +575,7 @@ def patch_source(src: str, program: str = "") -> str:
 def source_identity() -> str:
     """sha256 (12 hex) of this module's GLSL and material parameters (part of the photo render identity)."""
     text = (LOOKUP_GLSL + FACADE_NEW + "".join(a + b for a, b in GROUND_SWAPS) + repr(MATERIALS)
-            + PG.source_identity() + PV.source_identity() + PW.source_identity())
+            + PG.source_identity() + PV.source_identity() + PW.source_identity(wear_grains()))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
