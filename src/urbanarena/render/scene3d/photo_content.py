@@ -3,7 +3,8 @@
 :func:`add_photo_content` composes, in this order (each step keeps the meshes whole when its package is missing,
 so the photo style then draws the realistic style's trees or no clutter):
 
-0. tagged facade colours muted to paint (:mod:`.photo_paint`; no package needed);
+0. tagged facade colours muted to paint (:mod:`.photo_paint`) and signal and sign poles moved from the
+   carriageway to the kerb (:mod:`.photo_kerbside`; neither needs a package);
 1. photographic trees (:mod:`.trees_photo`) in place of the realistic crowns and trunks;
 2. with them, the seeded trees, hedges, bushes and tufts (:mod:`.photo_greenery`) and the grass verges
    (:mod:`.photo_verges`, via :func:`.photo_greenery.verge_arrays`);
@@ -43,11 +44,13 @@ class PhotoContent:
 
 
 def add_photo_content(meshes, scene) -> PhotoContent:
-    """``meshes`` (the realistic style's :class:`~.meshes.SceneMeshes` of ``scene``) with the photo style's trees,
-    greenery, verges and clutter (see the module docstring); never fetches a package."""
-    from urbanarena.render.scene3d import photo_clutter, photo_greenery, photo_paint, photo_wires, trees_photo
+    """``meshes`` (the realistic style's :class:`~.meshes.SceneMeshes` of ``scene``, as built: not a photo
+    renderer's, which already hold this content; see :attr:`.renderer.SceneRenderer.scene_meshes`) with the photo
+    style's trees, greenery, verges and clutter (see the module docstring); never fetches a package."""
+    from urbanarena.render.scene3d import (photo_clutter, photo_greenery, photo_kerbside, photo_paint, photo_wires,
+                                           trees_photo)
 
-    out = PhotoContent(photo_paint.with_paint(meshes))
+    out = PhotoContent(photo_kerbside.with_kerbside(photo_paint.with_paint(meshes), scene))
     out.tree_kit = trees_photo.photo_trees()
     if out.tree_kit is not None:
         out.meshes = trees_photo.with_photo_trees(out.meshes, scene, out.tree_kit)

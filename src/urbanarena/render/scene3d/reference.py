@@ -141,7 +141,7 @@ class ReferenceRenderer:
             if r is not None:
                 self._renderers.move_to_end(settings)
             if r is None:
-                meshes = next((x.meshes for s, x in self._renderers.items()
+                meshes = next((x.scene_meshes for s, x in self._renderers.items()
                                if s.sign_px_per_m == settings.sign_px_per_m and s.style == settings.style), None)
                 if meshes is not None and settings.is_realistic:  # the baked shade follows the sun
                     from urbanarena.render.scene3d.conditions import lighting

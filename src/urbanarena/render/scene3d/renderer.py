@@ -119,6 +119,9 @@ class SceneRenderer(IdPassMixin):
                                         style="realistic" if self.settings.is_realistic else self.settings.style,
                                         light=light, floor_h_m=self.settings.floor_h_m,
                                         ground_h_m=self.settings.ground_h_m)
+        #: the meshes as built for the scene, before the style added its own content (a photo renderer's
+        #: :attr:`meshes` hold its trees, clutter and wires): what another renderer of the scene may reuse
+        self.scene_meshes = meshes
         self.meshes = meshes
         self._lock = threading.RLock()
         self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
