@@ -50,8 +50,11 @@ import math
 
 import numpy as np
 
+from urbanarena.render.scene3d import photo_glass as PGL
+from urbanarena.render.scene3d import photo_windows as PW
+
 #: bumped whenever this module changes the pixels of the photo facades (photo render identity)
-FACADES_VERSION = "photo-facades-1"
+FACADES_VERSION = "photo-facades-2"
 #: window recess depth range (m, per wall)
 RECESS_M = (0.12, 0.22)
 #: pane tilt (radians, at most, per axis) and Schlick F0 of the glass
@@ -385,19 +388,21 @@ def patch_source(src: str, program: str = "", sky_map: bool = False) -> str:
 
     head = "uniform vec3 window_glow;\n"
     src = swap(src, head, head + (SKY_MAP_GLSL if sky_map else ""), "facade uniforms")
-    src = swap(src, "void main() {", FUNCS_GLSL + mirror_glsl(sky_map) + "void main() {", "facade main")
+    src = swap(src, "void main() {", FUNCS_GLSL + PGL.FUNCS_GLSL + mirror_glsl(sky_map) + "void main() {", "facade main")
     src = swap(src, WEATHER_OLD, WEATHER_NEW, "rising damp")
-    src = swap(src, DECL_OLD, DECL_NEW, "colour declaration")
+    src = swap(src, DECL_OLD, DECL_NEW + PGL.DECL_GLSL, "colour declaration")
     src = swap(src, CORNICE_OLD, CORNICE_NEW, "cornice band")
     src = swap(src, RECESS_OLD, RECESS_NEW, "window classification")
     a = src.find(GLASS_OLD_HEAD)
     b = src.find(GLASS_OLD_TAIL, a)
     if a < 0 or b < 0:
         raise RuntimeError("photo facades: the window glass source to replace was not found (shaders changed?)")
-    src = src[:a] + _glass() + src[b + len(GLASS_OLD_TAIL):]
+    src = src[:a] + PGL.CELL_GLSL + _glass().lstrip() + src[b + len(GLASS_OLD_TAIL):]
     src = swap(src, SHOP_OLD, SHOP_NEW, "display window")
     src = swap(src, LIGHT_OLD, LIGHT_NEW, "facade lighting")
-    return swap(src, NIGHT_OLD, NIGHT_NEW, "lit windows")
+    src = swap(src, PGL.LIGHT_OLD, PGL.LIGHT_GLSL, "curtain wall lighting")
+    src = swap(src, NIGHT_OLD, NIGHT_NEW + PGL.MIRROR_GLSL, "lit windows")
+    return PW.patch_source(src)      # shops' own palettes, pot plants, open sashes, lit rooms at night
 
 
 def set_sky_uniforms(prog, sky) -> None:
@@ -411,7 +416,8 @@ def set_sky_uniforms(prog, sky) -> None:
 def source_identity() -> dict:
     """Version and sha256 (12 hex) of this module's GLSL (part of the photo render identity)."""
     text = (FUNCS_GLSL + WEATHER_NEW + RECESS_NEW + DECL_NEW + CORNICE_NEW + _glass() + mirror_glsl(True)
-            + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL)
+            + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL + PGL.source_text()
+            + PW.source_text())
     return {"version": FACADES_VERSION, "glsl": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
 
