@@ -22,8 +22,9 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
 * **Glass** (:func:`reflect_uv`): each pane tilted by up to :data:`PANE_TILT` (hash of the window and sash) so
   neighbouring windows mirror different parts of the sky; the mirror ray samples the photo sky's HDRI map (the
   map's uv of :func:`.photo_sky.sky_fs`, blurred at mip level :data:`REFLECT_LOD`) above the horizon, and the street
-  and the buildings opposite below a skyline (at ``z`` 0.1-0.5 of the mirror ray, a value noise of its azimuth):
-  :data:`STREET_SHARE` to 0.35 more of the low sky, in blocks of a hash of azimuth and height (facades, trees); Schlick Fresnel from :data:`GLASS_F0` (double glazing)
+  and the buildings opposite below a skyline: the mirror ray's azimuth cut into buildings (six a radian, edges
+  wavy), each with a flat roof line at ``z`` 0.08-0.45 of the ray and a tone of :data:`STREET_SHARE` to 0.35 more of
+  the low sky, darker window rows and columns; Schlick Fresnel from :data:`GLASS_F0` (double glazing)
   mixes the mirror over the room. Without the map (photo sky unavailable) the horizon-zenith gradient.
 * **Rooms** (:func:`room_surface`, GLSL ``facade_room``): behind the glass a :data:`ROOM_DEPTH_M` deep room
   (interior mapping): the ray meets the floor 0.9 m below the sill, the ceiling 0.45 m above the head or the back
@@ -234,9 +235,11 @@ def mirror_glsl(sky_map: bool) -> str:
 """
     return ("vec3 facade_mirror(vec3 rd) {\n" + sample
             + "    float az = atan(rd.x, rd.y);\n"
-            + "    float sk = 0.1 + 0.4 * vnoise(vec2(az * 5.0, 0.0), 62u);    // the skyline across the street\n"
-            + f"    float opp = {STREET_SHARE:.3f} + 0.35 * h21(vec2(az * 18.0, rd.z * 10.0), 61u);   // facades, trees\n"
-            + "    return mix(lowc * opp, skyc, smoothstep(sk - 0.02, sk + 0.02, rd.z));\n}\n")
+            + "    float bi = floor(az * 6.0 + 0.7 * vnoise(vec2(az * 2.0, 0.0), 63u));   // a building across the street\n"
+            + "    float sk = 0.08 + 0.37 * h21(vec2(bi, 1.0), 62u);              // its flat roof line\n"
+            + f"    float opp = {STREET_SHARE:.3f} + 0.35 * h21(vec2(bi, 2.0), 61u);   // its facade's tone\n"
+            + "    opp *= 1.0 - 0.3 * step(0.45, fract(rd.z * 22.0)) * step(0.35, fract(az * 45.0)) * step(0.03, sk - rd.z);  // windows\n"
+            + "    return mix(lowc * opp, skyc, smoothstep(sk - 0.01, sk + 0.01, rd.z));\n}\n")
 
 
 # the wall: weathering after the realistic rising damp (u, z, L, H, albedo, wh and v_* in scope)
