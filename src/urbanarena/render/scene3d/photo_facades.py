@@ -349,7 +349,7 @@ CANYON_NEW = f"""    float canyon = 0.72 + 0.28 * smoothstep(0.0, {CANYON_M:.1f}
 
 LIGHT_OLD = ("    vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(n, dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) + "
              "lamp_light(v_world, n));\n")
-LIGHT_NEW = """    if (kind == 1 || kind == 6) refl = facade_mirror(reflect(view, pn));   // once for both kinds of pane
+LIGHT_NEW = """    if (kind == 1 || kind == 6 || gpane > 0.5) refl = facade_mirror(reflect(view, pn));   // once for all panes
     if (kind == 1 || kind == 2) col *= rao;
     vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(nl, (dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) * rvis) + lamp_light(v_world, nl));
 """ + CANYON_NEW + """    if (kind == 1) c *= 0.6;                                   // the room behind glass: dimmer than the street
@@ -365,8 +365,8 @@ NIGHT_NEW = """        if (kind == 6 && float(h2 & 1023u) / 1024.0 < lit) {
             vec3 glow = window_glow * (0.7 + 0.3 * hf(h2, 10u));
             c = max(c, col * glow * 2.2);
         }
-        if (kind == 1) {           // photo facades: lit by flats, warm, neutral or cool, curtains glowing
-            vec3 nlt = facade_night(idx, fi, seed, lit);
+        if (kind == 1 && (window_lit > 0.0 || shop_lit > 0.0)) {   // photo facades: lit by flats, warm, neutral or
+            vec3 nlt = facade_night(idx, fi, seed, lit);          // cool, curtains glowing (nothing lit by day)
             c = max(c, window_glow * nlt * (0.25 + 1.1 * col) * (0.85 + 0.3 * wp.y / win_h));
         }
     }

@@ -12,8 +12,8 @@ pixels). ``gh = rhash(wh, 101, 3)`` holds the building's choices.
   0 profile, 1 spandrel, 2 vision glass.
 * **Panes**: each pane's normal tilted by up to :data:`PANE_TILT_RAD` (hash of column and storey) plus a pillow
   bow (:data:`PILLOW_RAD` at the pane's edges), so the mirrored HDRI sky and street break up pane by pane; the
-  coating's tint per building (blue-green, green, bronze or neutral), ±6 % per pane, dirt towards each pane's
-  foot; Schlick Fresnel from a per-building F0 of :data:`F0_RANGE` (coated glass).
+  coating's tint per building (blue-green, green, bronze or neutral), ±6 % per pane, dirt (its amount per pane)
+  towards each pane's foot; Schlick Fresnel from a per-building F0 of :data:`F0_RANGE` (coated glass).
 * **Offices behind** (:func:`office_surface`, GLSL ``glass_office``): interior mapping from the pane point: a
   suspended ceiling :data:`CEILING_DROP_M` below the next slab with light panels, the floor, a partition screen
   1.2 m high at 2-4 m and a back wall at 5-11 m, chosen per bay (4-7 panes of a storey: one tenant); roller blinds
@@ -186,7 +186,7 @@ CELL_GLSL = f"""    if (kind == 5) {{              // photo glass: profiles, spa
         fi = uint(gc.y + 1.0);
         idx = gc.x;
         if (gpart == 0) {{
-            col = prof * (0.85 + 0.3 * vnoise(vec2(u, z) * 3.0, wh));
+            col = prof * (0.9 + 0.2 * hf(rhash(uvec3(uint(gc.x), uint(gc.y), wh)), 0u));
         }} else {{
             uint hp = rhash(uvec3(uint(gc.x), uint(gc.y) * 2u + uint(gpart), wh ^ 911u));
             vec3 tw = vec3(-n.y, n.x, 0.0);
@@ -199,7 +199,7 @@ CELL_GLSL = f"""    if (kind == 5) {{              // photo glass: profiles, spa
             float f0 = {F0_RANGE[0]:.3f} + {F0_RANGE[1] - F0_RANGE[0]:.3f} * hf(gt, 16u);
             fr = clamp(fresnel(view, pn, f0), 0.0, 1.0);
             gtint = coat * (0.94 + 0.12 * hf(hp, 16u));
-            float dirt = (1.0 - smoothstep(0.0, 0.5, gc.w - y0)) * (0.3 + 0.7 * vnoise(vec2(u * 4.0, z * 2.0), wh + 3u));
+            float dirt = (1.0 - smoothstep(0.0, 0.5, gc.w - y0)) * (0.3 + 0.7 * hf(hp, 4u)) * (0.8 + 0.2 * sin(9.0 * gc.z));
             gtint *= 1.0 - 0.25 * dirt;
             fr *= 1.0 - 0.3 * dirt;
             if (gpart == 1) {{
@@ -228,7 +228,7 @@ LIGHT_GLSL = """    if (kind == 5 && gpane > 1.5) {         // the office: dayli
         c = max(c, window_glow * glit * (0.35 + 1.1 * col) + window_glow * glit * glamp * 1.4);
     }
 """
-MIRROR_GLSL = "    if (kind == 5 && gpane > 0.5) { refl = facade_mirror(reflect(view, pn)) * gtint; c = mix(c, refl, fr); }\n"
+MIRROR_GLSL = "    if (gpane > 0.5) c = mix(c, refl * gtint, fr);      // the mirror: computed with the windows'\n"
 
 
 def source_text() -> str:

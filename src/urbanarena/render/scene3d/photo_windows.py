@@ -95,9 +95,9 @@ SHOP_NEW = """            uint hs0 = rhash(uvec3(wh, 211u, 9u));     // photo wi
             float shelf = step(0.8, fy);
             float cx = floor(p.x * spw + 0.5 * srow);
             float goods = h21(vec2(cx, srow), h);
-            vec3 item = shop_rgb(uint(goods * 2.999), wh) * (0.75 + 0.5 * h21(vec2(cx, srow + 7.0), h));
+            vec3 item = shop_rgb(uint(goods * 2.999), wh) * (0.75 + 0.5 * fract(goods * 7.31));
             item = mix(item, warm, 0.2 + 0.3 * h21(vec2(p.x * 11.0, p.y * 7.0), h));
-            float tall = 0.35 + 0.45 * h21(vec2(cx, srow + 3.0), h);
+            float tall = 0.35 + 0.45 * fract(goods * 13.7);
             vec3 wallb = mix(vec3(0.8, 0.78, 0.74), shop_rgb(2u, wh), 0.3) * 0.7;
             item *= 0.6 + 0.4 * step(0.15, fract(p.x * spw + 0.5 * srow));
             back = mix(mix(wallb, item, step(fy, tall)), vec3(0.35, 0.27, 0.2) * (0.6 + 0.8 * hf(hs0, 16u)), shelf);
@@ -113,7 +113,7 @@ CAFE_NEW = "mix(vec3(0.7, 0.58, 0.42), shop_rgb(1u, wh), 0.5), step(1.05, p.y)"
 PLANT_OLD = "        col = mix(col, gcol / max(blinds + curtain + net, 1.0), min(cover, 1.0));\n"
 PLANT_NEW = PLANT_OLD + """        uint hq = rhash(uvec3(h, 17u, 29u));        // photo windows: pot plants on the sill, an open sash
         float leaves = vnoise(wp * 14.0, hq + 1u);
-        float plant = step(hf(hq, 0u), 0.18) * step(wp.y, 0.1 + 0.4 * vnoise(vec2(wp.x * 5.0, 0.0), hq)) * step(0.35, leaves);
+        float plant = step(hf(hq, 0u), 0.18) * step(wp.y, 0.3 + 0.18 * sin(wp.x * 9.0 + 6.28 * hf(hq, 16u))) * step(0.35, leaves);
         col = mix(col, mix(vec3(0.05, 0.1, 0.04), vec3(0.2, 0.3, 0.1), leaves), plant);
         gopen = step(0.94, hf(hq, 8u)) * step(x, 0.5);
 """
