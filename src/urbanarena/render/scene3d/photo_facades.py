@@ -40,6 +40,10 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
   panel walls, and under the cornice an overhang shadow (0.3 m overhang: ``0.3 sun_z / s_n`` metres tall) and
   contact shade.
 
+Glass curtain walls (panes, spandrels, offices behind) are :mod:`.photo_glass`'s; the shops' own palettes, pot
+plants, open sashes and the lit rooms' light at night :mod:`.photo_windows`' (both entered from
+:func:`patch_source`).
+
 Cost: a few dozen arithmetic operations on wall fragments and one texture lookup on glass (measured in
 docs/renderer.md).
 """
