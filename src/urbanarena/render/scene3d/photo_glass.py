@@ -19,7 +19,8 @@ pixels). ``gh = rhash(wh, 101, 3)`` holds the building's choices.
   1.2 m high at 2-4 m and a back wall at 5-11 m, chosen per bay (4-7 panes of a storey: one tenant); roller blinds
   per pane in some bays.
 * **Night** (:func:`bay_light`, GLSL ``glass_bay_light``): a bay is lit with probability ``1.2 window_lit x
-  storey share (0.4-1.6)``; cool white (60 %) or neutral light at 0.5-1.1; unlit bays keep a dim 3 % glow. By day
+  storey share (0.4-1.6)``; cool white (60 %) or neutral light at 0.5-1.1, each pane 0.7-1.3 of it; unlit bays
+  keep a dim 3 % glow. By day
   about half the bays have their ceiling lights on.
 """
 
@@ -207,6 +208,7 @@ CELL_GLSL = f"""    if (kind == 5) {{              // photo glass: profiles, spa
             }} else {{
                 uint hb = rhash(uvec3(uint(glass_bay(gc.x, wh)), uint(gc.y), wh ^ 23505u));
                 glit = glass_bay_light(gc.x, uint(gc.y), wh, window_lit);
+                glit *= 0.7 + 0.6 * hf(hp, 28u);          // rooms of a bay lit a little differently
                 float lamps = window_lit > 0.001 ? step(0.1, glit.r) : step(0.5, hf(hb, 30u));   // by day half the bays
                 vec2 rr5 = vec2(dot(view, tw), view.z) / max(-dot(view, n), 0.05);
                 vec4 off = glass_office(gc.zw, rr5, floor_h, hb, lamps);
