@@ -8,7 +8,8 @@ and ``realistic`` never reach it. Per fragment, from integer hashes (same scene,
 * **Shops** (:func:`shop_rgb`, GLSL ``shop_rgb``): each shop (wall hash ``wh``) draws its own palette of three
   colours (hue, saturation 0.25-0.75, value 0.35-0.85 from ``rhash(wh, 211 + k, 7)``) for its goods, clothes and
   back wall, and its own shelf pitch (1.3-2.2 shelves per metre), goods width (2.5-7.5 per metre, rows staggered),
-  goods heights and shelf colour, so no two shops repeat one coloured-tile pattern.
+  goods heights and shelf colour, its pictures' spacing (a gallery or office: 0.35-0.9 a metre, their size and
+  height per bay), so no two shops repeat one coloured-tile pattern.
 * **Windows by day**: pot plants on the inner sill in 18 % of windows, the left sash of 6 % opened inward (the
   room seen without the glass's mirror).
 * **Night** (:func:`night_mode`, GLSL ``night_mode``): a lit window's room is lit by a ceiling lamp (50 %: bright
@@ -104,8 +105,17 @@ SHOP_NEW = """            uint hs0 = rhash(uvec3(wh, 211u, 9u));     // photo wi
 """
 CLOTH_OLD = "mix(vec3(0.7, 0.62, 0.55), vec3(0.5, 0.15, 0.2), g)"
 CLOTH_NEW = "mix(shop_rgb(0u, wh), shop_rgb(1u, wh), g)"
-GALLERY_OLD = "            back = vec3(0.86, 0.85, 0.82);\n"
-GALLERY_NEW = "            back = mix(vec3(0.86, 0.85, 0.82), shop_rgb(2u, wh), 0.35);\n"
+GALLERY_OLD = """            back = vec3(0.86, 0.85, 0.82);
+            vec2 fr = vec2(fract(p.x * 0.6), p.y);
+            float pic = step(abs(fr.x - 0.5), 0.22) * step(abs(fr.y - 1.55), 0.3);
+            back = mix(back, mix(vec3(0.3, 0.4, 0.55), vec3(0.7, 0.45, 0.3), h21(vec2(floor(p.x * 0.6), 2.0), h)), pic);
+"""
+GALLERY_NEW = """            back = mix(vec3(0.86, 0.85, 0.82), shop_rgb(2u, wh), 0.35);
+            float gsp = 0.35 + 0.55 * hf(rhash(uvec3(wh, 211u, 9u)), 24u);     // pictures a metre, this shop's
+            vec2 fr = vec2(fract(p.x * gsp), p.y);
+            float pic = step(abs(fr.x - 0.5), 0.12 + 0.2 * hf(h, 3u)) * step(abs(fr.y - 1.45 - 0.25 * hf(h, 5u)), 0.15 + 0.25 * hf(h, 7u));
+            back = mix(back, mix(shop_rgb(0u, wh), shop_rgb(1u, wh), h21(vec2(floor(p.x * gsp), 2.0), h)), pic);
+"""
 CAFE_OLD = "vec3(0.7, 0.58, 0.42), step(1.05, p.y)"
 CAFE_NEW = "mix(vec3(0.7, 0.58, 0.42), shop_rgb(1u, wh), 0.5), step(1.05, p.y)"
 
