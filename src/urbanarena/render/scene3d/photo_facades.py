@@ -22,8 +22,9 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
 * **Glass** (:func:`reflect_uv`): each pane tilted by up to :data:`PANE_TILT` (hash of the window and sash) so
   neighbouring windows mirror different parts of the sky; the mirror ray samples the photo sky's HDRI map (the
   map's uv of :func:`.photo_sky.sky_fs`, blurred at mip level :data:`REFLECT_LOD`) above the horizon, and the street
-  and the buildings opposite below a skyline (at ``z`` 0.1-0.5 of the mirror ray, a value noise of its azimuth):
-  :data:`STREET_SHARE` to 0.35 more of the low sky, in blocks of a hash of azimuth and height (facades, trees); Schlick Fresnel from :data:`GLASS_F0` (double glazing)
+  and the buildings opposite below a skyline: the mirror ray's azimuth cut into buildings (six a radian, edges
+  wavy), each with a flat roof line at ``z`` 0.08-0.45 of the ray and a tone of :data:`STREET_SHARE` to 0.35 more of
+  the low sky, darker window rows and columns; Schlick Fresnel from :data:`GLASS_F0` (double glazing)
   mixes the mirror over the room. Without the map (photo sky unavailable) the horizon-zenith gradient.
 * **Rooms** (:func:`room_surface`, GLSL ``facade_room``): behind the glass a :data:`ROOM_DEPTH_M` deep room
   (interior mapping): the ray meets the floor 0.9 m below the sill, the ceiling 0.45 m above the head or the back
@@ -39,6 +40,10 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
   panel walls, and under the cornice an overhang shadow (0.3 m overhang: ``0.3 sun_z / s_n`` metres tall) and
   contact shade.
 
+Glass curtain walls (panes, spandrels, offices behind) are :mod:`.photo_glass`'s; the shops' own palettes, pot
+plants, open sashes and the lit rooms' light at night :mod:`.photo_windows`' (both entered from
+:func:`patch_source`).
+
 Cost: a few dozen arithmetic operations on wall fragments and one texture lookup on glass (measured in
 docs/renderer.md).
 """
@@ -50,8 +55,11 @@ import math
 
 import numpy as np
 
+from urbanarena.render.scene3d import photo_glass as PGL
+from urbanarena.render.scene3d import photo_windows as PW
+
 #: bumped whenever this module changes the pixels of the photo facades (photo render identity)
-FACADES_VERSION = "photo-facades-1"
+FACADES_VERSION = "photo-facades-2"
 #: window recess depth range (m, per wall)
 RECESS_M = (0.12, 0.22)
 #: pane tilt (radians, at most, per axis) and Schlick F0 of the glass
@@ -231,9 +239,11 @@ def mirror_glsl(sky_map: bool) -> str:
 """
     return ("vec3 facade_mirror(vec3 rd) {\n" + sample
             + "    float az = atan(rd.x, rd.y);\n"
-            + "    float sk = 0.1 + 0.4 * vnoise(vec2(az * 5.0, 0.0), 62u);    // the skyline across the street\n"
-            + f"    float opp = {STREET_SHARE:.3f} + 0.35 * h21(vec2(az * 18.0, rd.z * 10.0), 61u);   // facades, trees\n"
-            + "    return mix(lowc * opp, skyc, smoothstep(sk - 0.02, sk + 0.02, rd.z));\n}\n")
+            + "    float bi = floor(az * 6.0 + 0.7 * vnoise(vec2(az * 2.0, 0.0), 63u));   // a building across the street\n"
+            + "    float sk = 0.08 + 0.37 * h21(vec2(bi, 1.0), 62u);              // its flat roof line\n"
+            + f"    float opp = {STREET_SHARE:.3f} + 0.35 * h21(vec2(bi, 2.0), 61u);   // its facade's tone\n"
+            + "    opp *= 1.0 - 0.3 * step(0.45, fract(rd.z * 22.0)) * step(0.35, fract(az * 45.0)) * step(0.03, sk - rd.z);  // windows\n"
+            + "    return mix(lowc * opp, skyc, smoothstep(sk - 0.01, sk + 0.01, rd.z));\n}\n")
 
 
 # the wall: weathering after the realistic rising damp (u, z, L, H, albedo, wh and v_* in scope)
@@ -343,7 +353,7 @@ CANYON_NEW = f"""    float canyon = 0.72 + 0.28 * smoothstep(0.0, {CANYON_M:.1f}
 
 LIGHT_OLD = ("    vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(n, dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) + "
              "lamp_light(v_world, n));\n")
-LIGHT_NEW = """    if (kind == 1 || kind == 6) refl = facade_mirror(reflect(view, pn));   // once for both kinds of pane
+LIGHT_NEW = """    if (kind == 1 || kind == 6 || gpane > 0.5) refl = facade_mirror(reflect(view, pn));   // once for all panes
     if (kind == 1 || kind == 2) col *= rao;
     vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(nl, (dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) * rvis) + lamp_light(v_world, nl));
 """ + CANYON_NEW + """    if (kind == 1) c *= 0.6;                                   // the room behind glass: dimmer than the street
@@ -359,8 +369,8 @@ NIGHT_NEW = """        if (kind == 6 && float(h2 & 1023u) / 1024.0 < lit) {
             vec3 glow = window_glow * (0.7 + 0.3 * hf(h2, 10u));
             c = max(c, col * glow * 2.2);
         }
-        if (kind == 1) {           // photo facades: lit by flats, warm, neutral or cool, curtains glowing
-            vec3 nlt = facade_night(idx, fi, seed, lit);
+        if (kind == 1 && (window_lit > 0.0 || shop_lit > 0.0)) {   // photo facades: lit by flats, warm, neutral or
+            vec3 nlt = facade_night(idx, fi, seed, lit);          // cool, curtains glowing (nothing lit by day)
             c = max(c, window_glow * nlt * (0.25 + 1.1 * col) * (0.85 + 0.3 * wp.y / win_h));
         }
     }
@@ -385,19 +395,21 @@ def patch_source(src: str, program: str = "", sky_map: bool = False) -> str:
 
     head = "uniform vec3 window_glow;\n"
     src = swap(src, head, head + (SKY_MAP_GLSL if sky_map else ""), "facade uniforms")
-    src = swap(src, "void main() {", FUNCS_GLSL + mirror_glsl(sky_map) + "void main() {", "facade main")
+    src = swap(src, "void main() {", FUNCS_GLSL + PGL.FUNCS_GLSL + mirror_glsl(sky_map) + "void main() {", "facade main")
     src = swap(src, WEATHER_OLD, WEATHER_NEW, "rising damp")
-    src = swap(src, DECL_OLD, DECL_NEW, "colour declaration")
+    src = swap(src, DECL_OLD, DECL_NEW + PGL.DECL_GLSL, "colour declaration")
     src = swap(src, CORNICE_OLD, CORNICE_NEW, "cornice band")
     src = swap(src, RECESS_OLD, RECESS_NEW, "window classification")
     a = src.find(GLASS_OLD_HEAD)
     b = src.find(GLASS_OLD_TAIL, a)
     if a < 0 or b < 0:
         raise RuntimeError("photo facades: the window glass source to replace was not found (shaders changed?)")
-    src = src[:a] + _glass() + src[b + len(GLASS_OLD_TAIL):]
+    src = src[:a] + PGL.CELL_GLSL + _glass().lstrip() + src[b + len(GLASS_OLD_TAIL):]
     src = swap(src, SHOP_OLD, SHOP_NEW, "display window")
     src = swap(src, LIGHT_OLD, LIGHT_NEW, "facade lighting")
-    return swap(src, NIGHT_OLD, NIGHT_NEW, "lit windows")
+    src = swap(src, PGL.LIGHT_OLD, PGL.LIGHT_GLSL, "curtain wall lighting")
+    src = swap(src, NIGHT_OLD, NIGHT_NEW + PGL.MIRROR_GLSL, "lit windows")
+    return PW.patch_source(src)      # shops' own palettes, pot plants, open sashes, lit rooms at night
 
 
 def set_sky_uniforms(prog, sky) -> None:
@@ -411,7 +423,8 @@ def set_sky_uniforms(prog, sky) -> None:
 def source_identity() -> dict:
     """Version and sha256 (12 hex) of this module's GLSL (part of the photo render identity)."""
     text = (FUNCS_GLSL + WEATHER_NEW + RECESS_NEW + DECL_NEW + CORNICE_NEW + _glass() + mirror_glsl(True)
-            + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL)
+            + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL + PGL.source_text()
+            + PW.source_text())
     return {"version": FACADES_VERSION, "glsl": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
 
