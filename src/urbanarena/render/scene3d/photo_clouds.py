@@ -45,7 +45,7 @@ import numpy as np
 #: base altitude of the heaps above the camera, their greatest height above it, the noise's feature size (metres)
 LAYER_M = 1500.0
 DEPTH_M = 900.0
-FEATURE_M = 1100.0
+FEATURE_M = 900.0
 CURVE = 0.08
 #: samples along the ray through the slab (altitude fractions k / MARCH) and the longest step between two of them
 #: (noise units; towards the horizon the heaps are flattened to keep the steps within it, as the samples would
@@ -60,14 +60,14 @@ OCTAVES = 3
 LACUNARITY = 2.03
 OCTAVE_SHIFT = (17.1, -9.7)
 #: puffy detail: a billow noise at DETAIL_SCALE times the shape's frequency, DETAIL_OCTAVES octaves, weight DETAIL
-DETAIL = 0.14
+DETAIL = 0.18
 DETAIL_SCALE = 5.0
 DETAIL_OCTAVES = 3
 DETAIL_SHIFT = (5.3, 11.9)
 #: share of the sky the clouds may cover (clear day, dusk) and the softness of their edges (units of S)
 COVER = {"day": 0.4, "dusk": 0.34}
-SOFT = 0.025
-FAR_SOFT = 0.08
+SOFT = 0.015
+FAR_SOFT = 0.05
 #: the opacity's fade at the horizon (smoothstep of d.z) and the detail's (its weight falls to DETAIL_FAR of DETAIL)
 HORIZON_FADE = (0.0, 0.06)
 DETAIL_FADE = (0.02, 0.25)
@@ -77,9 +77,9 @@ DETAIL_FAR = 0.45
 #: shading, the base's brightness at its core and at its thin edges
 SIDE_MID = 0.85
 SUN_STEP = 0.1
-SUN_GAIN = 6.0
+SUN_GAIN = 8.0
 TOP_F = 0.3
-LOBE = 1.0
+LOBE = 1.4
 #: share of the lobes' shading on the flat base (seen from below a cumulus' belly is smooth)
 LOBE_BASE = 0.35
 BASE_CORE, BASE_EDGE = 0.1, 0.45
