@@ -24,9 +24,9 @@ through the same ACES curve and the same haze as the sky); night and the overcas
 * **Light**: the base (``f = 0``) is grey, a little lighter at its thin edges; sides and tops (``f`` towards
   :data:`TOP_F`) take the sun's side light ``clamp(SIDE_MID + SUN_GAIN (S(q_h) - S(q_h + SUN_STEP sun.xy)), 0, 1)``
   (the column falls away towards the sun: a face turned to it); the billow lobes shade the surface
-  (``LOBE (B - 1/2)``: cauliflower; :data:`LOBE_BASE` of it on the base); colour ``mix(base, lit, bright)``, ``lit`` the light of a white card under
-  the scene's sun and sky (:func:`cloud_colours`), ``base`` :data:`BASE_SHADE` of it, grey-blue. Near the sun
-  thin fringes glow (forward scattering, ``(d . sun)^8``).
+  (``LOBE (B - 1/2)``: cauliflower; :data:`LOBE_BASE` of it on the base); colour ``mix(base, lit, bright)``,
+  ``lit`` the light of a white card under the scene's sun and sky (:func:`cloud_colours`), ``base`` darker and
+  grey-blue. Near the sun thin fringes glow (forward scattering, ``(d . sun)^8``).
 * **Cirrus**: a thin, streaky veil at :data:`CIRRUS_M` (value noise stretched :data:`CIRRUS_STRETCH` times along
   x, :data:`CIRRUS_OCTAVES` octaves), opacity up to :data:`CIRRUS_OPACITY`, in the lit colour, behind the heaps.
 * **Composite**: ``x = mix(x, colour, opacity * smoothstep(HORIZON_FADE, d.z))`` in the sky's exposed linear light,
@@ -56,7 +56,7 @@ STEP_MAX = 0.09
 RANGE = 0.16
 #: the seed: an offset of the noise (noise units), the same in every process
 SEED_OFFSET = (37.25, -11.5)
-OCTAVES = 3
+OCTAVES = 2
 LACUNARITY = 2.03
 OCTAVE_SHIFT = (17.1, -9.7)
 #: puffy detail: a billow noise at DETAIL_SCALE times the shape's frequency, DETAIL_OCTAVES octaves, weight DETAIL
@@ -97,7 +97,7 @@ LIT_GAIN = 1.45
 CIRRUS_M = 8000.0
 CIRRUS_FEATURE_M = 6000.0
 CIRRUS_STRETCH = 2.5
-CIRRUS_OCTAVES = 3
+CIRRUS_OCTAVES = 2
 CIRRUS_COVER = 0.4
 CIRRUS_OPACITY = 0.22
 CIRRUS_SHIFT = (-23.5, 41.25)
@@ -106,7 +106,8 @@ _HX, _HY, _HM = 0x8DA6B343, 0xD8163841, 0x5BD1E995
 
 
 def _f(v: float) -> str:
-    return f"{float(v):.8g}" if "." in f"{float(v):.8g}" or "e" in f"{float(v):.8g}" else f"{float(v):.1f}"
+    """A GLSL float literal of ``v`` (Python's shortest round-trip form: always with a point or an exponent)."""
+    return repr(float(v))
 
 
 def _fbm_glsl(name: str, octaves: int, body: str) -> str:
