@@ -70,7 +70,7 @@ from urbanarena.render.scene3d.photo_sky_map import (AMBIENT_CLIP, LUMA, Prepare
 
 PACKAGE = "blender-data"
 #: bumped when the preparation or the shaders of this module change pixels (part of the photo render identity)
-PHOTO_SKY_VERSION = "photo-sky-3"
+PHOTO_SKY_VERSION = "photo-sky-4"
 #: time of day -> map (overcast weathers keep the procedural sky)
 HDRI_FOR_TIME = {"day": "sunrise", "dusk": "sunset", "night": "night"}
 OVERCAST_WEATHERS = ("cloudy", "rain", "fog")
