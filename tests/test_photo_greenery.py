@@ -176,3 +176,21 @@ def test_photo_greenery_draws_and_is_deterministic(monkeypatch):
     monkeypatch.setattr(PC, "ENABLED", False)
     off = view()
     assert np.array_equal(on, again) and not np.array_equal(on, off)
+
+
+def test_kerb_weeds_grow_in_patches_off_the_exact_line():
+    """A 1.02 km street, two sides, a kerb and a back line each: 600 slots a line. Expected share of slots with
+    a tuft ``0.35 * 0.7 + 0.65 * 0.08 = 0.297``; each within 0.05 m of its line (0.22 m from the kerb, or 0.15 m
+    inside the 3 m sidewalk's back edge), and grouped: the 12 m stretches' counts spread wider than independent
+    draws would (variance over mean above 1.5; a binomial's is below 1)."""
+    road = Road("long", [(0.0, 0.0), (1020.0, 0.0)], 8.0, 3.0)
+    plan = PG.plan_greenery(Scene(name="long", roads=(road,)))
+    t = plan["tuft"]
+    y = np.abs(t[:, 1])
+    kerb, back = np.abs(y - 4.22) <= 0.05 + 1e-9, np.abs(y - 6.85) <= 0.05 + 1e-9
+    assert (kerb | back).all()
+    share = len(t) / (4 * 600)
+    assert 0.22 < share < 0.38
+    assert (t[:, 2] >= 0.16 - 1e-9).all() and (t[:, 2] <= 0.42 + 1e-9).all()
+    counts = np.bincount((t[:, 0] // 12.0).astype(int) * 4 + (y > 5).astype(int) * 2 + (t[:, 1] > 0), minlength=4 * 85)
+    assert counts.var() / counts.mean() > 1.5

@@ -13,8 +13,10 @@ and grass tufts along kerbs and wall bases. Everything is drawn with the photo t
   further out, probability 0.3 (0.15 along paths), free with 2.5 m from buildings and :data:`TREE_SPACING_M` from any tree.
 * *green areas* (:class:`~.scene.LandArea`): ``park``/``grass`` get one tree candidate per 14/22 m grid cell
   (jittered, probability 0.35), ``planting`` one bush per 2.8 m cell (0.7); grass tufts every 3 m cell (0.25).
-* *tufts*: on the sidewalk 0.22 m from the kerb and 0.15 m in front of its back edge (every 1.7 m,
-  probability 0.45), and 0.15 m out from building walls (every 1.8 m, 0.35).
+* *tufts*: on the sidewalk 0.22 m from the kerb and 0.15 m in front of its back edge (slots every 1.7 m, each
+  moved up to 0.7 m along and 0.05 m across; in patches: a third of the 12 m stretches are weedy, a slot there
+  holds a tuft with probability 0.7, elsewhere 0.08; 0.16-0.42 m tall, smaller than the others), and 0.15 m out
+  from building walls (every 1.8 m, 0.35).
 
 **Meshes** (:func:`greenery_mesh`): per kind a few seeded templates (leaf cards of the atlas, :func:`.trees_photo
 .card`, showing the dense middle of the photo) instanced by a turn, a per-axis scale and a per-instance brightness:
@@ -41,7 +43,15 @@ from urbanarena.render.scene3d.photo_placement import (BUSH_SHARE, HEDGE_SHARE, 
                                                        FreeGround, line_samples, spaced, unit)
 
 #: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
-GREENERY_VERSION = "photo-greenery-3"
+GREENERY_VERSION = "photo-greenery-4"
+#: kerb and sidewalk-edge weeds grow in patches (ours): the street side is cut into PATCH_M stretches, a share
+#: PATCH_SHARE of them weedy, where a 1.7 m slot holds a tuft with probability TUFT_IN_PATCH, elsewhere
+#: TUFT_OUTSIDE; each moved up to KERB_JITTER_M (along, across) and KERB_TUFT_M (base, spread) in size (m)
+PATCH_M = 12.0
+PATCH_SHARE = 0.35
+TUFT_IN_PATCH, TUFT_OUTSIDE = 0.7, 0.08
+KERB_JITTER_M = (0.7, 0.05)
+KERB_TUFT_M = (0.16, 0.26)
 #: off: the photo style draws none of it (tests compare the trees or the people alone)
 ENABLED = True
 #: off: no grass verges (:mod:`.photo_verges`; benchmarks compare with and without)
@@ -104,8 +114,11 @@ def plan_greenery(scene, ground: FreeGround | None = None) -> dict[str, np.ndarr
                     t = line_samples(r.centreline, 1.7, side * d, 0.4)
                     if len(t):
                         keys = [f"{r.id}/{side}/{salt}/{s:.1f}" for s in t[:, 3]]
-                        ok = (_draw(keys, "green-tuft") < 0.45) & g.kerb_ok(t[:, :2], 0.12)
-                        tufts.append(_tuft_rows(t[ok, :2], np.asarray(keys)[ok]))
+                        t = _kerb_jitter(t, keys)
+                        weedy = _draw([f"{r.id}/{side}/{salt}/{s // PATCH_M:.0f}" for s in t[:, 3]], "green-patch")
+                        p = np.where(weedy < PATCH_SHARE, TUFT_IN_PATCH, TUFT_OUTSIDE)
+                        ok = (_draw(keys, "green-tuft") < p) & g.kerb_ok(t[:, :2], 0.12)
+                        tufts.append(_tuft_rows(t[ok, :2], np.asarray(keys)[ok], KERB_TUFT_M))
     for b in scene.buildings:
         ring = shapely.geometry.polygon.orient(Polygon(b.footprint), 1.0).exterior.coords
         t = line_samples(ring, 1.8, -0.15, 0.6)
@@ -126,8 +139,23 @@ def plan_greenery(scene, ground: FreeGround | None = None) -> dict[str, np.ndarr
     return {"tree": tr, "hedge": cat(hedges, 5), "bush": cat(bushes, 4), "tuft": cat(tufts, 4)}
 
 
-def _tuft_rows(xy: np.ndarray, keys) -> np.ndarray:
-    return np.column_stack([xy, 0.28 + 0.3 * _draw(keys, "green-tuft-size"),
+def _kerb_jitter(t: np.ndarray, keys) -> np.ndarray:
+    """Line samples ``t`` (:func:`.photo_placement.line_samples` rows) moved along their line by up to
+    ``±`` :data:`KERB_JITTER_M` (``[0]``) and across it by up to ``±`` ``[1]`` (seeded by ``keys``), so that kerb
+    weeds do not stand at exact intervals on one line."""
+    if not len(t):
+        return t
+    along = (2.0 * _draw(keys, "green-tuft-along") - 1.0) * KERB_JITTER_M[0]
+    across = (2.0 * _draw(keys, "green-tuft-across") - 1.0) * KERB_JITTER_M[1]
+    u = np.column_stack([np.cos(t[:, 2]), np.sin(t[:, 2])])
+    out = t.copy()
+    out[:, :2] = t[:, :2] + along[:, None] * u + across[:, None] * np.column_stack([-u[:, 1], u[:, 0]])
+    out[:, 3] = t[:, 3] + along
+    return out
+
+
+def _tuft_rows(xy: np.ndarray, keys, size_m: tuple[float, float] = (0.28, 0.3)) -> np.ndarray:
+    return np.column_stack([xy, size_m[0] + size_m[1] * _draw(keys, "green-tuft-size"),
                             2 * math.pi * _draw(keys, "green-tuft-turn")]) if len(xy) else np.zeros((0, 4))
 
 
