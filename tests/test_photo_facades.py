@@ -76,8 +76,9 @@ def test_night_light_varies_by_wall_and_storey_and_lights_flats():
 
 
 # ------------------------------------------------------------------------------------------------ the GPU
-def _gpu(main: str, uniforms: dict, n: int) -> np.ndarray:
-    """Run ``main`` (GLSL body writing ``vec4 f``; case ``i = int(gl_FragCoord.x)``) over ``n`` fragments."""
+def _gpu(main: str, uniforms: dict, n: int, funcs: str | None = None) -> np.ndarray:
+    """Run ``main`` (GLSL body writing ``vec4 f``; case ``i = int(gl_FragCoord.x)``) over ``n`` fragments, with
+    the facade functions (``funcs``: others instead; ``test_photo_glass`` passes the glass and windows')."""
     from urbanarena.render.scene3d import realistic_shaders as RS
     from urbanarena.render.scene3d.context import current, gl_context
 
@@ -85,7 +86,7 @@ def _gpu(main: str, uniforms: dict, n: int) -> np.ndarray:
     with current(ctx):
         vs = "#version 330\nin vec2 in_ndc;\nvoid main() { gl_Position = vec4(in_ndc, 0.0, 1.0); }\n"
         fs = ("#version 330\n" + RS.HASH + "float hf(uint h, uint shift) { return float((h >> shift) & 255u) / 255.0; }\n"
-              + PF.FUNCS_GLSL + "uniform vec4 a[16];\nuniform vec4 b[16];\nout vec4 f;\n"
+              + (PF.FUNCS_GLSL if funcs is None else funcs) + "uniform vec4 a[16];\nuniform vec4 b[16];\nout vec4 f;\n"
               + "void main() {\n    int i = int(gl_FragCoord.x);\n" + main + "}\n")
         prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
         for name, rows in uniforms.items():

@@ -14,6 +14,7 @@ from urbanarena.render.scene3d import photo_glass as PGL
 from urbanarena.render.scene3d import photo_windows as PW
 from urbanarena.render.scene3d.building_look import _hf, rhash
 from urbanarena.render.scene3d.context import gl_unavailable_reason
+from test_photo_facades import _gpu as facades_gpu
 
 needs_gl = pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
 
@@ -89,32 +90,8 @@ def test_night_modes_and_shapes_by_hand():
 
 # ------------------------------------------------------------------------------------------------ the GPU
 def _gpu(main: str, uniforms: dict, n: int) -> np.ndarray:
-    """Run ``main`` (GLSL body writing ``vec4 f``; case ``i = int(gl_FragCoord.x)``) over ``n`` fragments."""
-    from urbanarena.render.scene3d import realistic_shaders as RS
-    from urbanarena.render.scene3d.context import current, gl_context
-
-    ctx = gl_context()
-    with current(ctx):
-        vs = "#version 330\nin vec2 in_ndc;\nvoid main() { gl_Position = vec4(in_ndc, 0.0, 1.0); }\n"
-        fs = ("#version 330\n" + RS.HASH + "float hf(uint h, uint shift) { return float((h >> shift) & 255u) / 255.0; }\n"
-              + PGL.FUNCS_GLSL + PW.FUNCS_GLSL + "uniform vec4 a[16];\nout vec4 f;\n"
-              + "void main() {\n    int i = int(gl_FragCoord.x);\n" + main + "}\n")
-        prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
-        for name, rows in uniforms.items():
-            arr = np.zeros((16, 4), "f4")
-            arr[:len(rows)] = rows
-            prog[name].write(arr.tobytes()[: 16 * prog[name].array_length])
-        quad = ctx.buffer(np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], "f4").tobytes())
-        va = ctx.vertex_array(prog, [(quad, "2f", "in_ndc")])
-        col = ctx.texture((n, 1), 4, dtype="f4")
-        fb = ctx.framebuffer([col])
-        fb.use()
-        ctx.viewport = (0, 0, n, 1)
-        va.render()
-        out = np.frombuffer(fb.read(components=4, dtype="f4"), "f4").reshape(n, 4).copy()
-        for o in (va, quad, prog, fb, col):
-            o.release()
-    return out
+    """Run ``main`` over ``n`` fragments with the glass and windows' GLSL (``test_photo_facades._gpu``)."""
+    return facades_gpu(main, uniforms, n, funcs=PGL.FUNCS_GLSL + PW.FUNCS_GLSL)
 
 
 CELLS = [(5.3, 9.7, 30.0, 12345), (0.02, 1.0, 30.0, 12345), (14.1, 3.52, 22.5, 777), (7.7, 4.3, 22.5, 777),

@@ -16,16 +16,17 @@ from urbanarena.render.scene3d.context import gl_unavailable_reason
 needs_gl = pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
 
 
-def _gpu(expr: str, origin, step_m: float, size: int, aa: float = 0.0) -> np.ndarray:
+def _gpu(expr: str, origin, step_m: float, size: int, aa: float = 0.0, glsl: str = "") -> np.ndarray:
     """``expr`` (GLSL, of ``p`` in metres and the uniform ``aa``) at the pixel centres ``origin + (i + 0.5, j +
-    0.5) step_m`` of a ``size`` x ``size`` float framebuffer, ``(size, size, 4)``."""
+    0.5) step_m`` of a ``size`` x ``size`` float framebuffer, ``(size, size, 4)``; ``glsl``: more functions,
+    placed before the photo ground's (``test_photo_ground_wear`` passes the wear's)."""
     from urbanarena.render.scene3d import realistic_shaders as RS
     from urbanarena.render.scene3d.context import current, gl_context
 
     ctx = gl_context()
     with current(ctx):
         vs = "#version 330\nin vec2 in_ndc;\nvoid main() { gl_Position = vec4(in_ndc, 0.0, 1.0); }\n"
-        fs = ("#version 330\n" + RS.NOISE.replace("float gridline", PG.GLSL + PV.GLSL + "float gridline")
+        fs = ("#version 330\n" + RS.NOISE.replace("float gridline", glsl + PG.GLSL + PV.GLSL + "float gridline")
               + "uniform vec2 origin;\nuniform float step_m;\nuniform float aa;\nout vec4 f;\n"
               + "void main() {\n    vec2 p = origin + gl_FragCoord.xy * step_m;\n"
               + f"    f = vec4({expr});\n}}\n")

@@ -13,44 +13,14 @@ from urbanarena.render.scene3d import photo_ground_wear as PW
 from urbanarena.render.scene3d import photo_paving as PV
 from urbanarena.render.scene3d.building_look import rhash
 from urbanarena.render.scene3d.context import gl_unavailable_reason
+from test_photo_ground import _gpu as ground_gpu, _grid  # noqa: F401 (the grid of pixel centres)
 
 needs_gl = pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")
 
 
 def _gpu(expr: str, origin, step_m: float, size: int, aa: float = 0.0) -> np.ndarray:
-    """``expr`` (GLSL of ``p`` in metres and the uniform ``aa``) at the pixel centres ``origin + (i + 0.5, j +
-    0.5) step_m`` of a ``size`` x ``size`` float framebuffer, ``(size, size, 4)``."""
-    from urbanarena.render.scene3d import realistic_shaders as RS
-    from urbanarena.render.scene3d.context import current, gl_context
-
-    ctx = gl_context()
-    with current(ctx):
-        vs = "#version 330\nin vec2 in_ndc;\nvoid main() { gl_Position = vec4(in_ndc, 0.0, 1.0); }\n"
-        fs = ("#version 330\n" + RS.NOISE.replace("float gridline", PW.GLSL + PG.GLSL + PV.GLSL + "float gridline")
-              + "uniform vec2 origin;\nuniform float step_m;\nuniform float aa;\nout vec4 f;\n"
-              + "void main() {\n    vec2 p = origin + gl_FragCoord.xy * step_m;\n"
-              + f"    f = vec4({expr});\n}}\n")
-        prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
-        for name, value in (("origin", tuple(float(v) for v in origin)), ("step_m", float(step_m)),
-                            ("aa", float(aa))):
-            if name in prog:
-                prog[name].value = value
-        quad = ctx.buffer(np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], "f4").tobytes())
-        va = ctx.vertex_array(prog, [(quad, "2f", "in_ndc")])
-        col = ctx.texture((size, size), 4, dtype="f4")
-        fb = ctx.framebuffer([col])
-        fb.use()
-        ctx.viewport = (0, 0, size, size)
-        va.render()
-        out = np.frombuffer(fb.read(components=4, dtype="f4"), "f4").reshape(size, size, 4).copy()
-        for o in (va, quad, prog, fb, col):
-            o.release()
-    return out
-
-
-def _grid(origin, step_m, size):
-    jj, ii = np.mgrid[0:size, 0:size]
-    return np.stack([origin[0] + (ii + 0.5) * step_m, origin[1] + (jj + 0.5) * step_m], -1)
+    """``expr`` on the GPU with the wear's GLSL (``test_photo_ground._gpu``), ``(size, size, 4)``."""
+    return ground_gpu(expr, origin, step_m, size, aa, glsl=PW.GLSL)
 
 
 def _cell(cell_m, seed, prob, want=lambda h: True):
