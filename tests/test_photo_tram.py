@@ -98,6 +98,12 @@ def test_cab_front_is_rounded_and_raked():
     # plan rounding: at the bumper's full width (|x| = 1.2) the cab reaches front_y - radius = 3.95 only
     wide = front & (np.abs(pos[:, 0]) > 1.2 - 1e-6)
     assert pos[wide, 1].max() == pytest.approx(4.5 - PT.CAB_RADIUS_M)
+    # the windscreen's black surround: the sill strip (z 1.05..1.10) at the front's centre is black, white aft
+    ctr = pos.reshape(-1, 3, 3).mean(axis=1)
+    tcol = col.reshape(-1, 3, 3)[:, 0]
+    sill = (ctr[:, 2] > 1.05) & (ctr[:, 2] < 1.10)
+    assert np.allclose(tcol[sill & (np.abs(ctr[:, 0]) < 0.3) & (ctr[:, 1] > 4.0)], PT.PILLAR)
+    assert np.allclose(tcol[sill & (np.abs(ctr[:, 1]) < 3.0) & (ctr[:, 0] < 0)], PT.WHITE)
     # the display's amber line on the front
     assert np.isclose(col[front], PT.DISPLAY_TEXT).all(axis=1).any()
     # the back end of this section is an inner end with bellows

@@ -16,7 +16,8 @@ size scales it as the boxes).
   of the section's middle).
 * **Cab** (end sections, the end away from the middle one; :func:`cab_ends`): the same grid continues round a
   plan-view corner of radius :data:`CAB_RADIUS_M` into a front face raked back with height (:func:`front_y`: the
-  windscreen leans back :data:`RAKE_M` over the window band); the window band there is one wrap-round windscreen.
+  windscreen leans back :data:`RAKE_M` over the window band); the window band there is one wrap-round windscreen
+  in a black surround (:data:`CAB_SURROUND_SEGS`).
   A destination display (dark, amber text line) above it and two headlights below it.
 * **Inner ends**: a flat cap and a dark bellows :data:`BELLOWS_M` long closing half the 0.3 m gap.
 * **Running gear**: a dark bogie frame and four dark wheels (:data:`WHEEL_R_M`, metre gauge) under the middle of
@@ -72,6 +73,8 @@ CAB_RADIUS_M = 0.55
 RAKE_M = 0.35
 ROOF_BACK_M = 0.6
 CAB_SIDES = 6
+#: profile segments drawn black round the windscreen (the sill strip under it, the frieze over it)
+CAB_SURROUND_SEGS = (6, 8)
 #: where the side's straight sweep stops before a cab (the cab loft starts at front_y - radius >= this)
 CAB_START_M = LENGTH_M / 2 - ROOF_BACK_M - CAB_RADIUS_M
 BELLOWS_M = 0.15
@@ -263,6 +266,8 @@ def _body_side(acc: _Acc, sign: float, cab_front: bool, cab_back: bool) -> None:
 
     def look(v: int, u: int):
         kind = ck[u]
+        if kind == "cab" and v in CAB_SURROUND_SEGS:   # the windscreen's black surround
+            return PILLAR, PV.OTHER
         if kind in ("cab", "cabside"):
             kind = "pane"
         return _cell_look(v, kind)
