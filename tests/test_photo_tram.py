@@ -66,7 +66,8 @@ def test_section_dimensions_and_parts():
     side = (np.abs(ctr[:, 0]) > 1.19) & (np.abs(ctr[:, 1]) < 4.4)
     low = side & (ctr[:, 2] > 0.6) & (ctr[:, 2] < 0.95) & (ctr[:, 0] < 0)   # left side: no door
     assert low.any() and np.allclose(tcol[low], PT.GREEN)
-    band = (np.abs(ctr[:, 0]) > 1.15) & (np.abs(ctr[:, 1]) < 4.4) & (ctr[:, 2] > 1.2) & (ctr[:, 2] < 2.3) & (ctr[:, 0] < 0)
+    band = ((np.abs(ctr[:, 0]) > 1.15) & (np.abs(ctr[:, 1]) < 4.4) & (ctr[:, 2] > 1.2) & (ctr[:, 2] < 2.3)
+            & (ctr[:, 0] < 0))
     tcls = cls[::3]
     assert set(tcls[band]) == {PV.GLASS, PV.OTHER}
     assert np.allclose(tcol[band & (tcls == PV.OTHER)], PT.PILLAR)
