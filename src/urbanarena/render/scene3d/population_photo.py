@@ -23,7 +23,9 @@ shadow and sun shadow under each.
   vehicles uniformly to ``length_m``; turned to ``heading_deg`` (model front along the heading), at ``(x_m, y_m)``.
   A cyclist is drawn as a person walking a bicycle (the package's Scopia bicycle at ``length_m``, its frame
   painted from :data:`BIKE_PALETTE` by hash, the person :data:`WALK_BESIDE_M` to its right: the package has no
-  riding pose); trams keep the box meshes (no model in the package).
+  riding pose). The package has no tram: a tram section is :mod:`.photo_tram`'s procedural Helsinki low-floor
+  section (cabs at the tram's two ends, :func:`.photo_tram.cab_ends`), scaled to the placement's box and given
+  the vehicles' finish (:func:`.photo_vehicles.finish_colours`).
 * **Shadows** (:func:`shade_mesh`): under every person and vehicle a soft contact blob (an ellipse
   :data:`CONTACT_GROW` times the footprint, a triangle fan from :data:`CONTACT_K` at the centre to 1 at the
   rim), and, when the condition has a sun, its shadow on the ground: the convex hull of the placement's box
@@ -46,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from urbanarena.render.scene3d import people_look as PL
+from urbanarena.render.scene3d import photo_tram as PT
 from urbanarena.render.scene3d import photo_vehicles as PV
 from urbanarena.render.scene3d.mesh_primitives import MeshData
 from urbanarena.render.scene3d.photo_models import MODELS_VERSION, Model, ModelFormatError, load_model
@@ -254,8 +257,12 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
     P, N, C, F = [], [], [], []
     rest = []
     picks = model_picks(placements, models)
+    cabs = PT.cab_ends(placements) if PT.ENABLED else {}
     for i, p in enumerate(placements):
         levels = picks[i]
+        if i in cabs:
+            _tram_section(p, cabs[i], first_feature + i, camera_xy, (P, N, C, F))
+            continue
         if levels is None:
             rest.append(i)
             continue
@@ -307,6 +314,29 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
         z = np.zeros((0, 3), np.float32)
         return MeshData(z, z.copy(), z.copy(), feature=np.zeros((0,), np.float32))
     return mesh
+
+
+def _tram_section(p, cabs: tuple[bool, bool], feature: int, camera_xy, out: tuple) -> None:
+    """Append tram placement ``p``'s :func:`.photo_tram.section_mesh` (pantograph on ``variant`` 1, as the boxes;
+    ``cabs`` from :func:`.photo_tram.cab_ends`) to the lists ``out = (P, N, C, F)``: scaled from the reference
+    size to the placement's box, turned to its heading, finished for the eye at ``camera_xy``."""
+    P, N, C, F = out
+    pos, nrm, col, cls = PT.section_mesh(int(p.variant) == 1, *cabs)
+    k = np.array([p.width_m / PT.WIDTH_M, p.length_m / PT.LENGTH_M, p.height_m / PT.HEIGHT_M])
+    loc = pos * k
+    nl = nrm / k
+    nl /= np.maximum(np.linalg.norm(nl, axis=1, keepdims=True), 1e-12)
+    a = math.radians(p.heading_deg)
+    fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
+    xy = loc[:, 0:1] * right + loc[:, 1:2] * fwd + np.array([p.x_m, p.y_m])
+    P.append(np.concatenate([xy, loc[:, 2:3]], axis=1))
+    N.append(np.concatenate([nl[:, 0:1] * right + nl[:, 1:2] * fwd, nl[:, 2:3]], axis=1))
+    eye = np.array([*(camera_xy if camera_xy is not None else (p.x_m, p.y_m)), PV.EYE_M])
+    col = PV.finish_colours(P[-1], N[-1], col, cls, eye)
+    glass = cls == PV.GLASS
+    col[glass] = PT.glass_colours(P[-1][glass], N[-1][glass], eye)
+    C.append(col)
+    F.append(np.full(len(loc), feature, np.float32))
 
 
 def shade_mesh(placements, sun_dir, shadow_k: float) -> MeshData:
