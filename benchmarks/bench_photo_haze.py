@@ -71,7 +71,7 @@ def main() -> int:
     poses = [node_pose(city, n) for n in shopping_nodes(city)[:a.nodes]]
     res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
            "load": os.getloadavg()}
-    ab_static_poses(rs, poses, a.rounds, res)
+    ab_static_poses({"without": rs["before"], "with": rs["after"]}, poses, a.rounds, res)   # before, after
     print(json.dumps(res, indent=1))
     return 0
 

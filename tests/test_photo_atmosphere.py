@@ -191,22 +191,37 @@ def test_far_band_rules_by_hand():
     ox0, oy0, ox1, oy1 = bx0 - 300.0, by0 - 300.0, bx1 + 300.0, by1 + 300.0      # the near ring's outer edge
     trees = 0
     for x0, y0, x1, y1, h, tone in far:
-        assert bx0 - 1500.0 <= x0 < x1 <= bx1 + 1500.0 and by0 - 1500.0 <= y0 < y1 <= by1 + 1500.0
+        assert bx0 - 1100.0 <= x0 < x1 <= bx1 + 1100.0 and by0 - 1100.0 <= y0 < y1 <= by1 + 1100.0
         assert x1 <= ox0 or x0 >= ox1 or y1 <= oy0 or y0 >= oy1                  # outside the near ring
-        assert 60.0 - 1e-9 <= x1 - x0 <= 90.0 + 1e-9 and 60.0 - 1e-9 <= y1 - y0 <= 90.0 + 1e-9
+        assert 75.0 - 1e-9 <= x1 - x0 <= 112.5 + 1e-9 and 75.0 - 1e-9 <= y1 - y0 <= 112.5 + 1e-9   # 60-90 % of 125
         if tone < 0:
             trees += 1
             assert 9.0 <= h <= 17.0
         else:
             assert 12.0 <= h <= 45.0 and tone < len(PA.FACADE_TONES)
-    # cells: a 100 m grid over the bounds grown by 1500 m, less those touching the near ring's rectangle
-    nx, ny = int((bx1 - bx0 + 3000.0) // 100.0), int((by1 - by0 + 3000.0) // 100.0)
+    # cells: a 125 m grid over the bounds grown by 1100 m, less those touching the near ring's rectangle
+    nx, ny = int((bx1 - bx0 + 2200.0) // 125.0), int((by1 - by0 + 2200.0) // 125.0)
     inner = sum(1 for j in range(ny) for i in range(nx)
-                if bx0 - 1500 + (i + 1) * 100 > ox0 and bx0 - 1500 + i * 100 < ox1
-                and by0 - 1500 + (j + 1) * 100 > oy0 and by0 - 1500 + j * 100 < oy1)
+                if bx0 - 1100 + (i + 1) * 125 > ox0 and bx0 - 1100 + i * 125 < ox1
+                and by0 - 1100 + (j + 1) * 125 > oy0 and by0 - 1100 + j * 125 < oy1)
     cells = nx * ny - inner
     assert 0.8 * cells < len(far) <= cells                                       # 90 % filled, give or take
     assert 0.25 * len(far) < trees < 0.5 * len(far)                              # 35 of the 90 % are trees
+
+
+def test_far_walls_facing_away_from_the_scene_are_left_out():
+    bounds = (0.0, 0.0, 100.0, 100.0)
+    # north of the scene, within its x range: the south wall (0) and both side walls (1: east, 3: west)
+    assert PA.seen_walls(40.0, 500.0, 60.0, 520.0, bounds) == [0, 1, 3]
+    # north-east, beyond both: only the south and west walls face the scene
+    assert PA.seen_walls(400.0, 500.0, 420.0, 520.0, bounds) == [0, 3]
+    # south-west: the north (2) and east (1) walls
+    assert PA.seen_walls(-420.0, -520.0, -400.0, -500.0, bounds) == [1, 2]
+    # the walls kept face the scene: their outward normals point towards its centre
+    tris = PA._box(400.0, 500.0, 420.0, 520.0, 20.0)
+    for k in PA.seen_walls(400.0, 500.0, 420.0, 520.0, bounds):
+        n = np.cross(tris[2 * k, 1] - tris[2 * k, 0], tris[2 * k, 2] - tris[2 * k, 0])
+        assert np.dot(n[:2], np.array([50.0, 50.0]) - tris[2 * k].mean(axis=0)[:2]) > 0
 
 
 def test_far_ground_fills_the_ring_to_the_horizon():

@@ -58,8 +58,9 @@ CELL_M = 50.0
 RING_IN_M, RING_OUT_M = 40.0, 300.0
 GAP_SHARE, TOWER_SHARE = 0.12, 0.05
 #: far skyline band (``photo-haze-2``): from RING_OUT_M to FAR_OUT_M outside the scene's bounds, cells of
-#: FAR_CELL_M, each a block (FAR_BLOCK_SHARE), a tree mass (FAR_TREE_SHARE) or empty; footprints 60-90 % of the cell
-FAR_OUT_M, FAR_CELL_M = 1500.0, 100.0
+#: FAR_CELL_M, each a block (FAR_BLOCK_SHARE), a tree mass (FAR_TREE_SHARE) or empty; footprints 60-90 % of the cell;
+#: only the walls an eye inside the scene's bounds can face are drawn (:func:`seen_walls`)
+FAR_OUT_M, FAR_CELL_M = 1100.0, 125.0
 FAR_BLOCK_SHARE, FAR_TREE_SHARE = 0.55, 0.35
 FAR_TREE_RGB = (72, 88, 58)
 #: the ground continues to this far outside the scene's bounds (beyond the draw distance of a street view)
@@ -267,6 +268,14 @@ def far_blocks(scene, seed: int = SKYLINE_SEED) -> list[tuple[float, float, floa
     return out
 
 
+def seen_walls(x0, y0, x1, y1, bounds) -> list[int]:
+    """Which walls of :func:`_box` ``(x0, y0, x1, y1)`` (0: the ``y0`` side, 1: ``x1``, 2: ``y1``, 3: ``x0``) some
+    eye inside ``bounds`` ``(bx0, by0, bx1, by1)`` sees from in front: a wall facing ``-y`` only if some eye has
+    ``y < y0`` (``by0 < y0``), and so on; the others face away from every eye in the scene."""
+    bx0, by0, bx1, by1 = bounds
+    return [k for k, seen in enumerate((by0 < y0, x1 < bx1, y1 < by1, bx0 < x0)) if seen]
+
+
 def far_ground(scene) -> np.ndarray:
     """Triangles ``(8, 3, 3)`` (wound upward) of the ground beyond :func:`ground_box`: four rectangles out to the
     bounds grown by :data:`FAR_GROUND_M`, so the ground runs on to the horizon."""
@@ -301,12 +310,14 @@ def skyline_mesh(scene, seed: int = SKYLINE_SEED):
                 nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
                 mb.add(win, np.array(WINDOW_RGB) / 255.0, normals=np.repeat(nrm[:, None, :], 3, axis=1))
     if FAR_OUT_M > RING_OUT_M:   # photo-haze-2: the far band and the ground to the horizon
+        bounds = (bx0, by0, bx1, by1)
         for x0, y0, x1, y1, h, tone in far_blocks(scene, seed):
             tris = _box(x0, y0, x1, y1, h)
+            walls = tris[[t for k in seen_walls(x0, y0, x1, y1, bounds) for t in (2 * k, 2 * k + 1)]]
             if tone < 0:
-                mb.add(tris, np.array(FAR_TREE_RGB) / 255.0)
+                mb.add(np.concatenate([walls, tris[8:]]), np.array(FAR_TREE_RGB) / 255.0)
             else:
-                mb.add(tris[:8], 0.7 * np.array(FACADE_TONES[tone]) / 255.0 + 0.3 * grey)
+                mb.add(walls, 0.7 * np.array(FACADE_TONES[tone]) / 255.0 + 0.3 * grey)
                 mb.add(tris[8:], np.array(ROOF_RGB) / 255.0)
         mb.add(far_ground(scene), np.array(FAR_GROUND_RGB) / 255.0)
     return mb.build()
@@ -414,5 +425,5 @@ def patch_source(src: str, program: str = "", beta_per_m: float = HAZE_BETA_PER_
 
 
 __all__ = ["CLEAR_HAZE_BETA_PER_M", "HAZE_BETA_PER_M", "HAZE_H_M", "RAIN_CONTRAST", "far_blocks", "far_ground",
-           "haze_beta_per_m", "haze_keep", "patch_source", "photo_fog_at", "rain_contrast", "skyline_blocks",
-           "skyline_mesh", "sky_haze_keep"]
+           "haze_beta_per_m", "haze_keep", "patch_source", "photo_fog_at", "rain_contrast", "seen_walls",
+           "skyline_blocks", "skyline_mesh", "sky_haze_keep"]
