@@ -10,8 +10,11 @@ Photo style only: ``flat`` and ``realistic`` never reach this module, so their p
   small palette washed 30 % towards grey, dark roofs, and storey bands of dark windows on the walls that face
   the city in the first :data:`WINDOW_DEPTH_M`. Drawn with the lit street-furniture program (sun, sky light,
   haze), after the city, frustum-culled per tile; not in the ID pass (to it they are background, like the sky).
+  Beyond it (``photo-haze-2``) a far band of plain blocks and tree masses (:func:`far_blocks`, to :data:`FAR_OUT_M`)
+  and flat ground out past the far plane (:func:`far_ground`), so the clearer air shows no end of the city.
 * **Aerial perspective** (:func:`haze_keep`, GLSL :data:`PHOTO_FOG_AT` replacing the realistic ``fog_at``):
-  a haze whose density falls off with height, ``beta(z) = HAZE_BETA_PER_M exp(-z / HAZE_H_M)``. A point at
+  a haze whose density falls off with height, ``beta(z) = beta0 exp(-z / HAZE_H_M)``, ``beta0``
+  :data:`CLEAR_HAZE_BETA_PER_M` under a clear sky, :data:`HAZE_BETA_PER_M` otherwise (:func:`haze_beta_per_m`). A point at
   distance ``d`` seen from the eye keeps ``exp(-(sigma + HAZE_BETA_PER_M m) d)`` of its colour, where ``m`` is
   the mean of ``exp(-z / H)`` along the ray (``H (exp(-z0 / H) - exp(-z1 / H)) / (z1 - z0)``; ``exp(-z0 / H)``
   for a level ray) and ``sigma`` the condition's Beer-Lambert extinction (:mod:`.conditions`); the rest is the
