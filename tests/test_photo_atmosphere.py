@@ -161,3 +161,119 @@ def test_photo_rain_has_no_streaks_and_wet_ground(monkeypatch):
     # the near ground (bottom rows) differs from the same overcast view without rain (wet, puddles, contrast)
     cloudy = _renderer("photo", "cloudy").render_view(*view)
     assert np.abs(a[150:].astype(int) - cloudy[150:].astype(int)).mean() > 5
+
+
+# ------------------------------------------------------------------------------------- photo-haze-2: clear air
+def test_clear_air_extinction_by_hand():
+    # a 20 km meteorological optical range (5 % contrast): beta = ln 20 / 20000 = 2.995732 / 20000 per metre
+    assert PA.CLEAR_HAZE_BETA_PER_M == pytest.approx(1.497866e-4, rel=1e-6)
+    assert PA.haze_beta_per_m("clear") == PA.CLEAR_HAZE_BETA_PER_M
+    for weather in ("cloudy", "rain", "fog"):                           # the hazy weathers keep their haze
+        assert PA.haze_beta_per_m(weather) == 1.2e-3
+    b = PA.CLEAR_HAZE_BETA_PER_M
+    # a wall at eye height (1.6 m) 100 / 200 / 300 m off: m = exp(-0.016) = 0.984127; b m d = 0.0147409 /
+    # 0.0294818 / 0.0442227; keep exp(-b m d) by its series to the 4th power
+    for d, want in ((100.0, 0.985367), (200.0, 0.970949), (300.0, 0.956741)):
+        assert PA.haze_keep(d, 1.6, 1.6, beta_per_m=b) == pytest.approx(want, abs=2e-6)
+    # a real clear day keeps 0.97-0.99 at 100-200 m; the hazy weathers' old value kept 0.89 / 0.79
+    assert PA.haze_keep(100.0, 1.6, 1.6) == pytest.approx(0.888611, abs=2e-6)   # exp(-0.1180952)
+    # the GLSL carries the constant
+    assert f"{b:.6e}" in PA.photo_fog_at(b) and f"{1.2e-3:.6e}" in PA.PHOTO_FOG_AT
+    src = "float fog_at(vec3 p) {\n" + PA.REALISTIC_FOG_AT.split("{\n", 1)[1]
+    assert f"{b:.6e}" in PA.patch_source(src, "", b)
+
+
+def test_far_band_rules_by_hand():
+    scene = small_scene()
+    bx0, by0, bx1, by1 = scene.bounds()
+    far = PA.far_blocks(scene)
+    assert far == PA.far_blocks(scene) and far != PA.far_blocks(scene, seed=7)   # seeded
+    ox0, oy0, ox1, oy1 = bx0 - 300.0, by0 - 300.0, bx1 + 300.0, by1 + 300.0      # the near ring's outer edge
+    trees = 0
+    for x0, y0, x1, y1, h, tone in far:
+        assert bx0 - 1100.0 <= x0 < x1 <= bx1 + 1100.0 and by0 - 1100.0 <= y0 < y1 <= by1 + 1100.0
+        assert x1 <= ox0 or x0 >= ox1 or y1 <= oy0 or y0 >= oy1                  # outside the near ring
+        assert 75.0 - 1e-9 <= x1 - x0 <= 112.5 + 1e-9 and 75.0 - 1e-9 <= y1 - y0 <= 112.5 + 1e-9   # 60-90 % of 125
+        if tone < 0:
+            trees += 1
+            assert 9.0 <= h <= 17.0
+        else:
+            assert 12.0 <= h <= 45.0 and tone < len(PA.FACADE_TONES)
+    # cells: a 125 m grid over the bounds grown by 1100 m, less those touching the near ring's rectangle
+    nx, ny = int((bx1 - bx0 + 2200.0) // 125.0), int((by1 - by0 + 2200.0) // 125.0)
+    inner = sum(1 for j in range(ny) for i in range(nx)
+                if bx0 - 1100 + (i + 1) * 125 > ox0 and bx0 - 1100 + i * 125 < ox1
+                and by0 - 1100 + (j + 1) * 125 > oy0 and by0 - 1100 + j * 125 < oy1)
+    cells = nx * ny - inner
+    assert 0.8 * cells < len(far) <= cells                                       # 90 % filled, give or take
+    assert 0.25 * len(far) < trees < 0.5 * len(far)                              # 35 of the 90 % are trees
+
+
+def test_far_walls_facing_away_from_the_scene_are_left_out():
+    bounds = (0.0, 0.0, 100.0, 100.0)
+    # north of the scene, within its x range: the south wall (0) and both side walls (1: east, 3: west)
+    assert PA.seen_walls(40.0, 500.0, 60.0, 520.0, bounds) == [0, 1, 3]
+    # north-east, beyond both: only the south and west walls face the scene
+    assert PA.seen_walls(400.0, 500.0, 420.0, 520.0, bounds) == [0, 3]
+    # south-west: the north (2) and east (1) walls
+    assert PA.seen_walls(-420.0, -520.0, -400.0, -500.0, bounds) == [1, 2]
+    # the walls kept face the scene: their outward normals point towards its centre
+    tris = PA._box(400.0, 500.0, 420.0, 520.0, 20.0)
+    for k in PA.seen_walls(400.0, 500.0, 420.0, 520.0, bounds):
+        n = np.cross(tris[2 * k, 1] - tris[2 * k, 0], tris[2 * k, 2] - tris[2 * k, 0])
+        assert np.dot(n[:2], np.array([50.0, 50.0]) - tris[2 * k].mean(axis=0)[:2]) > 0
+
+
+def test_far_ground_fills_the_ring_to_the_horizon():
+    scene = small_scene()
+    tris = PA.far_ground(scene)
+    assert tris.shape == (8, 3, 3) and np.all(tris[..., 2] == 0.0)
+    up = np.cross(tris[:, 1] - tris[:, 0], tris[:, 2] - tris[:, 0])[:, 2]
+    assert np.all(up > 0)                                                        # wound upward
+    gx0, gy0, gx1, gy1 = PA.ground_box(scene)
+    bx0, by0, bx1, by1 = scene.bounds()
+    outer = (bx1 - bx0 + 8000.0) * (by1 - by0 + 8000.0)
+    assert up.sum() / 2 == pytest.approx(outer - (gx1 - gx0) * (gy1 - gy0), rel=1e-9)   # area: the ring exactly
+
+
+@needs_gl
+def test_photo_fog_at_on_the_gpu_matches_the_twin():
+    from urbanarena.render.scene3d.context import current, gl_context
+
+    ctx = gl_context()
+    b = PA.CLEAR_HAZE_BETA_PER_M
+    w, h = 32, 8                                                        # distance 100 m per column, height 10 m per row
+    fs = ("#version 330\nuniform vec3 eye;\nuniform float sigma;\nout vec4 f;\n" + PA.photo_fog_at(b)
+          + "\nvoid main() { vec2 q = floor(gl_FragCoord.xy);\n"
+            "  f = vec4(fog_at(eye + vec3(100.0 * (q.x + 1.0), 0.0, 10.0 * q.y)), 0.0, 0.0, 1.0); }\n")
+    vs = "#version 330\nin vec2 p;\nvoid main() { gl_Position = vec4(p, 0.0, 1.0); }\n"
+    with current(ctx):
+        prog = ctx.program(vertex_shader=vs, fragment_shader=fs)
+        prog["eye"].value = (0.0, 0.0, 1.6)
+        prog["sigma"].value = 0.0
+        vbo = ctx.buffer(np.array([-1, -1, 3, -1, -1, 3], "f4").tobytes())
+        vao = ctx.vertex_array(prog, [(vbo, "2f", "p")])
+        fbo = ctx.framebuffer([ctx.renderbuffer((w, h), 4, dtype="f4")])
+        fbo.use()
+        vao.render()
+        got = np.frombuffer(fbo.read(components=4, dtype="f4"), "f4").reshape(h, w, 4)[..., 0]
+        for o in (vao, vbo, fbo, prog):
+            o.release()
+    xs, ys = np.meshgrid(np.arange(w), np.arange(h))
+    d = np.hypot(100.0 * (xs + 1.0), 10.0 * ys)
+    want = PA.haze_keep(d, 1.6, 1.6 + 10.0 * ys, beta_per_m=b)
+    assert np.abs(got - want).max() < 2e-4
+    assert want[0, 9] == pytest.approx(math.exp(-b * math.exp(-0.016) * 1000.0), rel=1e-9)   # 1 km, level
+
+
+@needs_gl
+def test_clear_sky_air_is_clearer_than_cloudy():
+    # the ring's blocks along a level view east: in clear air they differ more from the horizon colour
+    from urbanarena.render.scene3d.conditions import lighting
+
+    view = (0.0, -4.0, 90.0, 0.0, 90.0, 320, 180)
+    clear = _renderer("photo").render_view(*view).astype(float)
+    assert _renderer("photo").settings.weather == "clear"
+    hz = 255.0 * np.asarray(lighting(RenderSettings(style="photo")).horizon)
+    band = clear[80:89]
+    assert np.abs(band - hz).sum(axis=2).mean() > 20                    # not washed out to the horizon colour

@@ -157,8 +157,12 @@ def test_skyline_faces_wind_outward_and_windows_keep_their_old_normals(monkeypat
             return (0.0, 0.0, 5.0, 5.0)
 
     monkeypatch.setattr(PA, "skyline_blocks", lambda scene, seed=0: [(10.0, 10.0, 20.0, 20.0, 20.0, 0)])
+    monkeypatch.setattr(PA, "far_blocks", lambda scene, seed=0: [])
     m = PA.skyline_mesh(Scene())
     # 10 box triangles, then the windows: their normals are the opposite of their winding's (the pixels they had)
-    wn = m.normals.reshape(-1, 3, 3)[10:, 0]
+    wn = m.normals.reshape(-1, 3, 3)[10:10 + len(win), 0]
+    # then the far ground's 8 triangles (photo-haze-2), facing up
+    np.testing.assert_allclose(m.normals.reshape(-1, 3, 3)[10 + len(win):, 0], np.tile([0.0, 0.0, 1.0], (8, 1)),
+                               atol=1e-6)
     cross = np.cross(win[:, 1] - win[:, 0], win[:, 2] - win[:, 0])
     np.testing.assert_allclose(wn, -cross / np.linalg.norm(cross, axis=1, keepdims=True), atol=1e-6)

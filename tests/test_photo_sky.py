@@ -331,9 +331,12 @@ def test_clear_day_sky_drawn_matches_the_photos_colour(monkeypatch):
     a condition without a profile (dusk) is not graded."""
     from urbanarena.render.scene3d import photo_clouds as PC
 
+    from urbanarena.render.scene3d import photo_atmosphere as PA
+
     monkeypatch.setattr(PC, "COVER", {})                               # no clouds: the sky's own colour
+    monkeypatch.setattr(PA, "FAR_OUT_M", PA.RING_OUT_M)               # no far skyline band: the eye stands in it
     r = _renderer(monkeypatch, _prepared())
-    # 400 m out of the small scene: its buildings and the skyline ring stand below 14 degrees there
+    # 400 m out of the small scene: its buildings and the near skyline ring stand below 14 degrees there
     pano = r.render_panorama(0.0, -400.0, width=2048).astype(np.float64)
     h = pano.shape[0]
     e = 90.0 - (np.arange(h) + 0.5) * 180.0 / h

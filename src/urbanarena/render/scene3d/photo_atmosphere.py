@@ -10,8 +10,11 @@ Photo style only: ``flat`` and ``realistic`` never reach this module, so their p
   small palette washed 30 % towards grey, dark roofs, and storey bands of dark windows on the walls that face
   the city in the first :data:`WINDOW_DEPTH_M`. Drawn with the lit street-furniture program (sun, sky light,
   haze), after the city, frustum-culled per tile; not in the ID pass (to it they are background, like the sky).
+  Beyond it (``photo-haze-2``) a far band of plain blocks and tree masses (:func:`far_blocks`, to :data:`FAR_OUT_M`)
+  and flat ground out past the far plane (:func:`far_ground`), so the clearer air shows no end of the city.
 * **Aerial perspective** (:func:`haze_keep`, GLSL :data:`PHOTO_FOG_AT` replacing the realistic ``fog_at``):
-  a haze whose density falls off with height, ``beta(z) = HAZE_BETA_PER_M exp(-z / HAZE_H_M)``. A point at
+  a haze whose density falls off with height, ``beta(z) = beta0 exp(-z / HAZE_H_M)``, ``beta0``
+  :data:`CLEAR_HAZE_BETA_PER_M` under a clear sky, :data:`HAZE_BETA_PER_M` otherwise (:func:`haze_beta_per_m`). A point at
   distance ``d`` seen from the eye keeps ``exp(-(sigma + HAZE_BETA_PER_M m) d)`` of its colour, where ``m`` is
   the mean of ``exp(-z / H)`` along the ray (``H (exp(-z0 / H) - exp(-z1 / H)) / (z1 - z0)``; ``exp(-z0 / H)``
   for a level ray) and ``sigma`` the condition's Beer-Lambert extinction (:mod:`.conditions`); the rest is the
@@ -35,8 +38,15 @@ import math
 
 import numpy as np
 
-#: haze extinction at the ground (1/m): a clear day's meteorological optical range ``ln 20 / beta`` of 2.5 km
+#: haze extinction at the ground (1/m) of the hazy weathers (cloudy, rain, fog: a meteorological optical range
+#: ``ln 20 / beta`` of 2.5 km, on top of the condition's own extinction); the sky's haze always uses it
 HAZE_BETA_PER_M = 1.2e-3
+#: haze extinction at the ground (1/m) under a clear sky (day, dusk, night): an optical range of
+#: :data:`CLEAR_VISIBILITY_M` (a real clear day's 15-30 km; before ``photo-haze-2`` it was the 2.5 km above)
+CLEAR_VISIBILITY_M = 20000.0
+CLEAR_HAZE_BETA_PER_M = math.log(20.0) / CLEAR_VISIBILITY_M
+#: version of the haze and the skyline (part of the photo render identity)
+HAZE_VERSION = "photo-haze-2"
 #: scale height of the haze (m)
 HAZE_H_M = 100.0
 #: rain: the image keeps this share of its contrast about the horizon colour
@@ -50,6 +60,15 @@ PUDDLE_FADE_M = (25.0, 70.0)
 CELL_M = 50.0
 RING_IN_M, RING_OUT_M = 40.0, 300.0
 GAP_SHARE, TOWER_SHARE = 0.12, 0.05
+#: far skyline band (``photo-haze-2``): from RING_OUT_M to FAR_OUT_M outside the scene's bounds, cells of
+#: FAR_CELL_M, each a block (FAR_BLOCK_SHARE), a tree mass (FAR_TREE_SHARE) or empty; footprints 60-90 % of the cell;
+#: only the walls an eye inside the scene's bounds can face are drawn (:func:`seen_walls`)
+FAR_OUT_M, FAR_CELL_M = 1100.0, 125.0
+FAR_BLOCK_SHARE, FAR_TREE_SHARE = 0.55, 0.35
+FAR_TREE_RGB = (72, 88, 58)
+#: the ground continues to this far outside the scene's bounds (beyond the draw distance of a street view)
+FAR_GROUND_M = 4000.0
+FAR_GROUND_RGB = (96, 100, 84)
 #: windows are drawn on the city-facing walls of blocks within this distance of the ring's inner edge (m)
 WINDOW_DEPTH_M = 120.0
 STOREY_M, WINDOW_W_M, WINDOW_H_M, WINDOW_PITCH_M = 3.2, 1.3, 1.6, 3.4
@@ -131,9 +150,16 @@ def sky_rows(eye, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
     return int(min(height, first + 2))
 
 
-def haze_keep(dist_m, eye_z_m: float, point_z_m, sigma_per_m: float = 0.0):
+def haze_beta_per_m(weather: str) -> float:
+    """The ground haze extinction (1/m) of a weather: :data:`CLEAR_HAZE_BETA_PER_M` for ``clear`` (any time of
+    day), else :data:`HAZE_BETA_PER_M`."""
+    return CLEAR_HAZE_BETA_PER_M if weather == "clear" else HAZE_BETA_PER_M
+
+
+def haze_keep(dist_m, eye_z_m: float, point_z_m, sigma_per_m: float = 0.0, beta_per_m: float = HAZE_BETA_PER_M):
     """Share of a point's colour that the photo haze keeps (module docstring; the GLSL twin is
-    :data:`PHOTO_FOG_AT`). ``dist_m``, ``point_z_m``: scalars or arrays (metres); returns the same shape."""
+    :func:`photo_fog_at`). ``dist_m``, ``point_z_m``: scalars or arrays (metres); ``beta_per_m`` the ground
+    extinction (:func:`haze_beta_per_m`); returns the same shape."""
     d = np.asarray(dist_m, np.float64)
     z1 = np.asarray(point_z_m, np.float64)
     dz = z1 - eye_z_m
@@ -141,7 +167,7 @@ def haze_keep(dist_m, eye_z_m: float, point_z_m, sigma_per_m: float = 0.0):
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.where(np.abs(dz) > 0.01,
                         HAZE_H_M * (level - np.exp(-z1 / HAZE_H_M)) / np.where(dz == 0, 1.0, dz), level)
-    return np.exp(-(sigma_per_m + HAZE_BETA_PER_M * mean) * d)
+    return np.exp(-(sigma_per_m + beta_per_m * mean) * d)
 
 
 def sky_haze_keep(elevation_deg):
@@ -202,6 +228,70 @@ def skyline_blocks(scene, seed: int = SKYLINE_SEED) -> list[tuple[float, float, 
     return out
 
 
+def _outer(scene) -> tuple[float, float, float, float]:
+    """The near ring's outer rectangle (bounds grown by :data:`RING_OUT_M`, clipped to ``ground_extent``)."""
+    bx0, by0, bx1, by1 = scene.bounds()
+    ox0, oy0, ox1, oy1 = bx0 - RING_OUT_M, by0 - RING_OUT_M, bx1 + RING_OUT_M, by1 + RING_OUT_M
+    if scene.ground_extent is not None:
+        gx0, gy0, gx1, gy1 = scene.ground_extent
+        ox0, oy0, ox1, oy1 = max(ox0, gx0), max(oy0, gy0), min(ox1, gx1), min(oy1, gy1)
+    return ox0, oy0, ox1, oy1
+
+
+def far_blocks(scene, seed: int = SKYLINE_SEED) -> list[tuple[float, float, float, float, float, int]]:
+    """The far band's blocks and tree masses ``(x0, y0, x1, y1, height_m, tone)`` (local metres; ``tone`` indexes
+    :data:`FACADE_TONES`, -1 for a tree mass): one per :data:`FAR_CELL_M` cell of the square band from the near
+    ring's outer rectangle (:func:`_outer`) to the bounds grown by :data:`FAR_OUT_M`, cells touching that rectangle
+    skipped. A cell holds a block (:data:`FAR_BLOCK_SHARE`; 12-24 m, towers 30-45 m as in the near ring), a tree
+    mass (:data:`FAR_TREE_SHARE`; 9-17 m) or nothing; footprints 60-90 % of the cell. Seeded like
+    :func:`skyline_blocks`."""
+    bx0, by0, bx1, by1 = scene.bounds()
+    ix0, iy0, ix1, iy1 = _outer(scene)
+    fx0, fy0 = bx0 - FAR_OUT_M, by0 - FAR_OUT_M
+    nx = int((bx1 - bx0 + 2 * FAR_OUT_M) // FAR_CELL_M)
+    ny = int((by1 - by0 + 2 * FAR_OUT_M) // FAR_CELL_M)
+    rng = np.random.default_rng([SKYLINE_SEED, int(seed) & 0xFFFFFFFF, nx, ny, 2])
+    out = []
+    for j in range(ny):
+        for i in range(nx):
+            u = rng.random(7)   # drawn for every cell, so a cell's content does not depend on the others
+            cx0, cy0 = fx0 + i * FAR_CELL_M, fy0 + j * FAR_CELL_M
+            if cx0 + FAR_CELL_M > ix0 and cx0 < ix1 and cy0 + FAR_CELL_M > iy0 and cy0 < iy1:
+                continue
+            if u[0] >= FAR_BLOCK_SHARE + FAR_TREE_SHARE:
+                continue
+            w, d = FAR_CELL_M * (0.6 + 0.3 * u[1]), FAR_CELL_M * (0.6 + 0.3 * u[2])
+            x0, y0 = cx0 + (FAR_CELL_M - w) * u[3], cy0 + (FAR_CELL_M - d) * u[4]
+            if u[0] < FAR_BLOCK_SHARE:
+                h = 30.0 + 15.0 * u[5] if u[6] < TOWER_SHARE else 12.0 + 12.0 * u[5]
+                tone = int(u[6] * len(FACADE_TONES)) % len(FACADE_TONES)
+            else:
+                h, tone = 9.0 + 8.0 * u[5], -1
+            out.append((x0, y0, x0 + w, y0 + d, h, tone))
+    return out
+
+
+def seen_walls(x0, y0, x1, y1, bounds) -> list[int]:
+    """Which walls of :func:`_box` ``(x0, y0, x1, y1)`` (0: the ``y0`` side, 1: ``x1``, 2: ``y1``, 3: ``x0``) some
+    eye inside ``bounds`` ``(bx0, by0, bx1, by1)`` sees from in front: a wall facing ``-y`` only if some eye has
+    ``y < y0`` (``by0 < y0``), and so on; the others face away from every eye in the scene."""
+    bx0, by0, bx1, by1 = bounds
+    return [k for k, seen in enumerate((by0 < y0, x1 < bx1, y1 < by1, bx0 < x0)) if seen]
+
+
+def far_ground(scene) -> np.ndarray:
+    """Triangles ``(8, 3, 3)`` (wound upward) of the ground beyond :func:`ground_box`: four rectangles out to the
+    bounds grown by :data:`FAR_GROUND_M`, so the ground runs on to the horizon."""
+    gx0, gy0, gx1, gy1 = ground_box(scene)
+    bx0, by0, bx1, by1 = scene.bounds()
+    ex0, ey0, ex1, ey1 = bx0 - FAR_GROUND_M, by0 - FAR_GROUND_M, bx1 + FAR_GROUND_M, by1 + FAR_GROUND_M
+    rects = [(ex0, ey0, ex1, gy0), (ex0, gy1, ex1, ey1), (ex0, gy0, gx0, gy1), (gx1, gy0, ex1, gy1)]
+    tris = []
+    for x0, y0, x1, y1 in rects:
+        tris += [[(x0, y0, 0), (x1, y0, 0), (x1, y1, 0)], [(x0, y0, 0), (x1, y1, 0), (x0, y1, 0)]]
+    return np.array(tris, np.float64)
+
+
 def skyline_mesh(scene, seed: int = SKYLINE_SEED):
     """:class:`~.mesh_primitives.MeshData` of :func:`skyline_blocks` (colours 0..1, feature 0), or an empty mesh."""
     from urbanarena.render.scene3d.mesh_primitives import MeshBuilder
@@ -222,6 +312,17 @@ def skyline_mesh(scene, seed: int = SKYLINE_SEED):
                 nrm = np.cross(win[:, 2] - win[:, 0], win[:, 1] - win[:, 0])
                 nrm /= np.linalg.norm(nrm, axis=1, keepdims=True)
                 mb.add(win, np.array(WINDOW_RGB) / 255.0, normals=np.repeat(nrm[:, None, :], 3, axis=1))
+    if FAR_OUT_M > RING_OUT_M:   # photo-haze-2: the far band and the ground to the horizon
+        bounds = (bx0, by0, bx1, by1)
+        for x0, y0, x1, y1, h, tone in far_blocks(scene, seed):
+            tris = _box(x0, y0, x1, y1, h)
+            walls = tris[[t for k in seen_walls(x0, y0, x1, y1, bounds) for t in (2 * k, 2 * k + 1)]]
+            if tone < 0:
+                mb.add(np.concatenate([walls, tris[8:]]), np.array(FAR_TREE_RGB) / 255.0)
+            else:
+                mb.add(walls, 0.7 * np.array(FACADE_TONES[tone]) / 255.0 + 0.3 * grey)
+                mb.add(tris[8:], np.array(ROOF_RGB) / 255.0)
+        mb.add(far_ground(scene), np.array(FAR_GROUND_RGB) / 255.0)
     return mb.build()
 
 
@@ -262,13 +363,18 @@ REALISTIC_FOG_AT = """float fog_at(vec3 p) {
     return exp(-sigma * sqrt(dd)) / (1.0 + dd * inv_fog2);
 }"""
 
-#: the photo style's aerial perspective (twin of :func:`haze_keep`)
-PHOTO_FOG_AT = f"""float fog_at(vec3 p) {{
+def photo_fog_at(beta_per_m: float = HAZE_BETA_PER_M) -> str:
+    """The photo style's aerial perspective with ground extinction ``beta_per_m`` (GLSL; twin of :func:`haze_keep`)."""
+    return f"""float fog_at(vec3 p) {{
     vec3 d = p - eye;
     float level = exp(-eye.z / {HAZE_H_M:.1f});
     float m = abs(d.z) > 0.01 ? {HAZE_H_M:.1f} * (level - exp(-p.z / {HAZE_H_M:.1f})) / d.z : level;
-    return exp(-(sigma + {HAZE_BETA_PER_M:.6e} * m) * length(d));
+    return exp(-(sigma + {beta_per_m:.6e} * m) * length(d));
 }}"""
+
+
+#: the hazy weathers' aerial perspective
+PHOTO_FOG_AT = photo_fog_at(HAZE_BETA_PER_M)
 
 #: the realistic sky lookup's last line and its photo replacement (haze towards the horizon, twin of
 #: :func:`sky_haze_keep`)
@@ -303,14 +409,15 @@ def _swap(src: str, old: str, new: str, what: str) -> str:
     return src.replace(old, new)
 
 
-def patch_source(src: str, program: str = "") -> str:
+def patch_source(src: str, program: str = "", beta_per_m: float = HAZE_BETA_PER_M) -> str:
     """A realistic program's fragment source made photo: ``fog_at`` replaced where the source has it (every lit
-    program), the wet ground in ``ground``, the sky haze in ``sky_tex``.
+    program; ground extinction ``beta_per_m``, :func:`haze_beta_per_m`), the wet ground in ``ground``, the sky
+    haze in ``sky_tex``.
 
     Raises:
         RuntimeError: the realistic text to replace is missing (the shaders were edited without this module)."""
     if "float fog_at(vec3 p)" in src:
-        src = _swap(src, REALISTIC_FOG_AT, PHOTO_FOG_AT, "fog_at")
+        src = _swap(src, REALISTIC_FOG_AT, photo_fog_at(beta_per_m), "fog_at")
     if program == "ground":
         src = _swap(src, PHOTO_WET_OLD, PHOTO_WET_NEW, "wet ground")
     if program == "sky_tex":
@@ -320,5 +427,6 @@ def patch_source(src: str, program: str = "") -> str:
     return src
 
 
-__all__ = ["HAZE_BETA_PER_M", "HAZE_H_M", "RAIN_CONTRAST", "haze_keep", "patch_source", "rain_contrast",
+__all__ = ["CLEAR_HAZE_BETA_PER_M", "HAZE_BETA_PER_M", "HAZE_H_M", "RAIN_CONTRAST", "far_blocks", "far_ground",
+           "haze_beta_per_m", "haze_keep", "patch_source", "photo_fog_at", "rain_contrast", "seen_walls",
            "skyline_blocks", "skyline_mesh", "sky_haze_keep"]

@@ -69,8 +69,12 @@ def _photo_identity() -> dict:
     from urbanarena.render.scene3d.photo_kerbside import KERBSIDE_VERSION
 
     from urbanarena.render.scene3d import photo_tram
+    from urbanarena.render.scene3d.photo_atmosphere import HAZE_VERSION
 
-    return {"tram": photo_tram.TRAM_VERSION if photo_tram.ENABLED else None, "paint": PAINT_VERSION, "kerbside": KERBSIDE_VERSION, "wires": photo_wires.WIRES_VERSION if photo_wires.ENABLED else None, "greenery": (PG.GREENERY_VERSION + ("" if PG.VERGES else "/no-verges")) if PG.ENABLED else None,
+    return {"tram": photo_tram.TRAM_VERSION if photo_tram.ENABLED else None, "haze": HAZE_VERSION,
+            "paint": PAINT_VERSION, "kerbside": KERBSIDE_VERSION,
+            "wires": photo_wires.WIRES_VERSION if photo_wires.ENABLED else None,
+            "greenery": (PG.GREENERY_VERSION + ("" if PG.VERGES else "/no-verges")) if PG.ENABLED else None,
             "ground_detail_m": sorted(GROUND_DETAIL_M.items()),
             "ground_chunk_tris": GROUND_CHUNK_TRIS, "skyline_cull_back": SKYLINE_CULL_BACK,
             "clutter": PC.CLUTTER_VERSION if PC.ENABLED else None,

@@ -151,7 +151,9 @@ class SceneRenderer(IdPassMixin):
         # photo style: haze, sky, wet ground and skyline of .photo_atmosphere
         self._photo_air = photo_atmosphere if self.settings.style == "photo" and photo_atmosphere.ENABLED else None
         self._ground_box = photo_atmosphere.ground_box(self.scene) if self._photo_air else None
-        air0 = self._photo_air.patch_source if self._photo_air else (lambda src, name="": src)
+        beta = photo_atmosphere.haze_beta_per_m(self.settings.weather)   # photo: a clear sky's air is clear
+        air0 = ((lambda src, name="": self._photo_air.patch_source(src, name, beta)) if self._photo_air
+                else (lambda src, name="": src))
         # photo style: the HDRI sky and image-based ambient light of .photo_sky (None without the package)
         self._photo_sky = None
         if self._photo_air is not None:
