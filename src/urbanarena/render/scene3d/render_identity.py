@@ -61,15 +61,11 @@ def _photo_identity() -> dict:
     from urbanarena.render.scene3d import photo_facades
     from urbanarena.render.scene3d import photo_greenery as PG
 
-    from urbanarena.render.scene3d.photo_atmosphere import GROUND_CHUNK_TRIS, GROUND_DETAIL_M, SKYLINE_CULL_BACK
-
-    from urbanarena.render.scene3d import photo_wires
-    from urbanarena.render.scene3d.photo_paint import PAINT_VERSION
-
+    from urbanarena.render.scene3d import photo_tram, photo_wires
+    from urbanarena.render.scene3d.photo_atmosphere import (GROUND_CHUNK_TRIS, GROUND_DETAIL_M, HAZE_VERSION,
+                                                            SKYLINE_CULL_BACK)
     from urbanarena.render.scene3d.photo_kerbside import KERBSIDE_VERSION
-
-    from urbanarena.render.scene3d import photo_tram
-    from urbanarena.render.scene3d.photo_atmosphere import HAZE_VERSION
+    from urbanarena.render.scene3d.photo_paint import PAINT_VERSION
 
     return {"tram": photo_tram.TRAM_VERSION if photo_tram.ENABLED else None, "haze": HAZE_VERSION,
             "paint": PAINT_VERSION, "kerbside": KERBSIDE_VERSION,
