@@ -181,7 +181,7 @@ def test_photo_identity_names_the_verges(monkeypatch):
     from urbanarena.render.scene3d.render_identity import _photo_identity
 
     on = _photo_identity()["greenery"]
-    assert on == PG.GREENERY_VERSION == "photo-greenery-3"
+    assert on == PG.GREENERY_VERSION == "photo-greenery-4"
     monkeypatch.setattr(PG, "VERGES", False)
     assert _photo_identity()["greenery"] != on
 
@@ -223,7 +223,7 @@ def test_photo_verges_draw_near_and_are_deterministic(monkeypatch):
     (on, r), (again, _) = view(), view()
     assert np.array_equal(on, again)
     # the mid and detail arrays are drawn in their own tiles, to their own distances
-    dists = [d for _, d in r._near_vaos]
+    dists = [d for _, d, _ in r._near_vaos]
     assert PV.MID_DISTANCE_M in dists and PV.DETAIL_DISTANCE_M in dists
     monkeypatch.setattr(PG, "VERGES", False)
     assert PG.verge_arrays(scene) == []
