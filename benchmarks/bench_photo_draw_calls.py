@@ -55,7 +55,7 @@ def main() -> int:
     scene, settings, nodes, poses = setup
     r = SceneRenderer(scene, settings)
     arrays = [t for t in (r.vao_facades, r.vao_solids, r.vao_skyline, r.vao_objects, r.vao_foliage,
-                          *(t for t, _ in r._near_vaos), *(t for _, t in r.sign_vaos)) if t is not None]
+                          *(t for t, _, _ in r._near_vaos), *(t for _, t in r.sign_vaos)) if t is not None]
     indirect = r._ground_chunks.indirect
     new_ground = r._ground_chunks
     runs = ground_material_runs(r.meshes.ground.colours)

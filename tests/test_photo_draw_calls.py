@@ -103,7 +103,7 @@ def test_multi_draw_changes_no_pixel():
     r = SceneRenderer(small_scene(), RenderSettings(style="photo"))
     try:
         arrays = [t for t in (r.vao_facades, r.vao_solids, r.vao_skyline, r.vao_objects, r.vao_foliage,
-                              r._ground_chunks, *(t for t, _ in r._near_vaos), *(t for _, t in r.sign_vaos))
+                              r._ground_chunks, *(t for t, _, _ in r._near_vaos), *(t for _, t in r.sign_vaos))
                   if t is not None]
         assert arrays and all(isinstance(t.indirect, IndirectDraws) for t in arrays)
         views = [(0.0, 0.0, yaw, pitch) for yaw in (0.0, 90.0, 200.0) for pitch in (0.0, -30.0)]

@@ -223,7 +223,7 @@ def test_photo_verges_draw_near_and_are_deterministic(monkeypatch):
     (on, r), (again, _) = view(), view()
     assert np.array_equal(on, again)
     # the mid and detail arrays are drawn in their own tiles, to their own distances
-    dists = [d for _, d in r._near_vaos]
+    dists = [d for _, d, _ in r._near_vaos]
     assert PV.MID_DISTANCE_M in dists and PV.DETAIL_DISTANCE_M in dists
     monkeypatch.setattr(PG, "VERGES", False)
     assert PG.verge_arrays(scene) == []

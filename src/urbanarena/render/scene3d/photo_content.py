@@ -29,7 +29,8 @@ class PhotoContent:
     Attributes:
         meshes: the scene's :class:`~.meshes.SceneMeshes` with the photo trees and tagged clutter in.
         tree_kit: the :class:`~.trees_photo.TreeKit` (``None``: no photo trees, nor greenery or verges).
-        green_small: the seeded greenery as one textured mesh (``None`` without it).
+        green_small: the seeded greenery as ``[(mesh, from_m, to_m)]`` textured meshes and the distances they
+            are drawn at (:func:`.photo_greenery.with_greenery`; ``None`` without it).
         green_verges: the verges as ``[(mesh, tile_m, distance_m)]``.
         clutter_seeded: the seeded clutter as one mesh (``None`` without it).
         wires: :func:`.photo_wires.plan_wires`'s plan (``None``: no wires).

@@ -43,7 +43,7 @@ from urbanarena.render.scene3d.photo_placement import (BUSH_SHARE, HEDGE_SHARE, 
                                                        FreeGround, line_samples, spaced, unit)
 
 #: bumped whenever the greenery's plan or meshes change pixels (part of the photo render identity)
-GREENERY_VERSION = "photo-greenery-4"
+GREENERY_VERSION = "photo-greenery-5"
 #: kerb and sidewalk-edge weeds grow in patches (ours): the street side is cut into PATCH_M stretches, a share
 #: PATCH_SHARE of them weedy, where a 1.7 m slot holds a tuft with probability TUFT_IN_PATCH, elsewhere
 #: TUFT_OUTSIDE; each moved up to KERB_JITTER_M (along, across) and KERB_TUFT_M (base, spread) in size (m)
@@ -60,6 +60,11 @@ TREE_STEP_M, TREE_SPACING_M = 16.0, 7.0
 TEMPLATES = 3
 #: seeded trees, hedges, bushes and tufts are drawn in ground tiles up to this far (m; OSM trees to 200 m)
 SMALL_DISTANCE_M = 120.0
+#: hedges, bushes and tufts are drawn whole in ground tiles nearer than this (m); tiles farther off draw the far
+#: level (:func:`.photo_greenery_mesh.greenery_mesh` ``far``: fewer cards, no tufts) out to SMALL_DISTANCE_M
+FAR_FROM_M = 35.0
+#: ground tiles (m) the seeded greenery's arrays are grouped by (finer than the scene's: the level switches per tile)
+GREEN_TILE_M = 20.0
 
 
 def edge_offset_m(road) -> float:
@@ -227,13 +232,18 @@ def verges_for(scene) -> dict[str, np.ndarray]:
 
 
 def with_greenery(meshes, scene, kit):
-    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene`` as
-    one mesh (:func:`greenery_mesh`, feature 0) that the renderer draws with the tree program in ground tiles up
-    to :data:`SMALL_DISTANCE_M` (not in the ID pass: they hide no feature from visibility counts)."""
-    from urbanarena.render.scene3d.meshes import concat_meshes
-
-    trees, small = greenery_mesh(plan_for(scene), kit)
-    return meshes, concat_meshes(trees, small) if trees.n_triangles else small
+    """``(meshes, seeded)``: ``meshes`` unchanged and the seeded trees, hedges, bushes and tufts of ``scene``
+    (:func:`greenery_mesh`, feature 0) as ``[(mesh, from_m, to_m)]``, non-empty meshes only, that the renderer
+    draws with the tree program in the ground tiles whose nearest point is ``from_m`` (exclusive; 0: none) to
+    ``to_m`` m from the eye: the trees to :data:`SMALL_DISTANCE_M`, the hedges, bushes and tufts whole to
+    :data:`FAR_FROM_M` and their far level from there to :data:`SMALL_DISTANCE_M` (not in the ID pass: they hide
+    no feature from visibility counts). A far tile's cards are a subset of its near tile's (the same triangles
+    in the same tiles), so a tile on the boundary drawn at both levels shows the near level's pixels."""
+    plan = plan_for(scene)
+    trees, small = greenery_mesh(plan, kit)
+    _, far = greenery_mesh(plan, kit, far=True)
+    out = [(trees, 0.0, SMALL_DISTANCE_M), (small, 0.0, FAR_FROM_M), (far, FAR_FROM_M, SMALL_DISTANCE_M)]
+    return meshes, [t for t in out if t[0].n_triangles]
 
 
 def verge_arrays(scene) -> list:
@@ -252,5 +262,5 @@ def verge_arrays(scene) -> list:
                                       (det, PV.DETAIL_TILE_M, PV.DETAIL_DISTANCE_M)) if m.n_triangles]
 
 
-__all__ = ["GREENERY_VERSION", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
+__all__ = ["FAR_FROM_M", "GREEN_TILE_M", "GREENERY_VERSION", "edge_offset_m", "greenery_mesh", "greenery_templates", "plan_for",
            "plan_greenery", "verge_arrays", "verges_for", "with_greenery"]

@@ -21,6 +21,12 @@ TUFT_TINT = (0.66, 0.7, 0.46)
 VERSION_SALT = "photo-greenery-3"
 #: cards on each long side of a hedge cell, and on a bush
 HEDGE_SIDE_CARDS, BUSH_CARDS = 5, 22
+#: seeded templates per kind (the near and far levels pick the same one per instance)
+TEMPLATE_COUNT = 3
+#: the far level (:func:`hedge_cell` / :func:`bush` with ``far``): a hedge cell keeps its three upper cards on each
+#: side and its two top cards (8 of 14; no low cards, no sprigs), a bush every other card (11 of 22)
+HEDGE_FAR_CARDS = (0, 1, 2, 5, 6, 7, 10, 11)
+BUSH_FAR_STEP = 2
 
 
 def _box_core(lo, hi, rgb, sides=(True, True, True, True, True)) -> tuple[list, list, list, list]:
@@ -102,7 +108,13 @@ def _tone_and_normal(rng, out, spread: float = 0.45) -> tuple[np.ndarray, np.nda
     return card_tone(rng.random(), rng.random()), nrm
 
 
-def hedge_cell(variant: int) -> MeshData:
+def _keep_cards(P, N, C, UV, n_head: int, keep) -> tuple[list, list, list, list]:
+    """The first ``n_head`` vertices (core and soil) and the 6-vertex cards after them whose index is in ``keep``."""
+    idx = list(range(n_head)) + [n_head + 6 * k + i for k in keep for i in range(6)]
+    return tuple([part[i] for i in idx] for part in (P, N, C, UV))
+
+
+def hedge_cell(variant: int, far: bool = False) -> MeshData:
     """A hedge cell: 1 m long along x, depth 1 (y in -0.5..0.5) and height 1 (z 0..1) before scaling, around a
     dark core (y -0.26..0.26, z 0..0.8) on a dark soil strip (:func:`.photo_plant_tone.soil_disc`, y to +-0.62):
     on each long side :data:`HEDGE_SIDE_CARDS` staggered cards (the dense middle of the photo, :data:`DENSE`;
@@ -110,11 +122,13 @@ def hedge_cell(variant: int) -> MeshData:
     two smaller sprigs standing up out of the top (a ragged outline). The cards cover the core about once, so it
     shows between them as the hedge's deep dark gaps. Per corner the colour is the tint times ``0.4 + 0.6 z``
     (the foot in its own shade), per card times :func:`.photo_plant_tone.card_tone` and
-    :func:`.photo_plant_tone.depth_shade` of the stem's outward share; normals scattered per card."""
+    :func:`.photo_plant_tone.depth_shade` of the stem's outward share; normals scattered per card. ``far``: the
+    far level, the same core, soil and cards less those not in :data:`HEDGE_FAR_CARDS` (same vertices otherwise)."""
     rng = _rng(VERSION_SALT, "hedge", variant)
     P, N, C, UV = _box_core((-0.5, -0.26, 0.0), (0.5, 0.26, 0.8), CORE_RGB, (True, True, False, False, True))
     for part, extra in zip((P, N, C, UV), soil_disc(0.5, 0.62, 4, OAK_BARK)):
         part += extra
+    n_head = len(P)
     cell = (OAK, ASH)[variant % 2]
     spots = [(sy, x, z, 0.64) for sy in (1.0, -1.0) for x, z in ((-0.34, 0.4), (0.0, 0.44), (0.34, 0.4),
                                                                (-0.17, 0.02), (0.17, 0.02))]
@@ -153,14 +167,17 @@ def hedge_cell(variant: int) -> MeshData:
         UV += list(crop_uv(uv, DENSE))
         N += [nrm] * 6
         C += [np.asarray(HEDGE_TINT) * (0.4 + 0.6 * min(max(p[2], 0.0), 1.0)) * tone for p in q]
+    if far:
+        P, N, C, UV = _keep_cards(P, N, C, UV, n_head, HEDGE_FAR_CARDS)
     return _mesh(P, N, C, UV)
 
 
-def bush(variant: int) -> MeshData:
+def bush(variant: int, far: bool = False) -> MeshData:
     """A bush of unit size: :data:`BUSH_CARDS` cards (the dense middle of the photo) on the outer shell of an
     ellipsoid (biased to it) 1 m across and about 0.95 m high, around a dark core box (0.4 m wide, 0.5 m high)
     that shows between them, on a dark soil disc (radius 0.42, 8 sides); per corner times ``0.55 + 0.45 z`` (its underside
-    in shade), per card :func:`.photo_plant_tone.card_tone` and scattered normals."""
+    in shade), per card :func:`.photo_plant_tone.card_tone` and scattered normals. ``far``: the far level, every
+    :data:`BUSH_FAR_STEP`-th card only (same vertices otherwise)."""
     rng = _rng(VERSION_SALT, "bush", variant)
     P, N, C, UV = _box_core((-0.2, -0.2, 0.0), (0.2, 0.2, 0.5), CORE_RGB, (True, True, True, True, True))
     for part, extra in zip((P, N, C, UV), soil_disc(0.42, 0.42, 8, OAK_BARK)):
@@ -171,6 +188,8 @@ def bush(variant: int) -> MeshData:
     for i in range(n0, len(P)):
         C[i] = np.asarray(C[i]) * (0.55 + 0.45 * min(max(float(P[i][2]), 0.0), 1.0))
     UV[n0:] = list(crop_uv(np.asarray(UV[n0:]), DENSE))
+    if far:
+        P, N, C, UV = _keep_cards(P, N, C, UV, n0, range(0, BUSH_CARDS, BUSH_FAR_STEP))
     return _mesh(P, N, C, UV)
 
 
@@ -194,11 +213,12 @@ def tuft(variant: int) -> MeshData:
     return _mesh(P, N, C, UV)
 
 
-@lru_cache(maxsize=1)
-def greenery_templates() -> dict[str, tuple[MeshData, ...]]:
-    """``{"hedge", "bush", "tuft"}`` -> :data:`.photo_greenery.TEMPLATES` seeded templates each."""
-    return {"hedge": tuple(hedge_cell(v) for v in range(3)), "bush": tuple(bush(v) for v in range(3)),
-            "tuft": tuple(tuft(v) for v in range(3))}
+@lru_cache(maxsize=2)
+def greenery_templates(far: bool = False) -> dict[str, tuple[MeshData, ...]]:
+    """``{"hedge", "bush", "tuft"}`` -> :data:`.photo_greenery.TEMPLATES` seeded templates each; ``far``: the far
+    levels of hedges and bushes and no tufts (``()``: too small to see that far)."""
+    return {"hedge": tuple(hedge_cell(v, far) for v in range(3)), "bush": tuple(bush(v, far) for v in range(3)),
+            "tuft": () if far else tuple(tuft(v) for v in range(3))}
 
 
 def instance(tmpl: MeshData, xy: np.ndarray, turn_rad: np.ndarray, scale: np.ndarray,
@@ -221,10 +241,11 @@ def instance(tmpl: MeshData, xy: np.ndarray, turn_rad: np.ndarray, scale: np.nda
                     feature=np.zeros(k * len(tmpl.positions), f32))
 
 
-def greenery_mesh(plan: dict[str, np.ndarray], kit) -> tuple[MeshData, MeshData]:
+def greenery_mesh(plan: dict[str, np.ndarray], kit, far: bool = False) -> tuple[MeshData, MeshData]:
     """``(trees, small)``: triangle lists (``uv``, ``feature`` 0) of a :func:`.photo_greenery.plan_greenery`
     plan: the trees through :func:`.trees_photo.tree_mesh`; the hedges, bushes and tufts as instanced templates
-    (template and brightness ``0.85..1.1`` by a hash of the position)."""
+    (template and brightness ``0.85..1.1`` by a hash of the position). ``far``: ``small`` of the far templates
+    (:func:`greenery_templates`; no tufts), a subset of the near one's vertices."""
     from urbanarena.render.scene3d.meshes import concat_meshes
     from urbanarena.render.scene3d.scene import StreetObject
     from urbanarena.render.scene3d.trees_photo import tree_mesh
@@ -232,15 +253,15 @@ def greenery_mesh(plan: dict[str, np.ndarray], kit) -> tuple[MeshData, MeshData]
     parts = []
     tree_part = None
     trees = [StreetObject(f"seed-tree/{x:.2f}/{y:.2f}", "tree", float(x), float(y)) for x, y in plan["tree"]]
-    if trees:
+    if trees and not far:
         tree_part = tree_mesh(trees, {}, kit)
-    tm = greenery_templates()
+    tm = greenery_templates(far)
     for kind in ("hedge", "bush", "tuft"):
         rows = plan[kind]
-        if not len(rows):
+        if not len(rows) or not tm[kind]:
             continue
         hv = (np.floor(rows[:, 0] * 7.31) + np.floor(rows[:, 1] * 3.17)).astype(np.int64)
-        which = hv % len(tm[kind])
+        which = hv % TEMPLATE_COUNT
         bright = 0.85 + 0.25 * ((hv * 2654435761) % 1000) / 1000.0
         if kind == "hedge":
             scale = np.column_stack([np.ones(len(rows)), rows[:, 4], rows[:, 3]])
@@ -260,4 +281,4 @@ def greenery_mesh(plan: dict[str, np.ndarray], kit) -> tuple[MeshData, MeshData]
     return (tree_part if tree_part is not None else empty), out
 
 
-__all__ = ["DENSE", "bush", "crop_uv", "greenery_mesh", "greenery_templates", "hedge_cell", "instance", "tuft"]
+__all__ = ["BUSH_FAR_STEP", "DENSE", "HEDGE_FAR_CARDS", "TEMPLATE_COUNT", "bush", "crop_uv", "greenery_mesh", "greenery_templates", "hedge_cell", "instance", "tuft"]

@@ -281,21 +281,25 @@ class SceneRenderer(IdPassMixin):
         elif real and m.foliage is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours"),
                                    ("in_pos", "in_normal", "in_colour"))
-        # photo: seeded greenery and clutter, each drawn only near the eye: (vertex array, draw distance m)
+        # photo: seeded greenery and clutter, each drawn only near the eye: (vertex array, draw distance m,
+        # minimum distance m: tiles whose nearest point is this near or nearer are left to a finer level)
         self._near_vaos = []
         if self.vao_foliage is not None and tree_kit is not None and green_small is not None:
-            from urbanarena.render.scene3d.photo_greenery import SMALL_DISTANCE_M
+            from urbanarena.render.scene3d.photo_greenery import GREEN_TILE_M
 
-            self._near_vaos.append((vao(self.prog_foliage, green_small, ("positions", "normals", "colours", "uv"),
-                                        ("in_pos", "in_normal", "in_colour", "in_uv")), SMALL_DISTANCE_M))
+            for mesh, from_m, to_m in green_small:   # trees; hedges, bushes, tufts near; their far level
+                self._near_vaos.append((vao(self.prog_foliage, mesh, ("positions", "normals", "colours", "uv"),
+                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=GREEN_TILE_M),
+                                        to_m, from_m))
             for mesh, tile_m, distance_m in green_verges:   # mid and near-only detail arrays, own tile sizes
                 self._near_vaos.append((vao(self.prog_foliage, mesh, ("positions", "normals", "colours", "uv"),
-                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=tile_m), distance_m))
+                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=tile_m), distance_m,
+                                        0.0))
         if clutter_seeded is not None:
             from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
 
             self._near_vaos.append((vao(self.prog_plain, clutter_seeded, ("positions", "normals", "colours"),
-                                        ("in_pos", "in_normal", "in_colour")), DISTANCE_M))
+                                        ("in_pos", "in_normal", "in_colour")), DISTANCE_M, 0.0))
         if real and m.shade is not None:
             self.vao_shade = vao(self.prog_shade, m.shade, ("positions", "normals", "colours"),
                                  ("in_pos", "in_normal", "in_colour"), tiled=False)
@@ -315,7 +319,7 @@ class SceneRenderer(IdPassMixin):
         if self.settings.style == "photo":   # photo: a frame's runs of tiles as one multi-draw call per array
             indirect = self._keep(IndirectDraws(ctx))
             for t in (self.vao_facades, self.vao_solids, self.vao_skyline, self.vao_objects, self.vao_foliage,
-                      self._ground_chunks, *(t for t, _ in self._near_vaos), *(t for _, t in self.sign_vaos)):
+                      self._ground_chunks, *(t for t, _, _ in self._near_vaos), *(t for _, t in self.sign_vaos)):
                 if t is not None:
                     t.indirect = indirect
         quad = np.array([-1, -1, 1, -1, 1, 1, -1, -1, 1, 1, -1, 1], dtype="f4")
@@ -435,9 +439,9 @@ class SceneRenderer(IdPassMixin):
             if self._tree_tex is not None:
                 self._tree_tex.use(self._tree_unit)
             self.vao_foliage.render(planes, eye, s.object_distance_m)
-        for tiled, distance_m in self._near_vaos:   # photo: seeded greenery and clutter (.photo_greenery/_clutter)
+        for tiled, distance_m, from_m in self._near_vaos:   # photo: seeded greenery, clutter (.photo_greenery)
             if tiled is not None:   # an empty mesh has no vertex array
-                tiled.render(planes, eye, distance_m)
+                tiled.render(planes, eye, distance_m, from_m or None)
         for tex, tiled in self.sign_vaos:
             tex.use(0)
             tiled.render(planes, eye)

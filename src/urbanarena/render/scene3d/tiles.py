@@ -45,7 +45,10 @@ class TiledVertexArray:
         d = np.einsum("tpk,pk->tp", pv, n) + planes[None, :, 3]
         return np.all(d >= 0, axis=1)
 
-    def render(self, planes: np.ndarray, eye: np.ndarray | None = None, max_dist_m: float | None = None) -> None:
+    def render(self, planes: np.ndarray, eye: np.ndarray | None = None, max_dist_m: float | None = None,
+               min_dist_m: float | None = None) -> None:
+        """Draw the tiles meeting the frustum ``planes`` ``(6, 4)``; with ``eye`` ``(3,)`` (m) only those whose box's
+        nearest point is at most ``max_dist_m`` and more than ``min_dist_m`` (m) from it (each ``None``: no limit)."""
         import moderngl
 
         vis = self.visible(planes)
@@ -55,6 +58,8 @@ class TiledVertexArray:
             d2 = np.einsum("tk,tk->t", nearest - eye, nearest - eye)
         if max_dist_m is not None and d2 is not None:
             vis &= d2 <= max_dist_m * max_dist_m
+        if min_dist_m is not None and d2 is not None:
+            vis &= d2 > min_dist_m * min_dist_m
         if not vis.any():
             return
         if self.front_to_back and d2 is not None:
