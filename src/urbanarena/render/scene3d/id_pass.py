@@ -8,19 +8,8 @@ import numpy as np
 from urbanarena.render.scene3d import shaders
 from urbanarena.render.scene3d.cubemap import projection_matrix, view_matrix
 from urbanarena.render.scene3d.dynamic import draw_dynamic_ids
+from urbanarena.render.scene3d.framebuffers import release_framebuffers
 from urbanarena.render.scene3d.tiles import frustum_planes as _frustum_planes
-
-
-def release_framebuffers(fbs) -> None:
-    """Release each framebuffer of ``fbs`` (``None`` skipped) with its attachments (the context current)."""
-    for fb in fbs:
-        if fb is not None:
-            for a in fb.color_attachments:
-                a.release()
-            if fb.depth_attachment is not None:
-                fb.depth_attachment.release()
-            fb.release()
-
 
 
 class IdPassMixin:

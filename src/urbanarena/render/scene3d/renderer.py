@@ -57,7 +57,8 @@ from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panor
 from urbanarena.render.scene3d import photo_textures
 from urbanarena.render.scene3d.context import current, free_when_collected, gl_context
 from urbanarena.render.scene3d.dynamic import draw_dynamic
-from urbanarena.render.scene3d.id_pass import IdPassMixin, release_framebuffers as _release_framebuffers
+from urbanarena.render.scene3d.framebuffers import free_gl, view_framebuffers
+from urbanarena.render.scene3d.id_pass import IdPassMixin
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
 from urbanarena.render.scene3d.photo_content import PhotoContent, add_photo_content
 from urbanarena.render.scene3d.program_uniforms import set_settings_uniforms, set_style_uniforms
@@ -126,7 +127,7 @@ class SceneRenderer(IdPassMixin):
         self._lock = threading.RLock()
         self._fbos: OrderedDict[tuple[int, int], tuple] = OrderedDict()
         self._resources: list = []
-        free_when_collected(self, _free_gl, self._fbos, self._resources)
+        free_when_collected(self, free_gl, self._fbos, self._resources)
         self._id_pass: tuple | None = None  # built on first render_ids
         self._scene_hash = scene.content_hash()
         with current(self.ctx):
@@ -361,23 +362,7 @@ class SceneRenderer(IdPassMixin):
         self._sky_tex = tex
 
     def _fbo(self, width: int, height: int):
-        key = (width, height)
-        f = self._fbos.get(key)
-        if f is not None:
-            self._fbos.move_to_end(key)
-            return f
-        ctx = self.ctx
-        samples = self.settings.samples if self.settings.samples > 1 else 0
-        samples = min(samples, ctx.max_samples)
-        ms = ctx.framebuffer([ctx.renderbuffer((width, height), 4, samples=samples)],
-                             ctx.depth_renderbuffer((width, height), samples=samples))
-        resolve = ctx.framebuffer([ctx.renderbuffer((width, height), 4)]) if samples else None
-        f = (ms, resolve)
-        self._fbos[key] = f
-        while len(self._fbos) > 4:
-            _, old = self._fbos.popitem(last=False)
-            _release_framebuffers(old)
-        return f
+        return view_framebuffers(self.ctx, self._fbos, width, height, self.settings.samples)
 
     # ------------------------------------------------------------- drawing
     def _draw(self, eye: np.ndarray, yaw_deg: float, pitch_deg: float, hfov_deg: float, width: int,
@@ -604,15 +589,5 @@ class SceneRenderer(IdPassMixin):
         """Free GL objects (the shared context stays). A renderer collected without it frees them at the
         process's next GL use (:func:`.context.free_when_collected`)."""
         with self._lock, current(self.ctx):
-            _free_gl(self._fbos, self._resources)
-
-
-def _free_gl(fbos: OrderedDict, resources: list) -> None:
-    """Release a renderer's framebuffers and kept GL objects and empty both (the context current)."""
-    for pair in fbos.values():
-        _release_framebuffers(pair)
-    fbos.clear()
-    for r in reversed(resources):
-        r.release()
-    resources.clear()
+            free_gl(self._fbos, self._resources)
 
