@@ -33,6 +33,8 @@ def kerb_moves(scene) -> dict[str, tuple[float, float]]:
     from shapely.geometry import LineString, Point
     from shapely.strtree import STRtree
 
+    from urbanarena.render.scene3d.photo_placement import line_normal_at
+
     roads = [r for r in scene.roads if r.kind == "road"]
     if not roads:
         return {}
@@ -48,16 +50,10 @@ def kerb_moves(scene) -> dict[str, tuple[float, float]]:
         if not inside:
             continue
         i = min(inside, key=lambda j: lines[j].distance(p))
-        line = lines[i]
-        s = line.project(p)
-        a, b = line.interpolate(max(s - 0.5, 0.0)), line.interpolate(min(s + 0.5, line.length))
-        d = np.array([b.x - a.x, b.y - a.y])
-        d = d / max(np.hypot(*d), 1e-9)
-        left = np.array([-d[1], d[0]])
-        c = line.interpolate(s)
-        side = float(np.dot([o.x_m - c.x, o.y_m - c.y], left))
+        c, left = line_normal_at(lines[i], p)
+        side = float(np.dot([o.x_m - c[0], o.y_m - c[1]], left))
         sign = -1.0 if abs(side) < CENTRE_M else float(np.sign(side))   # on the centre: the right-hand kerb
-        target = np.array([c.x, c.y]) + sign * (roads[i].width_m / 2 + KERB_OUT_M) * left
+        target = c + sign * (roads[i].width_m / 2 + KERB_OUT_M) * left
         moves[o.id] = (float(target[0] - o.x_m), float(target[1] - o.y_m))
     return moves
 

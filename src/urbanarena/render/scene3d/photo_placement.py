@@ -70,6 +70,20 @@ def line_samples(xy, step_m: float, offset_m: float = 0.0, start_m: float = 0.0)
     return np.column_stack([pts, np.arctan2(u[:, 1], u[:, 0]), s])
 
 
+def line_normal_at(line: LineString, point) -> tuple[np.ndarray, np.ndarray]:
+    """``(c, left)``: the nearest point ``c`` ``(2,)`` of ``line`` (metres) to ``point`` (a shapely point) and the
+    unit left normal ``(2,)`` of the line there, from its direction over 0.5 m either side (``(0, 1)``, east's
+    left, for a line of zero length)."""
+    s = line.project(point)
+    a = line.interpolate(max(s - 0.5, 0.0))
+    b = line.interpolate(min(s + 0.5, line.length))
+    d = np.array([b.x - a.x, b.y - a.y])
+    n = float(np.hypot(*d))
+    d = d / n if n > 1e-9 else np.array([1.0, 0.0])
+    c = line.interpolate(s)
+    return np.array([c.x, c.y]), np.array([-d[1], d[0]])
+
+
 def _valid(poly: Polygon):
     return poly if poly.is_valid else shapely.make_valid(poly)
 

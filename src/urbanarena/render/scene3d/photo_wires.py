@@ -67,25 +67,13 @@ def _carriageways(scene):
     return roads, lines, (STRtree(lines) if lines else None)
 
 
-def _normal_at(line, point) -> tuple[np.ndarray, np.ndarray]:
-    """The nearest point of ``line`` to ``point`` and the unit left normal of the line there."""
-    s = line.project(point)
-    a = line.interpolate(max(s - 0.5, 0.0))
-    b = line.interpolate(min(s + 0.5, line.length))
-    d = np.array([b.x - a.x, b.y - a.y])
-    n = np.hypot(*d)
-    d = d / n if n > 1e-9 else np.array([1.0, 0.0])
-    p = line.interpolate(s)
-    return np.array([p.x, p.y]), np.array([-d[1], d[0]])
-
-
 def plan_wires(scene) -> dict:
     """The wires of ``scene`` (module docstring) as arrays: ``contact`` ``(N, 2, 3)`` and ``span`` ``(M, 2, 3)``
     line segments (metres), ``poles`` ``(K, 2)`` pole feet; all empty without tram tracks."""
     from shapely.geometry import Point
     from shapely.strtree import STRtree
 
-    from urbanarena.render.scene3d.photo_placement import line_samples
+    from urbanarena.render.scene3d.photo_placement import line_normal_at, line_samples
 
     contact, span, poles, mids = [], [], [], []
     if not scene.rails:
@@ -123,14 +111,13 @@ def plan_wires(scene) -> dict:
         pts = [tuple(p[:2]) for p in sup]
         if np.hypot(*(last - np.asarray(pts[-1]))) > 1.0:
             pts.append(tuple(last))
-        for k, (x, y) in enumerate(pts):   # the contact wire, staggered
-            if k + 1 < len(pts):
-                a, b = np.array(pts[k]), np.array(pts[k + 1])
-                d = b - a
-                n = np.array([-d[1], d[0]]) / max(np.hypot(*d), 1e-9)
-                sa, sb = (STAGGER_M if k % 2 == 0 else -STAGGER_M), (-STAGGER_M if k % 2 == 0 else STAGGER_M)
-                contact.append([[*(a + sa * n), CONTACT_Z_M], [*(b + sb * n), CONTACT_Z_M]])
-        for x, y, _bearing, s in sup:
+        for k in range(len(pts) - 1):   # the contact wire, staggered
+            a, b = np.array(pts[k]), np.array(pts[k + 1])
+            d = b - a
+            n = np.array([-d[1], d[0]]) / max(np.hypot(*d), 1e-9)
+            sa = STAGGER_M if k % 2 == 0 else -STAGGER_M
+            contact.append([[*(a + sa * n), CONTACT_Z_M], [*(b - sa * n), CONTACT_Z_M]])
+        for x, y, bearing, s in sup:
             if s < SPAN_M / 2 - 1e-9:
                 continue
             p = Point(x, y)
@@ -142,13 +129,11 @@ def plan_wires(scene) -> dict:
                 if len(near):
                     j = min(near, key=lambda i: lines[int(i)].distance(p))
                     if lines[int(j)].distance(p) <= ROAD_SEARCH_M:
-                        c, nrm = _normal_at(lines[int(j)], p)
+                        c, nrm = line_normal_at(lines[int(j)], p)
                         off = roads[int(j)].width_m / 2 + KERB_OUT_M
                         ends = (c + off * nrm, c - off * nrm)
             if ends is None:
-                i = int(np.argmin([math.hypot(x - q[0], y - q[1]) for q in sup[:, :2]]))
-                b = sup[i, 2]
-                nrm = np.array([-math.sin(b), math.cos(b)])
+                nrm = np.array([-math.sin(bearing), math.cos(bearing)])   # the track's own left
                 ends = (np.array([x, y]) + TRACK_SIDE_M * nrm, np.array([x, y]) - TRACK_SIDE_M * nrm)
             centre = 0.5 * (ends[0] + ends[1])
             e0, e1 = anchor(ends[0], centre), anchor(ends[1], centre)
