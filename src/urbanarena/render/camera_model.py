@@ -50,7 +50,7 @@ pixels on every run and machine, and two views get independent noise.
 Presets (:data:`CAMERAS`, ours):
 
 * ``clean``: the identity (images bit-identical to the renderer's; frozen suites v1-v4 were drawn so);
-* ``consumer360`` (version 3; version 2 had no glare): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
+* ``consumer360`` (version 3; version 2 had neither the glare nor the tilt): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
   show it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (luminance
   percentiles, clipped share, grain per brightness band, edge width and overshoot, blockiness, JPEG quality
   from the quantisation tables): automatic exposure (target 0.26, -1.5 to +4 EV: night views are metered up,
