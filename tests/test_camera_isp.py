@@ -320,3 +320,19 @@ def test_consumer360_tilts_each_view_its_own_way_and_keeps_its_frame_full():
     rows = lambda x: [int(np.argmin(x[:, c, 1] > 100)) for c in (40, 280)]
     assert rows(a) != rows(b)                             # different views, different horizons
     assert np.array_equal(CAMERAS["phone"].apply(img, "k"), CAMERAS["phone"].apply(img, "k"))
+
+
+def test_noise_reduction_range_is_capped_so_metered_up_frames_keep_their_texture():
+    """consumer360 v4: the luma noise reduction's range sigma no longer grows with the noise gain (v3: 4 x k,
+    16 grey levels at k = 4, flattened a 6-level texture into patches); by hand: min(4 k, 4)."""
+    cam = CAMERAS["consumer360"]
+    assert cam.denoise_range_grey(1.0) == 4.0 and cam.denoise_range_grey(4.0) == 4.0
+    uncapped = dataclasses.replace(cam, denoise_max_grey=0.0)
+    assert uncapped.denoise_range_grey(4.0) == 16.0
+    assert dataclasses.replace(cam, denoise_max_grey=10.0).denoise_range_grey(2.0) == 8.0
+    # a wall texture of +-6 grey levels in 4-pixel blocks: the capped filter keeps most of it, v3's flattens it
+    yy, xx = np.mgrid[0:96, 0:96]
+    tex = (110.0 + 6.0 * np.sign(np.sin(xx * np.pi / 4) * np.sin(yy * np.pi / 4))).astype(np.float32)
+    kept = ISP.denoise_luma(tex, cam.denoise_range_grey(4.0)).std() / tex.std()
+    flat = ISP.denoise_luma(tex, uncapped.denoise_range_grey(4.0)).std() / tex.std()
+    assert kept > 0.75 and flat < 0.6

@@ -36,7 +36,8 @@ have delivered, in this order (each step off when its parameter is 0; the in-cam
    ``1 + saturation_boost``, then chroma magnitudes above ``chroma_knee_grey`` grey levels compressed by
    ``chroma_knee_slope`` (a camera's colour processing keeps strong colours inside its gamut: a boost that
    lifts dull colours must not turn lawns neon); edge-preserving luma noise reduction of range sigma ``k * denoise_grey`` grey
-   levels (flat areas lose their grain, fine low-contrast detail smears, edges stay); chroma smoothing by a
+   levels, at most ``denoise_max_grey`` when that is set (flat areas lose their grain, fine low-contrast detail smears,
+   edges stay; the cap keeps a metered-up frame from being smoothed into flat patches, "ours"); chroma smoothing by a
    Gaussian of ``k * chroma_denoise_sigma_px``; unsharp-mask sharpening of the luma (``sharpen_amount``,
    ``sharpen_sigma_px``, detail under ``sharpen_threshold_grey`` not amplified), which leaves the halos a
    camera's sharpening leaves on edges;
@@ -50,8 +51,9 @@ pixels on every run and machine, and two views get independent noise.
 Presets (:data:`CAMERAS`, ours):
 
 * ``clean``: the identity (images bit-identical to the renderer's; frozen suites v1-v4 were drawn so);
-* ``consumer360`` (version 3; version 2 had neither the glare nor the tilt): a consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos
-  show it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (luminance
+* ``consumer360`` (version 4; version 3 let its luma noise reduction grow with the gain, which smoothed
+  dusk, rain and night frames into paint-like patches; version 2 had neither the glare nor the tilt): a
+  consumer 360-degree camera's frame as the shared GoPro/Insta360-class photos show it, calibrated by ``benchmarks/bench_camera.py`` against ``../shared/data/panoramas`` (luminance
   percentiles, clipped share, grain per brightness band, edge width and overshoot, blockiness, JPEG quality
   from the quantisation tables): automatic exposure (target 0.26, -1.5 to +4 EV: night views are metered up,
   noisier, their lights blown, with a halo), a black level, a tone curve, stronger colour, no lens distortion in views cut
@@ -111,6 +113,7 @@ class CameraModel:
     chroma_knee_grey: float = 0.0
     chroma_knee_slope: float = 1.0
     denoise_grey: float = 0.0
+    denoise_max_grey: float = 0.0
     chroma_denoise_sigma_px: float = 0.0
     sharpen_amount: float = 0.0
     sharpen_sigma_px: float = 0.0
@@ -121,7 +124,7 @@ class CameraModel:
     @property
     def is_identity(self) -> bool:
         return all(v == 0 for k, v in asdict(self).items()
-                   if k not in ("name", "version", "chroma_knee_slope", "glare_sigma_px"))
+                   if k not in ("name", "version", "chroma_knee_slope", "glare_sigma_px", "denoise_max_grey"))
 
     def describe(self) -> dict:
         """The parameters (JSON-able), for configs and cards."""
@@ -199,6 +202,12 @@ class CameraModel:
             out = np.asarray(Image.open(io.BytesIO(buf.getvalue())).convert("RGB"), dtype=np.uint8).copy()
         return out
 
+    def denoise_range_grey(self, g_noise: float) -> float:
+        """The luma noise reduction's range sigma (grey levels) at noise gain ``g_noise`` (``>= 1``):
+        ``denoise_grey * g_noise``, capped at ``denoise_max_grey`` when that is set (module docstring, step 5)."""
+        r = self.denoise_grey * g_noise
+        return min(r, self.denoise_max_grey) if self.denoise_max_grey else r
+
     def _process(self, v: np.ndarray, g_noise: float) -> np.ndarray:
         """The ISP's luma/chroma stages on ``v`` ``(H, W, 3)`` float32 grey levels: split into BT.601 luma and
         the RGB difference from it (chroma), luma noise reduction (range sigma ``denoise_grey`` times the square
@@ -210,7 +219,7 @@ class CameraModel:
         if self.chroma_knee_grey:
             chroma = ISP.compress_chroma(chroma, self.chroma_knee_grey, self.chroma_knee_slope)
         if self.denoise_grey:
-            y = ISP.denoise_luma(y, self.denoise_grey * g_noise)
+            y = ISP.denoise_luma(y, self.denoise_range_grey(g_noise))
         if self.chroma_denoise_sigma_px:
             chroma = cv2.GaussianBlur(chroma, (0, 0), self.chroma_denoise_sigma_px * g_noise,
                                       borderType=cv2.BORDER_REFLECT_101)
@@ -278,15 +287,15 @@ TILT_MAX_DEG = 4.0
 #: the presets (module docstring); values of consumer360 from benchmarks/bench_camera.py
 CAMERAS: dict[str, CameraModel] = {
     "clean": CameraModel("clean"),
-    "consumer360": CameraModel("consumer360", version=3, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
+    "consumer360": CameraModel("consumer360", version=4, auto_exposure_target=0.26, auto_exposure_min_ev=-1.5,
                                auto_exposure_max_ev=4.0, glare_strength=0.03, glare_sigma_px=12.0, tilt_sd_deg=1.2,
                                exposure_sd_ev=0.15, white_balance_sd=0.02,
                                auto_black_target=0.04, auto_black_max=0.12, tone_contrast=0.5,
                                saturation_boost=0.4, chroma_knee_grey=60.0, chroma_knee_slope=0.35,
                                chromatic_aberration=0.0008, blur_sigma_px=0.45, read_noise=1.0,
                                shot_gain=0.01, chroma_noise=0.0, noise_blur_sigma_px=0.6, denoise_grey=4.0,
-                               chroma_denoise_sigma_px=1.0, sharpen_amount=1.3, sharpen_sigma_px=1.8,
-                               sharpen_threshold_grey=2.5, jpeg_quality=93, jpeg_subsampling=1),
+                               denoise_max_grey=4.0, chroma_denoise_sigma_px=1.0, sharpen_amount=1.3,
+                               sharpen_sigma_px=1.8, sharpen_threshold_grey=2.5, jpeg_quality=93, jpeg_subsampling=1),
     "phone": CameraModel("phone", exposure_sd_ev=0.2, white_balance_sd=0.03, distortion_k1=-0.04,
                          chromatic_aberration=0.0006, vignetting=0.22, blur_sigma_px=0.55, read_noise=0.9,
                          shot_gain=0.012, chroma_noise=0.3, noise_blur_sigma_px=0.6, jpeg_quality=85,
