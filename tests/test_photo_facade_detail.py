@@ -43,14 +43,14 @@ def test_sill_contact_and_face_by_hand():
     assert PFD.sill_face(-0.1, 0.0, 0.05) == 0                                         # straight on: the front
 
 
-def test_grime_splash_soot_and_per_building():
+def test_grime_splash_soot_and_per_wall():
     u = np.linspace(0.0, 20.0, 401)
     g = PFD.grime(u[:, None], np.array([0.02, 0.9, 5.0, 11.3])[None, :], 12.0, 0x9E3779B9)
     assert np.all(g > 0.5) and np.all(g <= 1.0)
     assert np.all(g[:, 0] < g[:, 1])                   # the foot darker than 0.9 m up (splash zone at most 0.52 m)
     assert np.allclose(g[:, 2], 1.0)                   # mid-wall clean (soot reaches 2.56 m at most under 11.4 m)
     assert g[:, 3].mean() < 0.97 and g[:, 3].std() > 0.005   # under the roof edge darker, in streaks
-    # strength per building: a = 0.4 + 1.2 hf(wh, 4); two walls of different hashes darken the foot differently
+    # strength per wall: a = 0.4 + 1.2 hf(wh, 4); two walls of different hashes darken the foot differently
     feet = {wh: float(PFD.grime(u, 0.0, 12.0, wh).mean()) for wh in (0x10, 0xF0)}
     assert feet[0x10] == pytest.approx(1.0 - 0.22 * (0.4 + 1.2 * 1 / 255))
     assert feet[0xF0] == pytest.approx(1.0 - 0.22 * (0.4 + 1.2 * 15 / 255))

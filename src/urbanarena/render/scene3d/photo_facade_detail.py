@@ -20,7 +20,7 @@ window grid puts the sill at ``y`` in ``[-0.12, -fw]``, ``x`` in ``[-0.1, w + 0.
   metres of its band (one parallax offset, no loop): face 1, unlit by the sun and :data:`UNDERSIDE` of the sky;
   seen from above its top covers the highest ``-r_y SILL_PROJ_M``: face 2, catching the sky (:data:`TOP_GAIN`);
   else face 0, its front.
-* **Grime** (:func:`grime`, GLSL ``facade_grime``): an albedo factor per wall fragment, strength ``a`` per building
+* **Grime** (:func:`grime`, GLSL ``facade_grime``): an albedo factor per wall fragment, strength ``a`` per wall
   (``0.4 + 1.2 hf(wh, 4)`` of the wall hash, so neighbouring buildings differ): the splash zone at the foot, darker
   up to :data:`SPLASH_M` (times ``0.7-1.3`` along the wall, a ragged edge of value noise of 0.6 m), ``1 - 0.22 a
   (1 - smoothstep(0, e, z))``; soot and run-off under the roof edge, ``1 - 0.28 a k (1 - smoothstep(0, SOOT_M s,
@@ -123,7 +123,7 @@ int facade_sill_face(float y, float ry, float fw) {{
     if (ry < 0.0 && y > -fw + ry * {SILL_PROJ_M:.3f}) return 2;
     return 0;
 }}
-// albedo factor of grime: splash zone at the foot, soot and run-off streaks under the roof edge (per building)
+// albedo factor of grime: splash zone at the foot, soot and run-off streaks under the roof edge (per wall)
 float facade_grime(float u, float z, float H, uint wh) {{
     float a = 0.4 + 1.2 * hf(wh, 4u);
     float edge = {SPLASH_M:.3f} * (0.7 + 0.6 * vnoise(vec2(u / 0.6, 0.0), wh + 21u));
