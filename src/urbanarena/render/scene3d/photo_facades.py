@@ -41,7 +41,8 @@ pixels); local frame of a wall: ``t = (-n_y, n_x, 0)`` along ``u``, ``z`` up, ``
   contact shade.
 
 Glass curtain walls (panes, spandrels, offices behind) are :mod:`.photo_glass`'s; the shops' own palettes, pot
-plants, open sashes and the lit rooms' light at night :mod:`.photo_windows`' (both entered from
+plants, open sashes and the lit rooms' light at night :mod:`.photo_windows`'; projecting sills (their shadow and
+faces) and grime (splash zone, soot under the roof edge) :mod:`.photo_facade_detail`'s (all entered from
 :func:`patch_source`).
 
 Cost: a few dozen arithmetic operations on wall fragments and one texture lookup on glass (measured in
@@ -55,11 +56,12 @@ import math
 
 import numpy as np
 
+from urbanarena.render.scene3d import photo_facade_detail as PFD
 from urbanarena.render.scene3d import photo_glass as PGL
 from urbanarena.render.scene3d import photo_windows as PW
 
 #: bumped whenever this module changes the pixels of the photo facades (photo render identity)
-FACADES_VERSION = "photo-facades-2"
+FACADES_VERSION = "photo-facades-3"
 #: window recess depth range (m, per wall)
 RECESS_M = (0.12, 0.22)
 #: pane tilt (radians, at most, per axis) and Schlick F0 of the glass
@@ -409,7 +411,8 @@ def patch_source(src: str, program: str = "", sky_map: bool = False) -> str:
     src = swap(src, LIGHT_OLD, LIGHT_NEW, "facade lighting")
     src = swap(src, PGL.LIGHT_OLD, PGL.LIGHT_GLSL, "curtain wall lighting")
     src = swap(src, NIGHT_OLD, NIGHT_NEW + PGL.MIRROR_GLSL, "lit windows")
-    return PW.patch_source(src)      # shops' own palettes, pot plants, open sashes, lit rooms at night
+    src = PW.patch_source(src)       # shops' own palettes, pot plants, open sashes, lit rooms at night
+    return PFD.patch_source(src)     # projecting sills, splash zone and soot (.photo_facade_detail)
 
 
 def set_sky_uniforms(prog, sky) -> None:
@@ -424,7 +427,7 @@ def source_identity() -> dict:
     """Version and sha256 (12 hex) of this module's GLSL (part of the photo render identity)."""
     text = (FUNCS_GLSL + WEATHER_NEW + RECESS_NEW + DECL_NEW + CORNICE_NEW + _glass() + mirror_glsl(True)
             + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL + PGL.source_text()
-            + PW.source_text())
+            + PW.source_text() + PFD.source_text())
     return {"version": FACADES_VERSION, "glsl": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
 
