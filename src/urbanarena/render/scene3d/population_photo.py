@@ -48,6 +48,7 @@ from pathlib import Path
 import numpy as np
 
 from urbanarena.render.scene3d import people_look as PL
+from urbanarena.render.scene3d import people_pose as PPOSE
 from urbanarena.render.scene3d import photo_model_textures as PMT
 from urbanarena.render.scene3d import photo_tram as PT
 from urbanarena.render.scene3d import photo_vehicles as PV
@@ -91,8 +92,11 @@ PERSON_TOP = 0.6
 CHILD_BELOW_M = 1.4
 #: people nearer than this (metres) never draw the same model (:func:`model_picks`)
 DISTINCT_M = 6.0
-#: bumped whenever the people's variation (:mod:`.people_look`) changes (part of the catalogue's identity)
-PEOPLE_VERSION = "people-look-3"
+#: bumped whenever the people's variation (:mod:`.people_look`, :mod:`.people_pose`) changes (part of the
+#: catalogue's identity)
+PEOPLE_VERSION = "people-look-4"
+#: walkers are drawn in a stride (:mod:`.people_pose`); the tests switch it off to compare poses
+WALKING = True
 #: bumped whenever the vehicles' paint and finish (:mod:`.photo_vehicles`) change
 VEHICLES_VERSION = "photo-vehicles-1"
 
@@ -149,7 +153,8 @@ def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue()
             out.append(tuple(levels))
         return tuple(out)
 
-    ident = hashlib.sha256(repr((MODELS_VERSION, PEOPLE_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS,
+    ident = hashlib.sha256(repr((MODELS_VERSION, PEOPLE_VERSION, WALKING, PPOSE.STRIDE_DEG, PPOSE.HIP_Z,
+                                 PPOSE.HIP_BLEND, PPOSE.SIDE_BLEND, catalogue, PERSON_CELLS, VEHICLE_CELLS,
                                  BICYCLE_CELLS, LOD_FROM_M, WALK_BESIDE_M, BIKE_PALETTE, VEHICLES_VERSION,
                                  VEHICLE_CREASE_DEG, PMT.source_identity())).encode()).hexdigest()[:16]
     vc = VEHICLE_CREASE_DEG
@@ -256,9 +261,10 @@ def photo_pose(placements) -> list:
     return [p if h == p.heading_deg else dataclasses.replace(p, heading_deg=h) for p, h in zip(placements, heads)]
 
 
-def person_look(m: Model, variant: int, *per_corner: np.ndarray) -> tuple[np.ndarray, ...]:
+def person_look(m: Model, variant: int, *per_corner: np.ndarray, walking: bool = False) -> tuple[np.ndarray, ...]:
     """``(positions, normals, colours, *per_corner)`` ``(3T, ...)`` of a person model for the placement
-    ``variant``: clothes recoloured (:func:`.people_look.clothing_colours`), the body's width and depth scaled
+    ``variant``: clothes recoloured (:func:`.people_look.clothing_colours`), legs in a stride when ``walking``
+    (:func:`.people_pose.walk_pose`, :func:`.people_pose.stride_deg`), the body's width and depth scaled
     (:func:`.people_look.build_scale`) and mirrored half of the time (:func:`.people_look.is_mirrored`; the
     ``per_corner`` arrays, e.g. UVs, reordered with the corners)."""
     col = m.colours
@@ -266,7 +272,10 @@ def person_look(m: Model, variant: int, *per_corner: np.ndarray) -> tuple[np.nda
     if paint is not None and m.region is not None:
         col = PL.recolour(col, m.region, m.cloth_ref, *paint)
     k = PL.build_scale(variant)
-    pos, nrm = m.positions * np.array([k, k, 1.0], np.float32), m.normals
+    pos, nrm = m.positions, m.normals
+    if walking and WALKING:
+        pos, nrm = PPOSE.walk_pose(pos, nrm, PPOSE.stride_deg(variant))
+    pos = pos * np.array([k, k, 1.0], np.float32)
     if PL.is_mirrored(variant):
         return PL.mirrored(pos, nrm, col, *per_corner)
     return (pos, nrm, col, *per_corner)
@@ -298,6 +307,7 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
     P, N, C, F, U = [], [], [], [], []
     rest = []
     picks = model_picks(placements, models)
+    walking = PL.walkers(placements)
     cabs = PT.cab_ends(placements) if PT.ENABLED else {}
     for i, p in enumerate(placements):
         levels = picks[i]
@@ -316,7 +326,7 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
         person = p.kind in ("pedestrian", "waiting", "crossing")
         s = p.height_m if person else p.length_m
         if person:
-            pos, nrm, col, uvl, texel = person_look(m, p.variant, _uvl(m), _texel(m))
+            pos, nrm, col, uvl, texel = person_look(m, p.variant, _uvl(m), _texel(m), walking=walking[i])
         else:
             pos, nrm, col, uvl, texel = m.positions, m.normals, m.colours, _uvl(m), _texel(m)
         a = math.radians(p.heading_deg)
@@ -333,7 +343,7 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
         if p.kind == "cyclist":   # the person walking it, beside it (module docstring)
             rider = models.adults[_h(p.variant, "person") % len(models.adults)]
             rm = rider[min(level, len(rider) - 1)]
-            parts.append((*person_look(rm, p.variant, _uvl(rm), _texel(rm)), p.height_m,
+            parts.append((*person_look(rm, p.variant, _uvl(rm), _texel(rm), walking=True), p.height_m,
                           np.array([p.x_m, p.y_m]) + WALK_BESIDE_M * right))
         for pos, nrm, col, uvl, texel, s, at in parts:
             loc = pos.astype(np.float64) * s
