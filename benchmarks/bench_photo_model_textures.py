@@ -1,6 +1,7 @@
 """What drawing the ``photo`` style's people and vehicles with their own textures
-(``render/scene3d/photo_model_textures.py``) costs: the same renderer with the textured program and without it
-(the plain program: the baked corner colours, as before), in one process, interleaved round by round so that a
+(``render/scene3d/photo_model_textures.py``) and walkers in a stride (``render/scene3d/people_pose.py``) cost:
+the same renderer with the textured program and without it (the plain program: the baked corner colours, as
+before), and with the stride and without it (``--what``: ``textures``, ``walking`` or ``both``), in one process, interleaved round by round so that a
 shared machine's load drifts into both alike; plus the converted models' cache (size, load time cold and warm)
 and the texture array (layers, bytes with mipmaps, build time).
 
@@ -9,7 +10,7 @@ store does per node) and first-person frames 640 x 360 with it (four headings) o
 shopping-street nodes of the default city, clear day; CPU ms per panorama and per frame, minimum and median over
 ``--rounds``, and the machine's load (``uptime``). Needs the fetched assets.
 
-    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_model_textures.py [--nodes 2] [--rounds 3]
+    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_model_textures.py [--nodes 2] [--rounds 3] [--what both]
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ def main() -> int:
     ap.add_argument("--nodes", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-cold", action="store_true", help="skip the cold model conversion (slow)")
+    ap.add_argument("--what", choices=("textures", "walking", "both"), default="both")
     a = ap.parse_args()
 
     from urbanarena import paths
@@ -49,7 +51,8 @@ def main() -> int:
     if setup is None:
         return 2
     scene, settings, nodes, poses = setup
-    res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds}
+    res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
+           "what": a.what}
     models = PP.photo_models()
     src = Path(models.adults[0][0].source).parents[2]   # <package folder>/people/<name>/<name>.obj
     c = time.process_time()
@@ -79,7 +82,9 @@ def main() -> int:
         tex.release()
 
     def use(name):
-        r.prog_models = prog if name == "with" else None
+        on = name == "with"
+        r.prog_models = prog if on or a.what == "walking" else None
+        PP.WALKING = on or a.what == "textures"
 
     pano, frames = population_workloads(scene, settings, nodes, poses)
     for name in ("without", "with"):   # warm: shader compile, sky and shadow bakes

@@ -70,9 +70,11 @@ WALK_BESIDE_M = 0.4
 BIKE_PALETTE = ((0.06, 0.06, 0.07), (0.85, 0.85, 0.83), (0.10, 0.16, 0.36), (0.55, 0.08, 0.08),
                 (0.12, 0.30, 0.16), (0.60, 0.62, 0.64), (0.10, 0.40, 0.42))
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
-#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 7,343 / 1,355 / 358 / 192)
+#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 7,343 / 3,225 / 358 / 192). Vehicles' second level
+#: 0.03 (ours; was 0.05, 1,355 triangles): at 0.05 the wheels and a convertible's windscreen frame collapsed into
+#: spikes seen 10-30 m away
 PERSON_CELLS = (0.02, 0.05, 0.1, 0.15)
-VEHICLE_CELLS = (0.015, 0.05, 0.1, 0.15)
+VEHICLE_CELLS = (0.015, 0.03, 0.1, 0.15)
 #: crease angle of the vehicles' corner normals per level of detail (degrees; :func:`.photo_models.crease_normals`):
 #: near, body edges stay sharp and panels smooth; the coarse levels smooth everywhere (their few big triangles
 #: would show as facets); people stay smooth everywhere
