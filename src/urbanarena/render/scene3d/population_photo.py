@@ -331,6 +331,9 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
             pos, nrm, col, uvl, texel = person_look(m, p.variant, _uvl(m), _texel(m), walking=walking[i])
         else:
             pos, nrm, col, uvl, texel = m.positions, m.normals, m.colours, _uvl(m), _texel(m)
+            if m.material is not None and m.tex is not None:   # glass: its baked reflection, untextured (a
+                uvl = uvl.copy()                                   # texture's quotient turned it into streaks)
+                uvl[m.material == PV.GLASS, 2] = -1.0
         a = math.radians(p.heading_deg)
         fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
         paint = None
