@@ -1,9 +1,9 @@
 """What drawing the ``photo`` style's people and vehicles with their own textures
 (``render/scene3d/photo_model_textures.py``) and walkers in a stride (``render/scene3d/people_pose.py``) cost:
 the same renderer with the textured program and without it (the plain program: the baked corner colours, as
-before), and with the stride and without it (``--what``: ``textures``, ``walking`` or ``both``), in one process, interleaved round by round so that a
-shared machine's load drifts into both alike; plus the converted models' cache (size, load time cold and warm)
-and the texture array (layers, bytes with mipmaps, build time).
+before), and with the stride and without it (``--what``: ``textures``, ``walking`` or ``both``), in one process,
+interleaved round by round so that a shared machine's load drifts into both alike; plus the converted models'
+cache (size, load time cold and warm) and the texture array (layers, bytes with mipmaps, build time).
 
 Per round and variant: panoramas 2048 x 1024 with the population (its mesh built anew each time, as the panorama
 store does per node) and first-person frames 640 x 360 with it (four headings) on the first ``--nodes``

@@ -232,5 +232,5 @@ class StartVisibility:
         return all(i in seen for i in ids)
 
 
-__all__ = ["PopulationObjects", "StartVisibility", "models_program", "node_population", "population_pixels", "release_population",
-           "visible_placements"]
+__all__ = ["PopulationObjects", "StartVisibility", "models_program", "node_population", "population_pixels",
+           "release_population", "visible_placements"]

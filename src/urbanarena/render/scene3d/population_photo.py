@@ -7,8 +7,12 @@ shadow and sun shadow under each.
   toy-like show car, Scopia's Chevrolet, a low sports coupe (height 0.27 of its length), and the Smart, a 2.7 m
   car the placements' 3.9-4.7 m would blow up) and van (:data:`VANS`), converted by :mod:`.photo_models`
   (textures baked into corner colours, decimated once with crease-angle normals for vehicles
-  (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``). The sitting and lying poses and the bus are not used: the
-  population has no benches to seat people on and no bus kind.
+  (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``); the nearest levels are drawn with the textures themselves
+  (:mod:`.photo_model_textures`: the mesh's ``uv`` rows, :func:`with_texture_layers`), vehicle glass excepted.
+  The sitting and lying poses and the bus are not used: the population has no benches to seat people on and no
+  bus kind.
+* **Walkers** (:func:`.people_look.walkers`: crossing people, pedestrians not in a talking pair, a person walking
+  a bicycle) are drawn with their legs in a stride (:mod:`.people_pose`; :data:`WALKING`).
 * **Choice**: a person's model is ``ADULTS[h % n]`` (``CHILDREN`` under 1.4 m) with ``h`` a hash of the
   placement's ``variant`` (drawn from the city seed), so the same seed gives the same people, except that no two
   people within :data:`DISTINCT_M` draw the same model (:func:`model_picks`); a car's model is
