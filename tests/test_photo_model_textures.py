@@ -179,3 +179,25 @@ def test_mesh_rows_follow_the_corners_and_colours_stay_baked(monkeypatch):
         assert mesh.uv[:, 0] == pytest.approx(x_model / np.float32(1.0), rel=0.15, abs=0.02)
         assert mesh.uv[:, 1] == pytest.approx(mesh.positions[:, 2], abs=1e-6)
         assert (mesh.uv[:, 2] == 0).all() and (mesh.uv[:, 3:] == 0.25).all()
+
+
+def test_recolouring_touches_only_clothes_and_skin_keeps_the_texture(monkeypatch):
+    """Textured drawing of a person whose clothes are recoloured: corners of region 0 (skin, hair, shoes) keep the
+    baked colour, so their albedo is ``Kd`` times the texture exactly; clothing corners change colour."""
+    import dataclasses
+
+    from urbanarena.render.scene3d import population_photo
+    from urbanarena.render.scene3d.people_look import clothing_colours, is_mirrored
+    from urbanarena.render.scene3d.population_photo import person_look
+
+    monkeypatch.setattr(population_photo, "WALKING", False)
+    m = _model([0, 0, 0, 0, 0, 0], ["/x/a.png"], n=2)
+    texel = np.full((6, 3), 0.25, np.float32)
+    m = dataclasses.replace(m, colours=texel * 0.8, texel=texel,            # Kd 0.8
+                            region=np.array([0, 0, 0, 1, 1, 1], np.int8), cloth_ref=(0.2, 0.2))
+    v = next(v for v in range(1000) if clothing_colours(v) is not None and not is_mirrored(v))
+    pos, nrm, col, uvl, tx = person_look(m, v, np.zeros((6, 3), np.float32), m.texel)
+    assert np.array_equal(col[:3], m.colours[:3])                            # skin: untouched
+    assert not np.allclose(col[3:], m.colours[3:])                           # clothes: recoloured
+    sample = np.array([[0.1, 0.5, 0.9]] * 3)                                 # any texture value at a fragment
+    assert PMT.textured_albedo(col[:3], sample, tx[:3]) == pytest.approx(0.8 * sample, abs=1e-6)
