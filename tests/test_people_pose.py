@@ -17,13 +17,26 @@ def test_legs_swing_about_the_hip_by_hand():
     a = 30.0
     got, n = PP.walk_pose(pos, nrm, a)
     s, c = math.sin(math.radians(a)), math.cos(math.radians(a))
-    lift = PP.HIP_Z * (1 - c)            # both feet rise by (1 - cos a) of the hip height: lowered back to z = 0
-    # the x > 0 foot, a hip height below the axis, swings forward (+y) by HIP_Z sin a; the other back
+    # the x > 0 foot, a hip height below the axis, swings forward (+y) by HIP_Z sin a and rises by HIP_Z (1 - cos a);
+    # the other back; the legs (weight 1) are then lowered by that rise, so both feet stand on z = 0 again
     assert got[0] == pytest.approx([0.1, PP.HIP_Z * s, 0.0], abs=1e-6)
     assert got[1] == pytest.approx([-0.1, -PP.HIP_Z * s, 0.0], abs=1e-6)
-    assert got[2] == pytest.approx([0.0, 0.0, 1.0 - lift], abs=1e-6)     # above the hip: not turned, lowered
+    assert got[2] == pytest.approx([0.0, 0.0, 1.0], abs=1e-6)            # above the hip: nothing moves
     assert n[0] == pytest.approx([0.0, s, -c], abs=1e-6)                  # the sole turns with the foot
     assert n[2] == pytest.approx([0.0, 0.0, 1.0], abs=1e-6)
+
+
+def test_a_heel_behind_the_axis_does_not_lift_the_person():
+    # a heel 0.3 behind the axis on the forward leg dips below the ground when turned: the legs go up by the dip,
+    # the head stays at 1 (the person keeps its height)
+    pos = np.array([[0.1, -0.3, 0.0], [0.1, 0.0, 0.0], [0.0, 0.0, 1.0]], np.float32)
+    got, _ = PP.walk_pose(pos, np.zeros_like(pos), 30.0)
+    s, c = math.sin(math.radians(30.0)), math.cos(math.radians(30.0))
+    heel_z = PP.HIP_Z - 0.3 * s - PP.HIP_Z * c                     # rotated: HIP_Z + dy sin a + dz cos a
+    assert heel_z < 0
+    assert got[0, 2] == pytest.approx(0.0, abs=1e-6)
+    assert got[1, 2] == pytest.approx(PP.HIP_Z * (1 - c) - heel_z, abs=1e-6)
+    assert got[2] == pytest.approx([0.0, 0.0, 1.0], abs=1e-6)
 
 
 def test_weight_blends_at_the_hip_and_across_the_crotch():

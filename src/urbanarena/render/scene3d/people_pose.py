@@ -11,8 +11,10 @@ y forward, z up):
   of their step; across the crotch (``|x| < SIDE_BLEND``) the angle blends linearly between the legs;
 * the weight of the turn grows from 0 at ``HIP_Z`` to 1 at ``HIP_Z - HIP_BLEND`` (a smoothstep), so the
   trousers bend at the hip instead of tearing;
-* normals turn with their corners; the model is then lowered so that its lowest corner stands on ``z = 0``
-  again (a swung leg's foot rises by ``(1 - cos a)`` of the leg).
+* normals turn with their corners; the legs are then moved vertically, each corner by its weight times the
+  change of the model's lowest point, so that the lowest corner (a foot, weight 1) stands where it stood (a swung
+  leg's foot rises by ``(1 - cos a)`` of the leg, a heel or toe off the axis can dip) while nothing above the hip
+  moves: the person keeps its height.
 
 The arms are left as modelled (the package's arms hang at the sides or hold something; swinging them would need
 the arm separated from the torso, which the models' meshes do not mark).
@@ -63,7 +65,7 @@ def walk_pose(positions: np.ndarray, normals: np.ndarray, angle_deg: float) -> t
     nn = n.copy()
     nn[:, 1] = n[:, 1] * c - n[:, 2] * s
     nn[:, 2] = n[:, 1] * s + n[:, 2] * c
-    out[:, 2] -= out[:, 2].min() - p[:, 2].min()
+    out[:, 2] -= w * (out[:, 2].min() - p[:, 2].min())
     return out.astype(np.float32), nn.astype(np.float32)
 
 
