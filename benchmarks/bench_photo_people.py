@@ -42,7 +42,7 @@ def main() -> int:
     scene, settings, nodes, poses = setup
     model_for = PP.model_for
     real = (PP.photo_pose, PP.person_look, dict(PC.COVER), model_for)
-    plain = (lambda ps: list(ps), lambda m, v: (m.positions, m.normals, m.colours), {},
+    plain = (lambda ps: list(ps), lambda m, v, *pc, walking=False: (m.positions, m.normals, m.colours, *pc), {},
              lambda p, models: None if p.kind == "cyclist" else model_for(p, models))
 
     def use(variant):

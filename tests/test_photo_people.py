@@ -134,9 +134,12 @@ def _unit_model(paint=False):
     return Model(pos, nrm, col, np.full(3, 1.0 if paint else 0.0, np.float32), (1.0, 1.0, 1.0), "unit")
 
 
-def test_a_cyclist_is_a_person_walking_a_painted_bicycle():
+def test_a_cyclist_is_a_person_walking_a_painted_bicycle(monkeypatch):
+    from urbanarena.render.scene3d import population_photo
     from urbanarena.render.scene3d.population_photo import (BIKE_PALETTE, WALK_BESIDE_M, PhotoModels,
                                                             photo_placements_mesh)
+
+    monkeypatch.setattr(population_photo, "WALKING", False)   # the stride (test_people_pose.py) moves the legs
 
     bike, person = _unit_model(paint=True), _unit_model()
     models = PhotoModels(((person,),), (), (), (), "t", ((bike,),))

@@ -167,9 +167,23 @@ def mirrored(positions: np.ndarray, normals: np.ndarray, *per_corner: np.ndarray
 def photo_headings(placements) -> list[float]:
     """The heading (degrees, 0 north, clockwise) each placement is drawn with in the photo style (module
     docstring); non-people keep theirs."""
+    return _facing(placements)[0]
+
+
+def walkers(placements) -> list[bool]:
+    """Per placement whether the photo style draws it walking (:mod:`.people_pose`): a ``crossing`` person, and
+    a ``pedestrian`` not standing in a talking pair (module docstring, facing); depends on the placements'
+    positions, kinds and variants only (not on their headings)."""
+    talking = _facing(placements)[1]
+    return [p.kind == "crossing" or (p.kind == "pedestrian" and i not in talking) for i, p in enumerate(placements)]
+
+
+def _facing(placements) -> tuple[list[float], set[int]]:
+    """``(headings, indices of the pedestrians talking in pairs)`` (module docstring, facing)."""
     peds = [i for i, p in enumerate(placements) if p.kind == "pedestrian"]
     xy = np.array([[placements[i].x_m, placements[i].y_m] for i in peds]).reshape(-1, 2)
     out = [float(p.heading_deg) for p in placements]
+    talking: set[int] = set()
     for j, i in enumerate(peds):
         p = placements[i]
         partner = None
@@ -185,11 +199,12 @@ def photo_headings(placements) -> list[float]:
             pair = min(int(p.variant), int(q.variant)) * 1_000_003 + max(int(p.variant), int(q.variant))
             if unit(pair, "talk") < TALK_SHARE:
                 out[i] = math.degrees(math.atan2(q.x_m - p.x_m, q.y_m - p.y_m)) % 360.0
+                talking.add(i)
                 continue
         out[i] = (p.heading_deg + JITTER_DEG * (2.0 * unit(p.variant, "jitter") - 1.0)) % 360.0
-    return out
+    return out, talking
 
 
 __all__ = ["DETAIL_CLIP", "HEAD_FROM", "KEEP_ORIGINAL", "LOWER_PALETTE", "PAIR_M", "SHOES_BELOW", "TALK_SHARE",
            "UPPER_PALETTE", "build_scale", "cloth_regions", "clothing_colours", "h64", "is_mirrored", "mirrored",
-           "photo_headings", "recolour", "skin_like", "unit"]
+           "photo_headings", "recolour", "skin_like", "unit", "walkers"]

@@ -13,7 +13,10 @@ into a :class:`Model`:
 * **textures** are baked into per-corner colours: each corner takes the bilinear texture sample at its UV,
   pulled 20 % towards the triangle's UV centroid (so a corner on a UV seam does not bleed the neighbouring
   island), times the material's ``Kd``. The lit street-furniture program then draws them like any other mesh
-  (no texture unit, same lighting, fog, ID pass and culling).
+  (no texture unit, same lighting, fog, ID pass and culling). The model also keeps, per corner, its UV, the
+  index of its texture in :attr:`Model.textures` (-1: untextured) and the texture sample that was baked
+  (:attr:`Model.texel`), so that the near levels can be drawn with the texture itself
+  (:mod:`.photo_model_textures`: the corner colour divided by that sample, times the texture per fragment).
 * **cut-outs** (:func:`opaque_triangles`): a triangle whose texture is transparent (alpha under
   :data:`ALPHA_CUT`, the mean of its corners' samples) is dropped: the bicycle's spoked wheels are a
   transparent texture on discs, which baked opaque were black discs.
@@ -36,7 +39,7 @@ from pathlib import Path
 import numpy as np
 
 #: bumped whenever the conversion changes (part of the cache key and of the photo style's render identity)
-MODELS_VERSION = "photo-models-5"
+MODELS_VERSION = "photo-models-6"
 #: share of the way from a corner's UV to its triangle's UV centroid where the texture is sampled
 UV_PULL = 0.2
 #: triangles whose texture's alpha (mean of the corner samples) is under this are dropped
@@ -66,6 +69,11 @@ class Model:
         cloth_ref: mean luminance of the upper and lower clothing regions (with ``region``).
         material: ``(3T,)`` int8 surface class of each corner (:func:`.photo_vehicles.material_classes`: paint,
             glass, tyre, metal, other), or ``None`` (models loaded before it was kept).
+        uv: ``(3T, 2)`` float32 texture coordinates of each corner (OBJ's, v up; 0 where untextured), or ``None``.
+        tex: ``(3T,)`` int16 index of each corner's texture in ``textures`` (-1: untextured), or ``None``.
+        texel: ``(3T, 3)`` float32 the texture sample baked into ``colours`` (without ``Kd``; 1 where
+            untextured), or ``None``.
+        textures: absolute paths of the model's texture images (``tex`` indexes them).
     """
 
     positions: np.ndarray
@@ -77,6 +85,10 @@ class Model:
     region: np.ndarray | None = None
     cloth_ref: tuple[float, float] = (1.0, 1.0)
     material: np.ndarray | None = None
+    uv: np.ndarray | None = None
+    tex: np.ndarray | None = None
+    texel: np.ndarray | None = None
+    textures: tuple[str, ...] = ()
 
     @property
     def n_triangles(self) -> int:
@@ -206,10 +218,23 @@ def bake_colours(uvs: np.ndarray, mats: list[str], materials: dict[str, dict]) -
     """``(colours (T, 3, 3), paint (T, 3))`` of triangles with corner ``uvs`` ``(T, 3, 2)`` and materials
     (module docstring: sampled at :data:`UV_PULL` towards the UV centroid, times ``Kd``; unknown materials
     white). ``paint`` is the corner's brightness over its ``Kd``'s for :data:`PAINT_MATERIALS`, else 0."""
+    col, paint, _, _, _ = bake_textured(uvs, mats, materials)
+    return col, paint
+
+
+def bake_textured(uvs: np.ndarray, mats: list[str], materials: dict[str, dict]
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, tuple[Path, ...]]:
+    """:func:`bake_colours` and what the textured drawing needs: ``(colours (T, 3, 3), paint (T, 3),
+    texel (T, 3, 3) the texture samples before ``Kd`` (1 where untextured), tex (T,) int16 index into
+    textures (-1: untextured or no UVs), textures)``; ``textures`` are the texture files that exist, sorted."""
     T = len(mats)
     col = np.ones((T, 3, 3), np.float32)
+    texel = np.ones((T, 3, 3), np.float32)
     paint = np.zeros((T, 3), np.float32)
+    tex_idx = np.full(T, -1, np.int16)
     names = np.asarray(mats, dtype=object)
+    used = sorted({Path(m["map_kd"]) for n in set(mats) for m in [materials.get(n, {})]
+                   if m.get("map_kd") is not None and Path(m["map_kd"]).is_file()})
     cache: dict[Path, np.ndarray] = {}
     for name in sorted(set(mats)):
         sel = np.nonzero(names == name)[0]
@@ -226,12 +251,15 @@ def bake_colours(uvs: np.ndarray, mats: list[str], materials: dict[str, dict]) -
                     tex = cache[tex_path] = _texture(Path(tex_path))
                 u = uv[ok]
                 pulled = (1 - UV_PULL) * u + UV_PULL * u.mean(axis=1, keepdims=True)
-                c[ok] = _sample(tex, pulled.reshape(-1, 2)).reshape(-1, 3, 3) * kd
+                sample = _sample(tex, pulled.reshape(-1, 2)).reshape(-1, 3, 3)
+                c[ok] = sample * kd
+                texel[sel[ok]] = sample
+                tex_idx[sel[ok]] = used.index(Path(tex_path))
         col[sel] = c
         if name.lower() in PAINT_MATERIALS:
             lum = c.mean(axis=2) / max(float(kd.mean()), 1e-3)
             paint[sel] = np.clip(lum, 0.05, 1.3)
-    return col, paint
+    return col, paint, texel, tex_idx, tuple(used)
 
 
 def opaque_triangles(uvs: np.ndarray, mats: list[str], materials: dict[str, dict]) -> np.ndarray:
@@ -368,8 +396,10 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
         with np.load(cached, allow_pickle=False) as z:
             size = tuple(float(v) for v in z["size"])
             mat = z["material"] if "material" in z.files else None
-            return Model(z["positions"], z["normals"], z["colours"], z["paint"], size, str(obj), material=mat)
-    cols, paint = bake_colours(UV, mats, materials)
+            textures = tuple(str(obj.parent / n) for n in json.loads(str(z["textures"])))
+            return Model(z["positions"], z["normals"], z["colours"], z["paint"], size, str(obj), material=mat,
+                         uv=z["uv"], tex=z["tex"], texel=z["texel"], textures=textures)
+    cols, paint, texel, tex_idx, textures = bake_textured(UV, mats, materials)
     keep = opaque_triangles(UV, mats, materials)
     if not keep.any():
         raise ModelFormatError(f"{obj}: every triangle is transparent")
@@ -378,6 +408,7 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
     textured = frozenset(n for n, m in materials.items() if m.get("map_kd") is not None)
     classes = material_classes(mats, textured)[keep]
     P, cols, paint = P[keep], cols[keep], paint[keep]
+    UV, texel, tex_idx = np.nan_to_num(UV[keep]), texel[keep], tex_idx[keep]
     loc = np.stack([-P[..., 0], P[..., 2], P[..., 1]], axis=-1)   # y up, front +z -> x right, y forward, z up
     flat = loc.reshape(-1, 3)
     lo, hi = flat.min(axis=0), flat.max(axis=0)
@@ -391,15 +422,23 @@ def load_model(obj: Path, normalise: str, cell: float, cache_dir: Path | None = 
     pos, nrm = p.reshape(-1, 3).astype(np.float32), nrm.reshape(-1, 3).astype(np.float32)
     col, pnt = cols[idx].reshape(-1, 3).astype(np.float32), paint[idx].reshape(-1).astype(np.float32)
     mat = np.repeat(classes[idx], 3).astype(np.int8)
-    model = Model(pos, nrm, col, pnt, size, str(obj), material=mat)
+    uv = UV[idx].reshape(-1, 2).astype(np.float32)
+    tx = np.repeat(tex_idx[idx], 3).astype(np.int16)
+    txl = texel[idx].reshape(-1, 3).astype(np.float32)
+    names = [str(Path(t).relative_to(obj.parent)) if Path(t).is_relative_to(obj.parent) else Path(t).name
+             for t in textures]
+    model = Model(pos, nrm, col, pnt, size, str(obj), material=mat, uv=uv, tex=tx, texel=txl,
+                  textures=tuple(str(obj.parent / n) for n in names))
     if cached is not None:
         cached.parent.mkdir(parents=True, exist_ok=True)
         tmp = cached.with_suffix(f".tmp{np.random.default_rng().integers(1 << 30)}.npz")
         np.savez_compressed(tmp, positions=pos, normals=nrm, colours=col, paint=pnt, size=np.asarray(size),
-                            material=mat, source=np.asarray(json.dumps(str(obj))))
+                            material=mat, source=np.asarray(json.dumps(str(obj))), uv=uv, tex=tx, texel=txl,
+                            textures=np.asarray(json.dumps(names)))
         tmp.replace(cached)
     return model
 
 
-__all__ = ["ALPHA_CUT", "MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "cluster_decimate",
+__all__ = ["ALPHA_CUT", "MODELS_VERSION", "Model", "ModelFormatError", "bake_colours", "bake_textured",
+           "cluster_decimate",
            "crease_normals", "load_model", "opaque_triangles", "read_mtl", "read_obj"]

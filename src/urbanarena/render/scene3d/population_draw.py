@@ -114,10 +114,14 @@ class PopulationObjects:
             if mesh.n_triangles == 0:
                 return 0
             order, first, count, lo, hi = mesh.tile_order(TILE_M)   # one gather of the interleaved vertices
-            names = ("in_pos", "in_normal", "in_colour")
+            # photo models: (u, v, layer) and the baked texel per corner for the textured program
+            # (.photo_model_textures; another program skips their bytes)
+            textured = mesh.uv is not None and mesh.uv.shape[1:] == (6,)
+            names = ("in_pos", "in_normal", "in_colour", "in_uvl", "in_texel")[:5 if textured else 3]
+            fields = ("positions", "normals", "colours", "uv")[:4 if textured else 3]
             fmt = " ".join("3f" if name in prog else "12x" for name in names)
             used = [name for name in names if name in prog]
-            buf = ctx.buffer(mesh.interleaved(("positions", "normals", "colours"))[order].tobytes())
+            buf = ctx.buffer(mesh.interleaved(fields)[order].tobytes())
             vao = ctx.vertex_array(prog, [(buf, fmt, *used)])
             got = self._gl[key] = (buf, vao, _Tiled(vao, first, count, lo, hi), mesh.n_triangles)
         mvp = np.frombuffer(prog["mvp"].read(), dtype="f4").reshape(4, 4).T.astype(np.float64)
@@ -161,6 +165,23 @@ def node_population(scene, settings, node: str, x_m: float, y_m: float) -> Popul
 
         models = photo_models()
     return PopulationObjects(snap, models)
+
+
+def models_program(renderer, program) -> tuple:
+    """``(program, texture array)`` of a renderer in the photo style with a population whose models have
+    textures (:mod:`.photo_model_textures`), else ``(None, None)``. ``program(vs, fs)``: the renderer's compile
+    function (condition variant and photo patches); the array is kept with the renderer's resources."""
+    if renderer.settings.style != "photo" or renderer.settings.population == "none":
+        return None, None
+    from urbanarena.render.scene3d import photo_model_textures as PMT
+    from urbanarena.render.scene3d.population_photo import photo_models
+
+    models = photo_models(quiet=True)
+    if models is None or not models.textures:
+        return None, None
+    prog = program(*PMT.program_sources())
+    prog["model_tex"].value = PMT.MODEL_TEX_UNIT
+    return prog, renderer._keep(PMT.model_texture_array(renderer.ctx, models.textures))
 
 
 def population_pixels(renderer, objs: PopulationObjects, x_m: float, y_m: float, yaw_deg: float,
@@ -211,5 +232,5 @@ class StartVisibility:
         return all(i in seen for i in ids)
 
 
-__all__ = ["PopulationObjects", "StartVisibility", "node_population", "population_pixels", "release_population",
-           "visible_placements"]
+__all__ = ["PopulationObjects", "StartVisibility", "models_program", "node_population", "population_pixels",
+           "release_population", "visible_placements"]

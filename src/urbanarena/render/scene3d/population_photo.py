@@ -7,8 +7,12 @@ shadow and sun shadow under each.
   toy-like show car, Scopia's Chevrolet, a low sports coupe (height 0.27 of its length), and the Smart, a 2.7 m
   car the placements' 3.9-4.7 m would blow up) and van (:data:`VANS`), converted by :mod:`.photo_models`
   (textures baked into corner colours, decimated once with crease-angle normals for vehicles
-  (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``). The sitting and lying poses and the bus are not used: the
-  population has no benches to seat people on and no bus kind.
+  (:data:`VEHICLE_CREASE_DEG`), cached as ``.npz``); the nearest levels are drawn with the textures themselves
+  (:mod:`.photo_model_textures`: the mesh's ``uv`` rows, :func:`with_texture_layers`), vehicle glass excepted.
+  The sitting and lying poses and the bus are not used: the population has no benches to seat people on and no
+  bus kind.
+* **Walkers** (:func:`.people_look.walkers`: crossing people, pedestrians not in a talking pair, a person walking
+  a bicycle) are drawn with their legs in a stride (:mod:`.people_pose`; :data:`WALKING`).
 * **Choice**: a person's model is ``ADULTS[h % n]`` (``CHILDREN`` under 1.4 m) with ``h`` a hash of the
   placement's ``variant`` (drawn from the city seed), so the same seed gives the same people, except that no two
   people within :data:`DISTINCT_M` draw the same model (:func:`model_picks`); a car's model is
@@ -48,6 +52,8 @@ from pathlib import Path
 import numpy as np
 
 from urbanarena.render.scene3d import people_look as PL
+from urbanarena.render.scene3d import people_pose as PPOSE
+from urbanarena.render.scene3d import photo_model_textures as PMT
 from urbanarena.render.scene3d import photo_tram as PT
 from urbanarena.render.scene3d import photo_vehicles as PV
 from urbanarena.render.scene3d.mesh_primitives import MeshData
@@ -68,9 +74,11 @@ WALK_BESIDE_M = 0.4
 BIKE_PALETTE = ((0.06, 0.06, 0.07), (0.85, 0.85, 0.83), (0.10, 0.16, 0.36), (0.55, 0.08, 0.08),
                 (0.12, 0.30, 0.16), (0.60, 0.62, 0.64), (0.10, 0.40, 0.42))
 #: clustering cells of the levels of detail (fraction of a person's height / a vehicle's length), nearest first:
-#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 7,343 / 1,355 / 358 / 192)
+#: (male01: 2,289 / 745 / 167 / 72 triangles; the Seat Leon 7,343 / 3,225 / 358 / 192). Vehicles' second level
+#: 0.03 (ours; was 0.05, 1,355 triangles): at 0.05 the wheels and a convertible's windscreen frame collapsed into
+#: spikes seen 10-30 m away
 PERSON_CELLS = (0.02, 0.05, 0.1, 0.15)
-VEHICLE_CELLS = (0.015, 0.05, 0.1, 0.15)
+VEHICLE_CELLS = (0.015, 0.03, 0.1, 0.15)
 #: crease angle of the vehicles' corner normals per level of detail (degrees; :func:`.photo_models.crease_normals`):
 #: near, body edges stay sharp and panels smooth; the coarse levels smooth everywhere (their few big triangles
 #: would show as facets); people stay smooth everywhere
@@ -90,8 +98,11 @@ PERSON_TOP = 0.6
 CHILD_BELOW_M = 1.4
 #: people nearer than this (metres) never draw the same model (:func:`model_picks`)
 DISTINCT_M = 6.0
-#: bumped whenever the people's variation (:mod:`.people_look`) changes (part of the catalogue's identity)
-PEOPLE_VERSION = "people-look-3"
+#: bumped whenever the people's variation (:mod:`.people_look`, :mod:`.people_pose`) changes (part of the
+#: catalogue's identity)
+PEOPLE_VERSION = "people-look-4"
+#: walkers are drawn in a stride (:mod:`.people_pose`); the tests switch it off to compare poses
+WALKING = True
 #: bumped whenever the vehicles' paint and finish (:mod:`.photo_vehicles`) change
 VEHICLES_VERSION = "photo-vehicles-1"
 
@@ -118,6 +129,8 @@ class PhotoModels:
     vans: tuple[tuple[Model, ...], ...]
     identity: str
     bicycles: tuple[tuple[Model, ...], ...] = ()
+    #: texture images of the textured levels (:mod:`.photo_model_textures`); a model's ``tex`` indexes these
+    textures: tuple[str, ...] = ()
 
 
 def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue(),
@@ -146,15 +159,40 @@ def load_photo_models(folder: Path, catalogue: PhotoCatalogue = PhotoCatalogue()
             out.append(tuple(levels))
         return tuple(out)
 
-    ident = hashlib.sha256(repr((MODELS_VERSION, PEOPLE_VERSION, catalogue, PERSON_CELLS, VEHICLE_CELLS,
+    ident = hashlib.sha256(repr((MODELS_VERSION, PEOPLE_VERSION, WALKING, PPOSE.STRIDE_DEG, PPOSE.HIP_Z,
+                                 PPOSE.HIP_BLEND, PPOSE.SIDE_BLEND, catalogue, PERSON_CELLS, VEHICLE_CELLS,
                                  BICYCLE_CELLS, LOD_FROM_M, WALK_BESIDE_M, BIKE_PALETTE, VEHICLES_VERSION,
-                                 VEHICLE_CREASE_DEG)).encode()).hexdigest()[:16]
+                                 VEHICLE_CREASE_DEG, PMT.source_identity())).encode()).hexdigest()[:16]
     vc = VEHICLE_CREASE_DEG
-    return PhotoModels(load(catalogue.adults, "height", PERSON_CELLS),
-                       load(catalogue.children, "height", PERSON_CELLS),
-                       load(catalogue.cars, "length", VEHICLE_CELLS, vc),
-                       load(catalogue.vans, "length", VEHICLE_CELLS, vc),
-                       ident, load(catalogue.bicycles, "length", BICYCLE_CELLS))
+    groups = (load(catalogue.adults, "height", PERSON_CELLS), load(catalogue.children, "height", PERSON_CELLS),
+              load(catalogue.cars, "length", VEHICLE_CELLS, vc), load(catalogue.vans, "length", VEHICLE_CELLS, vc),
+              load(catalogue.bicycles, "length", BICYCLE_CELLS))
+    groups, textures = with_texture_layers(groups)
+    adults, children, cars, vans, bicycles = groups
+    return PhotoModels(adults, children, cars, vans, ident, bicycles, textures)
+
+
+def with_texture_layers(groups):
+    """``(groups, textures)``: the models of ``groups`` (tuples of per-model level tuples) with the textured
+    levels' (:data:`.photo_model_textures.TEXTURED_LEVELS`) ``tex`` renumbered into one list of texture files
+    (sorted, each once) and the coarser levels' ``tex`` dropped (baked colours)."""
+    textures = sorted({t for g in groups for levels in g for m in levels[:PMT.TEXTURED_LEVELS]
+                       if m.tex is not None for t in m.textures})
+    at = {t: k for k, t in enumerate(textures)}
+    out = []
+    for g in groups:
+        models = []
+        for levels in g:
+            lv = []
+            for k, m in enumerate(levels):
+                if m.tex is None or k >= PMT.TEXTURED_LEVELS or not m.textures:
+                    lv.append(dataclasses.replace(m, tex=None))
+                    continue
+                lut = np.array([at[t] for t in m.textures] + [-1], np.int16)
+                lv.append(dataclasses.replace(m, tex=lut[np.where(m.tex < 0, len(m.textures), m.tex)]))
+            models.append(tuple(lv))
+        out.append(tuple(models))
+    return tuple(out), tuple(textures)
 
 
 _LOADED: dict = {}
@@ -229,19 +267,35 @@ def photo_pose(placements) -> list:
     return [p if h == p.heading_deg else dataclasses.replace(p, heading_deg=h) for p, h in zip(placements, heads)]
 
 
-def person_look(m: Model, variant: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(positions, normals, colours)`` ``(3T, 3)`` of a person model for the placement ``variant``: clothes
-    recoloured (:func:`.people_look.clothing_colours`), the body's width and depth scaled
-    (:func:`.people_look.build_scale`) and mirrored half of the time (:func:`.people_look.is_mirrored`)."""
+def person_look(m: Model, variant: int, *per_corner: np.ndarray, walking: bool = False) -> tuple[np.ndarray, ...]:
+    """``(positions, normals, colours, *per_corner)`` ``(3T, ...)`` of a person model for the placement
+    ``variant``: clothes recoloured (:func:`.people_look.clothing_colours`), legs in a stride when ``walking``
+    (:func:`.people_pose.walk_pose`, :func:`.people_pose.stride_deg`), the body's width and depth scaled
+    (:func:`.people_look.build_scale`) and mirrored half of the time (:func:`.people_look.is_mirrored`; the
+    ``per_corner`` arrays, e.g. UVs, reordered with the corners)."""
     col = m.colours
     paint = PL.clothing_colours(variant)
     if paint is not None and m.region is not None:
         col = PL.recolour(col, m.region, m.cloth_ref, *paint)
     k = PL.build_scale(variant)
-    pos, nrm = m.positions * np.array([k, k, 1.0], np.float32), m.normals
+    pos, nrm = m.positions, m.normals
+    if walking and WALKING:
+        pos, nrm = PPOSE.walk_pose(pos, nrm, PPOSE.stride_deg(variant))
+    pos = pos * np.array([k, k, 1.0], np.float32)
     if PL.is_mirrored(variant):
-        pos, nrm, col = PL.mirrored(pos, nrm, col)
-    return pos, nrm, col
+        return PL.mirrored(pos, nrm, col, *per_corner)
+    return (pos, nrm, col, *per_corner)
+
+
+def _uvl(m: Model) -> np.ndarray:
+    """``(3T, 3)`` float32 (u, v, texture layer) of a model's corners (layer -1 where it is not textured)."""
+    if m.tex is None or m.uv is None:
+        return _untextured(len(m.positions), 3)
+    return np.concatenate([m.uv, m.tex[:, None].astype(np.float32)], axis=1).astype(np.float32)
+
+
+def _texel(m: Model) -> np.ndarray:
+    return m.texel if m.texel is not None else np.ones((len(m.positions), 3), np.float32)
 
 
 def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 1,
@@ -250,18 +304,22 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
     placement's distance from ``camera_xy``, local metres; ``None``: the finest; people varied by
     :func:`person_look`), the box meshes of :func:`.population_meshes.placements_mesh` for the rest; placement
     ``i`` carries feature ``first_feature + i``. Headings are the placements' own (the caller turns them with
-    :func:`photo_pose`)."""
+    :func:`photo_pose`). The mesh's ``uv`` is ``(N, 6)``: u, v and texture layer of :attr:`PhotoModels.textures`
+    (-1: drawn with the vertex colour alone) and the texture sample baked into the corner's colour
+    (:mod:`.photo_model_textures`)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
     from urbanarena.render.scene3d.population_meshes import placements_mesh
 
-    P, N, C, F = [], [], [], []
+    P, N, C, F, U = [], [], [], [], []
     rest = []
     picks = model_picks(placements, models)
+    walking = PL.walkers(placements)
     cabs = PT.cab_ends(placements) if PT.ENABLED else {}
     for i, p in enumerate(placements):
         levels = picks[i]
         if i in cabs:
             _tram_section(p, cabs[i], first_feature + i, camera_xy, (P, N, C, F))
+            U.append(_untextured(len(P[-1])))
             continue
         if levels is None:
             rest.append(i)
@@ -273,7 +331,13 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
         m = levels[level]
         person = p.kind in ("pedestrian", "waiting", "crossing")
         s = p.height_m if person else p.length_m
-        pos, nrm, col = person_look(m, p.variant) if person else (m.positions, m.normals, m.colours)
+        if person:
+            pos, nrm, col, uvl, texel = person_look(m, p.variant, _uvl(m), _texel(m), walking=walking[i])
+        else:
+            pos, nrm, col, uvl, texel = m.positions, m.normals, m.colours, _uvl(m), _texel(m)
+            if m.material is not None and m.tex is not None:   # glass: its baked reflection, untextured (a
+                uvl = uvl.copy()                                   # texture's quotient turned it into streaks)
+                uvl[m.material == PV.GLASS, 2] = -1.0
         a = math.radians(p.heading_deg)
         fwd, right = np.array([math.sin(a), math.cos(a)]), np.array([math.cos(a), -math.sin(a)])
         paint = None
@@ -284,12 +348,13 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
             paint = np.asarray(BIKE_PALETTE[_h(p.variant, "bike-colour") % len(BIKE_PALETTE)], np.float32)
         if paint is not None and m.paint.any():
             col = np.where(m.paint[:, None] > 0, np.clip(m.paint[:, None] * paint, 0, 1), col)
-        parts = [(pos, nrm, col, s, np.array([p.x_m, p.y_m]))]
+        parts = [(pos, nrm, col, uvl, texel, s, np.array([p.x_m, p.y_m]))]
         if p.kind == "cyclist":   # the person walking it, beside it (module docstring)
             rider = models.adults[_h(p.variant, "person") % len(models.adults)]
-            rpos, rnrm, rcol = person_look(rider[min(level, len(rider) - 1)], p.variant)
-            parts.append((rpos, rnrm, rcol, p.height_m, np.array([p.x_m, p.y_m]) + WALK_BESIDE_M * right))
-        for pos, nrm, col, s, at in parts:
+            rm = rider[min(level, len(rider) - 1)]
+            parts.append((*person_look(rm, p.variant, _uvl(rm), _texel(rm), walking=True), p.height_m,
+                          np.array([p.x_m, p.y_m]) + WALK_BESIDE_M * right))
+        for pos, nrm, col, uvl, texel, s, at in parts:
             loc = pos.astype(np.float64) * s
             xy = loc[:, 0:1] * right + loc[:, 1:2] * fwd + at
             P.append(np.concatenate([xy, loc[:, 2:3]], axis=1))
@@ -299,21 +364,31 @@ def photo_placements_mesh(placements, models: PhotoModels, first_feature: int = 
                 eye = np.array([*(camera_xy if camera_xy is not None else (p.x_m, p.y_m)), PV.EYE_M])
                 col = PV.finish_colours(P[-1], N[-1], col, m.material, eye)
             C.append(col)
+            U.append(np.concatenate([uvl, texel], axis=1))   # (.photo_model_textures)
             F.append(np.full(len(loc), first_feature + i, np.float32))
     mesh = None
     if P:
         mesh = MeshData(np.concatenate(P).astype(np.float32), np.concatenate(N).astype(np.float32),
-                        np.concatenate(C).astype(np.float32), feature=np.concatenate(F))
+                        np.concatenate(C).astype(np.float32), uv=np.concatenate(U), feature=np.concatenate(F))
     if rest:
         boxes = placements_mesh([placements[i] for i in rest])
         lut = np.array([first_feature + i for i in rest], np.float32)
-        boxes = MeshData(boxes.positions, boxes.normals, boxes.colours,
+        boxes = MeshData(boxes.positions, boxes.normals, boxes.colours, uv=_untextured(len(boxes.positions)),
                          feature=lut[boxes.feature.astype(np.int64) - 1])
         mesh = boxes if mesh is None else concat_meshes(mesh, boxes)
     if mesh is None:
         z = np.zeros((0, 3), np.float32)
-        return MeshData(z, z.copy(), z.copy(), feature=np.zeros((0,), np.float32))
+        return MeshData(z, z.copy(), z.copy(), uv=np.zeros((0, 6), np.float32), feature=np.zeros((0,), np.float32))
     return mesh
+
+
+def _untextured(n: int, width: int = 6) -> np.ndarray:
+    """``(n, width)`` float32 (u, v, layer[, texel rgb]) rows of corners drawn without texture (layer -1,
+    texel 1)."""
+    out = np.ones((n, width), np.float32)
+    out[:, :2] = 0.0
+    out[:, 2] = -1.0
+    return out
 
 
 def _tram_section(p, cabs: tuple[bool, bool], feature: int, camera_xy, out: tuple) -> None:

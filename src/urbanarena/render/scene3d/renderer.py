@@ -57,6 +57,8 @@ from urbanarena.render.scene3d.attribution import stamp_attribution, stamp_panor
 from urbanarena.render.scene3d import photo_textures
 from urbanarena.render.scene3d.context import current, free_when_collected, gl_context
 from urbanarena.render.scene3d.dynamic import draw_dynamic
+from urbanarena.render.scene3d.photo_model_textures import MODEL_TEX_UNIT
+from urbanarena.render.scene3d.population_draw import models_program
 from urbanarena.render.scene3d.framebuffers import free_gl, view_framebuffers
 from urbanarena.render.scene3d.id_pass import IdPassMixin
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
@@ -192,6 +194,8 @@ class SceneRenderer(IdPassMixin):
             return self._keep(ctx.program(vertex_shader=ibl(vs, name, "vs"), fragment_shader=air(fs, name)))
 
         self.prog_plain = program(shaders.PLAIN_VS, shaders.PLAIN_FS)
+        # photo style with a population: people and vehicles drawn with their textures (.photo_model_textures)
+        self.prog_models, self._model_tex = models_program(self, program)
         self.prog_sign = real_program("sign") if real else program(shaders.SIGN_VS, shaders.SIGN_FS)
         self.prog_foliage = self.prog_shade = self.prog_sky_draw = None
         self._tree_tex = None
@@ -231,7 +235,8 @@ class SceneRenderer(IdPassMixin):
             self.prog_facade = program(shaders.FACADE_VS, shaders.FACADE_FS)
             self.prog_sky = program(shaders.SKY_VS, shaders.SKY_FS)
         self._lit_programs = tuple(p for p in (self.prog_plain, self.prog_ground, self.prog_facade, self.prog_sign,
-                                               self.prog_foliage, self.prog_shade, *ground_progs.values())
+                                               self.prog_foliage, self.prog_shade, *ground_progs.values(),
+                                               self.prog_models)
                                    if p is not None)
         m = self.meshes
 
@@ -431,7 +436,11 @@ class SceneRenderer(IdPassMixin):
             tex.use(0)
             tiled.render(planes, eye)
         if dynamic:  # figures and barriers of this frame (render/scene3d/dynamic.py)
-            draw_dynamic(ctx, self.prog_plain, dynamic)
+            if self.prog_models is not None and getattr(dynamic, "models", None) is not None:
+                self._model_tex.use(MODEL_TEX_UNIT)   # photo: textured people and vehicles
+                draw_dynamic(ctx, self.prog_models, dynamic)
+            else:
+                draw_dynamic(ctx, self.prog_plain, dynamic)
         # 2. sky at the far plane: only where nothing stands
         ctx.depth_func = "<="
         basis = Camera(yaw_deg, pitch_deg, hfov_deg, width, height).basis()
