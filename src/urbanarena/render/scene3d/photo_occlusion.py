@@ -84,7 +84,8 @@ def height_grid(buildings, cell_m: float = CELL_M, margin_m: float = 20.0) -> tu
     """The buildings' wall heights on a grid: ``(ny, nx)`` float32 metres (0 outside every footprint and in
     courtyards; the taller where footprints overlap) and the grid's origin ``(x, y)`` (m), the footprints'
     bounding box grown by ``margin_m``. A cell belongs to a footprint when its centre does."""
-    from PIL import Image, ImageDraw
+    import shapely
+    from shapely.geometry import Polygon
 
     rings = [np.asarray(b.footprint, np.float64) for b in buildings]
     if not rings:
@@ -94,19 +95,14 @@ def height_grid(buildings, cell_m: float = CELL_M, margin_m: float = 20.0) -> tu
     x1, y1 = allp.max(axis=0) + margin_m
     nx, ny = int(math.ceil((x1 - x0) / cell_m)), int(math.ceil((y1 - y0) / cell_m))
     grid = np.zeros((ny, nx), np.float32)
-
-    def px(ring):   # PIL fills a pixel whose centre lies inside: pixel i's centre is at x0 + (i + 0.5) cell
-        r = (np.asarray(ring, np.float64) - (x0, y0)) / cell_m - 0.5
-        return [tuple(p) for p in r]
-
     for b in sorted(buildings, key=lambda b: float(b.height_m)):
-        img = Image.new("1", (nx, ny), 0)
-        d = ImageDraw.Draw(img)
-        d.polygon(px(b.footprint), fill=1)
-        for hole in b.holes or ():
-            d.polygon(px(hole), fill=0)
-        mask = np.asarray(img, bool)
-        grid[mask] = float(b.height_m)
+        poly = Polygon(b.footprint, b.holes or None)
+        bx0, by0, bx1, by1 = poly.bounds
+        i0, j0 = max(int((bx0 - x0) / cell_m) - 1, 0), max(int((by0 - y0) / cell_m) - 1, 0)
+        i1, j1 = min(int((bx1 - x0) / cell_m) + 2, nx), min(int((by1 - y0) / cell_m) + 2, ny)
+        jj, ii = np.mgrid[j0:j1, i0:i1]
+        inside = shapely.contains_xy(poly, x0 + (ii + 0.5) * cell_m, y0 + (jj + 0.5) * cell_m)
+        grid[j0:j1, i0:i1][inside] = float(b.height_m)
     return grid, (float(x0), float(y0))
 
 
