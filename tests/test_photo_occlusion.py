@@ -166,8 +166,10 @@ def test_patched_programs_compile_and_off_changes_nothing(monkeypatch):
         out = PO.patch_source(facade, "facade")
         assert "po_wall(v_world, n)" in out and "smoothstep(0.0, 14.0, z)" not in out
         ctx.program(vertex_shader=RS.program_sources("facade", 8)[0], fragment_shader=out).release()
-    for name, fs in (("ground", sources[0]), ("facade", facade), ("foliage", RS.program_sources("foliage", 8)[1])):
-        if name == "foliage":
+    realistic_facade = RS.program_sources("facade", 8)[1]
+    for name, fs in (("ground", sources[0]), ("facade", facade), ("foliage", RS.program_sources("foliage", 8)[1]),
+                     ("facade", realistic_facade)):
+        if fs is realistic_facade or name == "foliage":
             assert PO.patch_source(fs, name) == fs
         monkeypatch.setattr(PO, "ENABLED", False)
         assert PO.patch_source(fs, name) == fs

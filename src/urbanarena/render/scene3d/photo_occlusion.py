@@ -247,6 +247,8 @@ GROUND_OLD = "(light_at(n) + lamp_light(v_world, n))"
 GROUND_NEW = "(light_at(n) - (1.0 - po_ground(v_world.xy)) * light_vis(n, 0.0) + lamp_light(v_world, n))"
 #: the facade's canyon ramp (:data:`.photo_facades.CANYON_NEW`'s first line) gives way to the wall's factor
 FACADE_NEW = "    float canyon = po_wall(v_world, n);\n"
+#: a text of :data:`.photo_facades.LIGHT_NEW` beside the canyon ramp: the facade source is the photo one
+PHOTO_FACADE_MARK = "refl = facade_mirror("
 
 
 def _facade_old() -> str:
@@ -258,13 +260,16 @@ def _facade_old() -> str:
 def patch_source(src: str, program: str = "") -> str:
     """A photo program's fragment source (after :func:`.photo_facades.patch_source` and
     :func:`.photo_atmosphere.patch_source`) with the field (module docstring): the ``ground`` programs' ambient
-    scaled by ``po_ground``, the ``facade`` program's canyon ramp replaced by ``po_wall``; other sources, and
-    every source while :data:`ENABLED` is false, unchanged.
+    scaled by ``po_ground``, the photo ``facade`` program's canyon ramp replaced by ``po_wall``; other sources
+    (a facade without :mod:`.photo_facades`' lighting among them), and every source while :data:`ENABLED` is
+    false, unchanged.
 
     Raises:
         RuntimeError: the text to patch is missing (shaders edited without this module)."""
     if not ENABLED or program not in ("ground", "facade"):
         return src
+    if program == "facade" and PHOTO_FACADE_MARK not in src:
+        return src          # the realistic facade (the photo facades switched off): its own light
     old, new = (GROUND_OLD, GROUND_NEW) if program == "ground" else (_facade_old(), FACADE_NEW)
     if src.count(old) != 1 or src.count("void main() {") != 1:
         raise RuntimeError(f"photo occlusion: the {program} text to patch was not found once (shaders changed?)")
