@@ -79,8 +79,9 @@ def test_height_grid_and_filling_by_hand():
 
 
 def test_factors_by_hand():
-    assert PO.ground_factor(1.0) == 1.0 and PO.wall_factor(1.0) == 1.0 and PO.wall_factor(0.9) == 1.0 ** 0.5 * \
-        math.sqrt((1 - math.sqrt(1 - 0.8 ** 2)) + math.sqrt(1 - 0.8 ** 2) * PO.BOUNCE)
+    assert PO.ground_factor(1.0) == 1.0 and PO.wall_factor(1.0) == 1.0
+    v = 1 - math.sqrt(1 - 0.8 ** 2)                                     # S = 0.9: the front's open share 0.8
+    assert PO.wall_factor(0.9) == pytest.approx(math.sqrt(v + (1 - v) * PO.BOUNCE))
     assert PO.ground_factor(0.0) == pytest.approx(math.sqrt(PO.BOUNCE))
     assert PO.wall_factor(0.5) == pytest.approx(math.sqrt(PO.BOUNCE))    # the own wall's half only: no sky
     b = math.radians(40.0)             # in front of a canyon wall: S = 1/2 + 1/2 cos b -> visibility 1 - sin b
