@@ -5,7 +5,9 @@ process, interleaved round by round so that a shared machine's load drifts into 
 
 Per round and variant: panoramas 2048 x 1024 without the population and first-person frames 640 x 360 (four
 headings) on the first ``--nodes`` shopping-street nodes of the default city, clear day; CPU ms per panorama and
-per frame (minimum and median over ``--rounds``) and their with/without ratios. Needs the fetched assets.
+per frame (minimum and median over ``--rounds``) and their with/without ratios; then frames looking down at the
+ground (``bench_photo_ground_wear.ground_views``: pitch -35, the ground's and the walls' feet's own cost, diluted
+less). Needs the fetched assets.
 
 Pictures (``--shots DIR``): for each ``--views`` entry ``NODE:HEADING:PITCH`` (heading relative to the node's
 bearing, degrees) and each of ``--conditions``, ``DIR/<condition>.png``: per view the 640 x 360 photo view
@@ -99,6 +101,9 @@ def main() -> int:
     poses = [node_pose(city, n) for n in shopping_nodes(city)[:a.nodes]]
     renderers = _renderers(scene, RenderSettings(style="photo", population="none"))
     ab_static_poses(renderers, poses, a.rounds, res)
+    from bench_photo_ground_wear import ground_views
+
+    res["ground_views"] = ground_views(renderers, poses, a.rounds)
     print(json.dumps(res, indent=1))
     return 0
 

@@ -10,8 +10,8 @@ Photo style only, with its atmosphere (:mod:`.photo_atmosphere` ``ENABLED``): en
 * **The field** (:func:`field_for`, once per scene and process): the buildings' heights rasterized on a grid of
   :data:`CELL_M` cells (:func:`height_grid`); per cell and per height ``z`` of :data:`LEVELS_M` the open-sky
   fraction of an upward-facing surface (:func:`open_sky`): along :data:`N_AZ` azimuths the horizon's tangent
-  ``t = max_d (h(p + d u) - z) / d`` (steps out to :data:`MAX_DIST_M`; beyond :data:`FAR_FROM_M` the heights
-  max-filtered over the step, so no building falls between two steps), and ``S = 1 - mean sin^2(atan t)``, the
+  ``t = max_d (h(p + d u) - z) / d`` (steps out to :data:`MAX_DIST_M`: every cell to :data:`FAR_FROM_M`, then at
+  most :data:`MAX_STEP_M` apart, so a building thinner than that can fall between two steps far out), and ``S = 1 - mean sin^2(atan t)``, the
   cosine-weighted sky view factor. An open square gives 1; the floor of an infinite street canyon of walls
   ``H`` high and ``W`` apart ``1 / sqrt(1 + (2 H / W)^2)`` (Oke's ``cos beta``). Cells inside a building take
   the value of the nearest cell outside. Stored as an RGBA texture (``S`` at the four heights), sampled
@@ -21,8 +21,9 @@ Photo style only, with its atmosphere (:mod:`.photo_atmosphere` ``ENABLED``): en
   ours), the square root because the pipeline's light values are the square root of linear light
   (:mod:`.photo_sky`).
 * **Walls** (GLSL ``po_wall``, twin :func:`wall_factor`): the field read :data:`WALL_OFFSET_M` in front of the
-  wall, interpolated in height between the levels. There the wall itself hides about half the sky, so the
-  open share of the half in front is ``f = clamp(2 S - 1, 0, 1)``; a vertical surface facing a uniform horizon
+  wall, interpolated in height between the levels. There the wall itself hides about half the sky (the back
+  half contributes nothing to ``S``), so the open share of the half in front is ``f = clamp(2 S, 0, 1)`` (a
+  little over 1 before the clamp in the open: the azimuths along the wall count as front); a vertical surface facing a uniform horizon
   of elevation ``b`` sees ``1 - sin b`` of its open-field sky while a horizontal one sees ``cos b = f``, so the
   wall's visibility is ``v = 1 - sqrt(1 - f^2)`` (exact in a canyon, ours elsewhere), and its ambient factor
   ``sqrt(v + (1 - v) BOUNCE)``. It replaces the facade program's fixed canyon ramp (``0.72`` at the foot to 1 at
@@ -45,14 +46,14 @@ import numpy as np
 #: switch read when a renderer builds its programs (benchmarks and tests compare with and without)
 ENABLED = True
 #: bumped whenever this module changes photo pixels (photo render identity)
-OCCLUSION_VERSION = "photo-occlusion-1"
+OCCLUSION_VERSION = "photo-occlusion-2"
 #: grid cell (m), azimuths, reach (m), heights of the four channels (m)
 CELL_M = 1.0
 N_AZ = 16
 MAX_DIST_M = 160.0
 LEVELS_M = (0.0, 4.0, 12.0, 30.0)
-#: beyond this distance (m) the horizon steps read heights max-filtered over the step
-FAR_FROM_M = 12.0
+#: the horizon steps: every cell out to FAR_FROM_M (m), then growing by a tenth, at most MAX_STEP_M (m) apart
+FAR_FROM_M, MAX_STEP_M = 12.0, 5.0
 #: share of the hidden sky's light that the surfaces hiding it send back (ours: sunlit and shaded walls of
 #: albedo 0.2-0.4 seen together)
 BOUNCE = 0.35
@@ -107,11 +108,12 @@ def height_grid(buildings, cell_m: float = CELL_M, margin_m: float = 20.0) -> tu
 
 
 def _steps(cell_m: float, max_dist_m: float) -> list[float]:
-    """Horizon step distances (m): every cell out to :data:`FAR_FROM_M`, then growing by a fifth."""
+    """Horizon step distances (m): every cell out to :data:`FAR_FROM_M`, then growing by a tenth, at most
+    :data:`MAX_STEP_M` apart."""
     d, out = cell_m, []
     while d <= max_dist_m:
         out.append(d)
-        d = d + cell_m if d < FAR_FROM_M else d * 1.2
+        d = d + cell_m if d < FAR_FROM_M else d + min(0.1 * d, MAX_STEP_M)
     return out
 
 
@@ -120,29 +122,19 @@ def open_sky(heights: np.ndarray, cell_m: float, z_m=LEVELS_M, n_az: int = N_AZ,
     """Open-sky fraction of an upward-facing surface (module docstring) at every cell of ``heights``
     ``(ny, nx)`` (m) and every height of ``z_m`` (m): ``(len(z_m), ny, nx)`` float32 in 0..1 (1: nothing above
     the horizon). Cells beyond the grid count as open ground."""
-    from scipy.ndimage import maximum_filter
-
     h = np.asarray(heights, np.float32)
     ny, nx = h.shape
     steps = _steps(cell_m, max_dist_m)
     reach = int(math.ceil(max_dist_m / cell_m)) + 2
+    hp = np.pad(h, reach, mode="constant")
     z = np.asarray(z_m, np.float32)
     occ = np.zeros((len(z), ny, nx), np.float32)
-    filtered: dict[int, np.ndarray] = {}
     tmp = np.empty((ny, nx), np.float32)
     for k in range(n_az):
         a = 2 * math.pi * k / n_az
         ux, uy = math.cos(a), math.sin(a)
         best = np.zeros((len(z), ny, nx), np.float32)          # the horizon's tangent, at least 0
-        prev = 0.0
         for d in steps:
-            size = max(1, int(round((d - prev) / cell_m)))
-            size += 1 - size % 2                               # odd: centred
-            prev = d
-            if size not in filtered:
-                src = h if size == 1 else maximum_filter(h, size=size, mode="constant", cval=0.0)
-                filtered[size] = np.pad(src, reach, mode="constant")
-            hp = filtered[size]
             di, dj = int(round(d * ux / cell_m)), int(round(d * uy / cell_m))
             view = hp[reach + dj:reach + dj + ny, reach + di:reach + di + nx]
             for li, zl in enumerate(z):
@@ -198,7 +190,7 @@ def ground_factor(s) -> np.ndarray:
 def wall_factor(s) -> np.ndarray:
     """A wall's ambient factor from the open-sky fraction ``s`` read in front of it (twin of ``po_wall``'s
     last lines)."""
-    f = np.clip(2.0 * np.asarray(s, np.float64) - 1.0, 0.0, 1.0)
+    f = np.clip(2.0 * np.asarray(s, np.float64), 0.0, 1.0)
     v = 1.0 - np.sqrt(1.0 - f * f)
     return np.sqrt(v + (1.0 - v) * BOUNCE)
 
@@ -236,7 +228,7 @@ float po_ground(vec2 p) {{
     return sqrt(s + (1.0 - s) * {_f(BOUNCE)});
 }}
 float po_wall(vec3 p, vec3 n) {{
-    float f = clamp(2.0 * po_level(po_at(p.xy + {_f(WALL_OFFSET_M)} * n.xy), p.z) - 1.0, 0.0, 1.0);
+    float f = clamp(2.0 * po_level(po_at(p.xy + {_f(WALL_OFFSET_M)} * n.xy), p.z), 0.0, 1.0);
     float v = 1.0 - sqrt(1.0 - f * f);
     return sqrt(v + (1.0 - v) * {_f(BOUNCE)});
 }}
@@ -311,7 +303,7 @@ def source_identity() -> dict | None:
 
     if not ENABLED:
         return None
-    text = GLSL + GROUND_NEW + FACADE_NEW + repr((CELL_M, N_AZ, MAX_DIST_M, FAR_FROM_M))
+    text = GLSL + GROUND_NEW + FACADE_NEW + repr((CELL_M, N_AZ, MAX_DIST_M, FAR_FROM_M, MAX_STEP_M))
     return {"version": OCCLUSION_VERSION, "glsl": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
 
