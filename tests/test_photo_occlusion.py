@@ -109,6 +109,8 @@ def test_factors_by_hand():
     b = math.radians(40.0)             # in front of a canyon wall: S = 1/2 cos b -> visibility 1 - sin b
     v = 1 - math.sin(b)
     assert PO.wall_factor(0.5 * math.cos(b)) == pytest.approx(math.sqrt(v + (1 - v) * PO.BOUNCE))
+    assert PO.foot_fade(0.0) == pytest.approx(1 - PO.FOOT_K) and PO.foot_fade(PO.FOOT_M) == 1.0
+    assert PO.foot_fade(PO.FOOT_M / 2) == pytest.approx(1 - PO.FOOT_K / 2)     # smoothstep's middle
     sky4 = np.array([0.2, 0.4, 0.6, 0.9])
     got = PO.level_mix(sky4, np.array([-1.0, 0.0, 2.0, 4.0, 8.0, 21.0, 30.0, 50.0]))
     assert np.allclose(got, [0.2, 0.2, 0.3, 0.4, 0.5, 0.75, 0.9, 0.9])
@@ -164,7 +166,8 @@ def test_gpu_factors_are_the_twins():
 
     assert np.abs(gpu[..., 0] - PO.ground_factor(at(px)[..., 0])).max() < 1e-4
     assert np.abs(gpu[..., 1] - PO.level_mix(at(px), z)).max() < 1e-4
-    assert np.abs(gpu[..., 2] - PO.wall_factor(PO.level_mix(at(px + PO.WALL_OFFSET_M * n[0]), z))).max() < 1e-3
+    wall = PO.wall_factor(PO.level_mix(at(px + PO.WALL_OFFSET_M * n[0]), z)) * PO.foot_fade(z)
+    assert np.abs(gpu[..., 2] - wall).max() < 1e-3 and (z < PO.FOOT_M).any()
 
 
 @needs_gl

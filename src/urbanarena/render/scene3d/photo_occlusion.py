@@ -26,7 +26,8 @@ Photo style only, with its atmosphere (:mod:`.photo_atmosphere` ``ENABLED``): en
   little over 1 before the clamp in the open: the azimuths along the wall count as front); a vertical surface facing a uniform horizon
   of elevation ``b`` sees ``1 - sin b`` of its open-field sky while a horizontal one sees ``cos b = f``, so the
   wall's visibility is ``v = 1 - sqrt(1 - f^2)`` (exact in a canyon, ours elsewhere), and its ambient factor
-  ``sqrt(v + (1 - v) BOUNCE)``. It replaces the facade program's fixed canyon ramp (``0.72`` at the foot to 1 at
+  ``sqrt(v + (1 - v) BOUNCE)``, times a fade at the foot (:func:`foot_fade`: 0.85 at the ground to 1 at 1.5 m,
+  ours: the corner gets less bounce light and 1 m cells cannot hold it). It replaces the facade program's fixed canyon ramp (``0.72`` at the foot to 1 at
   14 m on every wall alike, :data:`.photo_facades.CANYON_NEW`), which assumed every wall stood in a street
   canyon (the line is swapped here; :mod:`.photo_facades` is not edited). Inner
   corners come out darker than the wall's middle (the point in front sees two walls), outer corners lighter.
@@ -46,7 +47,7 @@ import numpy as np
 #: switch read when a renderer builds its programs (benchmarks and tests compare with and without)
 ENABLED = True
 #: bumped whenever this module changes photo pixels (photo render identity)
-OCCLUSION_VERSION = "photo-occlusion-2"
+OCCLUSION_VERSION = "photo-occlusion-3"
 #: grid cell (m), azimuths, reach (m), heights of the four channels (m)
 CELL_M = 1.0
 N_AZ = 16
@@ -57,6 +58,9 @@ FAR_FROM_M, MAX_STEP_M = 12.0, 5.0
 #: share of the hidden sky's light that the surfaces hiding it send back (ours: sunlit and shaded walls of
 #: albedo 0.2-0.4 seen together)
 BOUNCE = 0.35
+#: the wall's foot: its ambient factor times ``1 - FOOT_K (1 - smoothstep(0, FOOT_M, z))`` (ours: the corner with
+#: the ground gets less bounce, and the field's 1 m cells cannot hold it)
+FOOT_K, FOOT_M = 0.15, 1.5
 #: walls read the field this far in front of them (m; half a cell and a little more, so a wall's own cell is
 #: outside the building)
 WALL_OFFSET_M = 0.75
@@ -195,6 +199,12 @@ def wall_factor(s) -> np.ndarray:
     return np.sqrt(v + (1.0 - v) * BOUNCE)
 
 
+def foot_fade(z_m) -> np.ndarray:
+    """The wall foot's factor at heights ``z_m`` (m) (twin of ``po_wall``'s last factor)."""
+    t = np.clip(np.asarray(z_m, np.float64) / FOOT_M, 0.0, 1.0)
+    return 1.0 - FOOT_K * (1.0 - t * t * (3.0 - 2.0 * t))
+
+
 def level_mix(sky4, z_m) -> np.ndarray:
     """The open-sky fraction at heights ``z_m`` ``(...)`` (m) between the four levels ``sky4`` ``(..., 4)``
     (linear; constant below the first and above the last level; twin of ``po_level``)."""
@@ -230,7 +240,7 @@ float po_ground(vec2 p) {{
 float po_wall(vec3 p, vec3 n) {{
     float f = clamp(2.0 * po_level(po_at(p.xy + {_f(WALL_OFFSET_M)} * n.xy), p.z), 0.0, 1.0);
     float v = 1.0 - sqrt(1.0 - f * f);
-    return sqrt(v + (1.0 - v) * {_f(BOUNCE)});
+    return sqrt(v + (1.0 - v) * {_f(BOUNCE)}) * (1.0 - {_f(FOOT_K)} * (1.0 - smoothstep(0.0, {_f(FOOT_M)}, p.z)));
 }}
 """
 
@@ -303,10 +313,10 @@ def source_identity() -> dict | None:
 
     if not ENABLED:
         return None
-    text = GLSL + GROUND_NEW + FACADE_NEW + repr((CELL_M, N_AZ, MAX_DIST_M, FAR_FROM_M, MAX_STEP_M))
+    text = GLSL + GROUND_NEW + FACADE_NEW + repr((CELL_M, N_AZ, MAX_DIST_M, FAR_FROM_M, MAX_STEP_M, FOOT_K, FOOT_M))
     return {"version": OCCLUSION_VERSION, "glsl": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
 
 __all__ = ["BOUNCE", "CELL_M", "ENABLED", "FIELD_UNIT", "FieldTexture", "GLSL", "LEVELS_M", "N_AZ",
-           "OCCLUSION_VERSION", "OcclusionField", "compute_field", "field_for", "fill_inside", "ground_factor",
+           "OCCLUSION_VERSION", "OcclusionField", "compute_field", "field_for", "fill_inside", "foot_fade", "ground_factor",
            "height_grid", "level_mix", "open_sky", "patch_source", "source_identity", "wall_factor"]
