@@ -202,3 +202,13 @@ def test_patched_programs_compile_and_off_changes_nothing(monkeypatch):
         monkeypatch.setattr(PO, "ENABLED", True)
     with pytest.raises(RuntimeError):
         PO.patch_source(facade.replace("smoothstep(0.0, 14.0, z)", "smoothstep(0.0, 12.0, z)"), "facade")
+
+
+def test_photo_render_identity_names_the_field(monkeypatch):
+    """The photo identity carries the field's version and GLSL hash; switched off, no key (main's identity)."""
+    from urbanarena.render.scene3d.render_identity import _photo_identity
+
+    got = _photo_identity()["occlusion"]
+    assert got == PO.source_identity() and got["version"] == PO.OCCLUSION_VERSION and len(got["glsl"]) == 12
+    monkeypatch.setattr(PO, "ENABLED", False)
+    assert "occlusion" not in _photo_identity()
