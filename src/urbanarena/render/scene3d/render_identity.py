@@ -58,7 +58,7 @@ def _photo_identity() -> dict:
     mat_pkg = package_by_name(PM.PACKAGE)
     mats = PM.photo_materials(quiet=True)
     from urbanarena.render.scene3d import photo_clutter as PC
-    from urbanarena.render.scene3d import photo_facades
+    from urbanarena.render.scene3d import photo_facades, photo_occlusion
     from urbanarena.render.scene3d import photo_greenery as PG
 
     from urbanarena.render.scene3d import photo_tram, photo_wires
@@ -76,6 +76,7 @@ def _photo_identity() -> dict:
             "clutter": PC.CLUTTER_VERSION if PC.ENABLED else None,
             "models": MODELS_VERSION, "sky": photo_sky.identity(), "package": pkg.name, "version": pkg.version,
             "sha256": pkg.sha256, "facades": photo_facades.source_identity(),
+            **({"occlusion": photo_occlusion.source_identity()} if photo_occlusion.ENABLED else {}),
             "catalogue": None if models is None else models.identity,
             "trees": {"version": TP.TREES_VERSION, "package": trees_pkg.name, "package_version": trees_pkg.version,
                       "sha256": trees_pkg.sha256, "kit": None if kit is None else kit.identity},

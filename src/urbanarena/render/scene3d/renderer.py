@@ -179,9 +179,12 @@ class SceneRenderer(IdPassMixin):
 
             self._facade_sky = self._photo_sky is not None and self._photo_sky.texture is not None
 
+        from urbanarena.render.scene3d import photo_occlusion as occ   # photo: sky visibility of ground and walls
+
         def air(src, name=""):
             src = mats(air0(src, name), name)
-            return ibl(src if fac is None else fac.patch_source(src, name, sky_map=self._facade_sky), name)
+            src = src if fac is None else occ.patch_source(fac.patch_source(src, name, sky_map=self._facade_sky), name)
+            return ibl(src, name)
 
         def program(vs, fs):
             return self._keep(ctx.program(vertex_shader=ibl(shaders.variant(vs, wx, MAX_LAMPS, lamps), "", "vs"),
@@ -344,6 +347,7 @@ class SceneRenderer(IdPassMixin):
 
             self.sun_shadow = SunShadow(self, self.weather.lighting)
         set_style_uniforms(self)
+        self._occlusion = occ.FieldTexture(self, self._lit_programs) if fac is not None and occ.ENABLED else None
         if self._photo_mats is not None:
             self._mat_tex = photo_textures.material_texture(self, self._photo_mats)
 
@@ -412,6 +416,8 @@ class SceneRenderer(IdPassMixin):
             self._mat_tex.use(MATERIAL_UNIT)
         if self._facade_sky and self._sky_tex is not None:   # photo facades: the windows mirror the sky map
             self._sky_tex.use(1)   # photo_facades.SKY_UNIT
+        if self._occlusion is not None:   # photo: the sky visibility field (.photo_occlusion)
+            self._occlusion.use()
         for tiled in (self.vao_facades, self.vao_solids):
             if tiled is not None:
                 tiled.render(planes, eye)
