@@ -13,7 +13,8 @@ sun shadows on the walls (:mod:`.sun_shadow` bakes ``solids``) and reports its b
 * **cornice** (:func:`cornice_profile`): a stepped moulding under the roof line, three steps from the bottom
   (fascia, bed moulding, corona) projecting :data:`CORNICE_STEPS` times the building's corona depth (seeded in
   :data:`CORONA_M`); on buildings at least :data:`CORNICE_MIN_H_M` tall, a single :data:`COPING` band on lower ones.
-  Its colour is the wall's (the building's facade vertex colour) made lighter or darker (:data:`CORNICE_TONES`).
+  Its colour is the wall's (the building's facade vertex colour) made lighter or darker (:data:`CORNICE_TONES`,
+  at most :data:`CORNICE_MAX`).
   The corona encloses the realistic style's 0.3 m moulding (:mod:`.realistic`), which stays hidden inside it.
   Under a pitched roof (:func:`.building_look.roof_geometry`) the steps are :data:`EAVES_SCALE` as deep. Buildings
   mostly of glass curtain walls (:func:`glass_share`, the facade program's pick, :func:`wall_is_glass`) get the
@@ -66,8 +67,10 @@ CORNICE_STEPS = ((1.0, 0.75, 0.25), (0.75, 0.5, 0.55), (0.5, 0.0, 1.0))
 #: the band along the roof edge of buildings under CORNICE_MIN_H_M: (bottom, top, projection m)
 COPING = (0.3, 0.0, 0.12)
 EAVES_SCALE = 0.6
-#: the cornice's colour: the wall's times one of these (seeded)
-CORNICE_TONES = (1.18, 1.1, 0.82, 0.74)
+#: the cornice's colour: the wall's times one of these (seeded), no channel above CORNICE_MAX (a light stone
+#: moulding in the sun would otherwise glare white next to the photographed wall)
+CORNICE_TONES = (1.12, 1.05, 0.85, 0.76)
+CORNICE_MAX = 0.78
 PARAPET_M, PARAPET_T_M = (0.2, 0.5), 0.25
 COPING_RGB = (88, 90, 92)
 ROOF_BOX_MIN_H_M, ROOF_BOX_INSET_M = 10.0, 1.0
@@ -386,7 +389,7 @@ def building_detail(b, shop: bool, feature: int, mb: MeshBuilder, floor_h_m: flo
     if steps:
         tone = CORNICE_TONES[stable_index(b.id, len(CORNICE_TONES), "photo-cornice-tone")]
         glass = glass_share(b) > 0.5
-        cor = _rgb(COPING_RGB) if glass else np.clip(wall * tone, 0.0, 1.0)
+        cor = _rgb(COPING_RGB) if glass else np.clip(wall * tone, 0.0, CORNICE_MAX)
         d_max = max(d for _, _, d in steps)
         for ring in rings:
             s = steps if not folds(ring, d_max) else [(z0, z1, min(d, 0.1)) for z0, z1, d in steps]
