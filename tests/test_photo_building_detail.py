@@ -160,3 +160,11 @@ def test_cornice_pixels_report_their_building_in_the_id_pass(monkeypatch):
     assert set(np.unique(ids1[ids0 != ids1]).tolist()) == {1}
     img0, img1 = bare.render_view(*view), full.render_view(*view)
     assert np.abs(img1[grown].astype(int) - img0[grown].astype(int)).sum(axis=1).mean() > 20   # drawn, too
+
+
+def test_photo_identity_names_the_building_details(monkeypatch):
+    from urbanarena.render.scene3d.render_identity import _photo_identity
+
+    assert _photo_identity()["buildings"] == D.DETAIL_VERSION
+    monkeypatch.setattr(D, "ENABLED", False)
+    assert _photo_identity()["buildings"] is None

@@ -56,6 +56,8 @@ from urbanarena.render.scene3d.palette import facade_colour, stable_index, stabl
 
 #: the switch the benchmarks and tests turn off to compare with the photo style without these details
 ENABLED = True
+#: in the photo render identity (:mod:`.render_identity`, ``"buildings"``): change it when the geometry changes
+DETAIL_VERSION = "photo-buildings-1"
 
 CORNICE_MIN_H_M = 7.0
 #: the corona's projection from the wall, metres (seeded per building); at least 0.3 m: the realistic moulding
