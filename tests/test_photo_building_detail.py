@@ -116,9 +116,15 @@ def test_glass_walls_follow_the_facade_programs_pick():
 def test_detail_mesh_is_deterministic_and_carries_each_buildings_feature():
     scene = small_scene()
     features = tuple(("building", b.id) for b in scene.buildings)
-    a = D.detail_mesh(scene, features, set())
-    b = D.detail_mesh(scene, features, set())
-    assert np.array_equal(a.positions, b.positions) and np.array_equal(a.colours, b.colours)
+    (far, near), (far2, near2) = D.detail_meshes(scene, features, set()), D.detail_meshes(scene, features, set())
+    for x, y in ((far, far2), (near, near2)):
+        assert np.array_equal(x.positions, y.positions) and np.array_equal(x.colours, y.colours)
+    # the far part stands at the roof line (cornice 1 m under it at most, parapet and roof boxes over it), the near
+    # part under it (plinths, downpipes, balconies)
+    tops = {k: bld.height_m for k, bld in enumerate(scene.buildings, 1)}
+    assert all(p[2] >= tops[int(f)] - 1.0 - 1e-5 for p, f in zip(far.positions, far.feature))
+    assert all(p[2] <= tops[int(f)] - 1.0 + 1e-5 for p, f in zip(near.positions, near.feature))
+    a = far
     for k, bld in enumerate(scene.buildings, 1):
         fp = Polygon(bld.footprint)
         sel = a.feature == k
@@ -134,12 +140,14 @@ def test_photo_meshes_take_the_details_in_solids_only_when_enabled(monkeypatch):
     scene = small_scene()
     m = build_scene_meshes(scene, style="realistic")
     monkeypatch.setattr(D, "ENABLED", False)
-    off = add_photo_content(m, scene).meshes
+    c_off = add_photo_content(m, scene)
     monkeypatch.setattr(D, "ENABLED", True)
-    on = add_photo_content(m, scene).meshes
-    extra = on.solids.n_triangles - off.solids.n_triangles
-    assert extra == D.detail_mesh(scene, m.features, {s.building_id for s in m.placements if s.building_id},
-                                  facades=m.facades).n_triangles > 0
+    c_on = add_photo_content(m, scene)
+    off, on = c_off.meshes, c_on.meshes
+    far, near = D.detail_meshes(scene, m.features, {s.building_id for s in m.placements if s.building_id},
+                                facades=m.facades)
+    assert on.solids.n_triangles - off.solids.n_triangles == far.n_triangles > 0
+    assert c_off.building_near is None and c_on.building_near.n_triangles == near.n_triangles > 0
     assert on.facades is off.facades or np.array_equal(on.facades.positions, off.facades.positions)
 
 
@@ -168,3 +176,26 @@ def test_photo_identity_names_the_building_details(monkeypatch):
     assert _photo_identity()["buildings"] == D.DETAIL_VERSION
     monkeypatch.setattr(D, "ENABLED", False)
     assert _photo_identity()["buildings"] is None
+
+
+@needs_gl
+def test_balcony_undersides_report_their_building_in_the_id_pass(monkeypatch):
+    from urbanarena.render.scene3d.renderer import RenderSettings, SceneRenderer
+
+    res = Building("res", [(0, 0), (30, 0), (30, 12), (0, 12)], 18.0, kind="apartments", material="plaster")
+    (slabs, _), _ = D.balconies(res, 3.2, 3.6)
+    under, n_under = slabs[1][0][1], slabs[1][1][1]      # the first balcony's (top, underside) pair
+    assert n_under.tolist() == [0, 0, -1]
+    cx, cy = under[:, :2].mean(axis=0)
+    scene = Scene(name="res", buildings=(res,))
+    fp = Polygon(res.footprint)
+    on_wall = fp.exterior.interpolate(fp.exterior.project(Point(cx, cy)))
+    yaw = float(np.degrees(np.arctan2(cx - on_wall.x, cy - on_wall.y)))   # away from the wall
+    view = (float(cx), float(cy), yaw, 88.0, 30.0, 64, 64)   # under it, looking up, tilted away from the wall
+    monkeypatch.setattr(D, "ENABLED", False)
+    bare = SceneRenderer(scene, RenderSettings(style="photo")).render_ids(*view)
+    monkeypatch.setattr(D, "ENABLED", True)
+    r = SceneRenderer(scene, RenderSettings(style="photo"))
+    assert r.vao_building_near is not None
+    full = r.render_ids(*view)
+    assert bare[32, 32] == 0 and full[32, 32] == 1          # sky before, the balcony (building 1) now

@@ -6,9 +6,11 @@ Every part is built along the building's rings (:func:`building_rings`: the foot
 courtyards, as :func:`.layout.building_walls` orients them, outward normal ``(dy, -dx)`` of each edge) offset by
 mitred vertices (:func:`offset_ring`), so bands close at corners without gaps or overlaps. All geometry is in the
 scene's local frame (metres, ``z`` up), deterministic (seeded by building ids through :mod:`.palette`), in the
-building's feature index, and appended to the scene's ``solids`` mesh: so it is drawn at every distance, casts
-sun shadows on the walls (:mod:`.sun_shadow` bakes ``solids``) and reports its building in the ID pass
-(:mod:`.id_pass`). Choices are ours unless stated:
+building's feature index. Cornices, parapets and roof boxes (the silhouette) are appended to the scene's ``solids``
+mesh, drawn at every distance; plinths, downpipes and balconies form a mesh of their own that the renderer draws
+within :data:`NEAR_M` (``SceneRenderer.vao_building_near``). Both cast sun shadows on the walls (:mod:`.sun_shadow`
+bakes ``solids`` and the near array) and report their building in the ID pass (:mod:`.id_pass`, the near array
+with the same distance cut). Choices are ours unless stated:
 
 * **cornice** (:func:`cornice_profile`): a stepped moulding under the roof line, three steps from the bottom
   (fascia, bed moulding, corona) projecting :data:`CORNICE_STEPS` times the building's corona depth (seeded in
@@ -37,8 +39,7 @@ sun shadows on the walls (:mod:`.sun_shadow` bakes ``solids``) and reports its b
   floor to the one under the cornice: a slab :data:`BALCONY_DEPTH_M` deep, and either railings (handrail, bottom
   rail and bars :data:`BAR_STEP_M` apart, as thin quads) or a solid parapet panel (seeded per building).
 
-Cost: the parts add triangles to ``solids`` (frustum-culled tiles, no distance cut); the numbers are in
-``docs/renderer.md`` and ``benchmarks/bench_photo_building_detail.py``.
+Cost: measured by ``benchmarks/bench_photo_building_detail.py``; the numbers are in ``docs/renderer.md``.
 """
 
 from __future__ import annotations
@@ -56,8 +57,10 @@ from urbanarena.render.scene3d.palette import facade_colour, stable_index, stabl
 
 #: the switch the benchmarks and tests turn off to compare with the photo style without these details
 ENABLED = True
+#: plinths, downpipes and balconies are drawn in tiles whose nearest point is at most this far from the eye (m)
+NEAR_M = 150.0
 #: in the photo render identity (:mod:`.render_identity`, ``"buildings"``): change it when the geometry changes
-DETAIL_VERSION = "photo-buildings-1"
+DETAIL_VERSION = "photo-buildings-2"
 
 CORNICE_MIN_H_M = 7.0
 #: the corona's projection from the wall, metres (seeded per building); at least 0.3 m: the realistic moulding
@@ -377,13 +380,15 @@ def _railing(a: np.ndarray, c: np.ndarray, n: np.ndarray, z: float, panel: bool)
 
 # ---------------------------------------------------------------------------------------------- building
 def building_detail(b, shop: bool, feature: int, mb: MeshBuilder, floor_h_m: float = 3.2,
-                    ground_h_m: float = 3.6, facades=None) -> None:
-    """Append ``b``'s cornice, parapet, roof boxes, plinth, downpipes and balconies (module docstring) to ``mb``
-    in feature index ``feature``; ``shop``: its ground floor is a shopfront; ``facades``: the scene's facade mesh
-    (the wall colour, :func:`wall_rgb`)."""
+                    ground_h_m: float = 3.6, facades=None, near: MeshBuilder | None = None) -> None:
+    """Append ``b``'s cornice, parapet and roof boxes (module docstring) to ``mb`` and its plinth, downpipes and
+    balconies to ``near`` (default: ``mb`` too), in feature index ``feature``; ``shop``: its ground floor is a
+    shopfront; ``facades``: the scene's facade mesh (the wall colour, :func:`wall_rgb`)."""
     from urbanarena.render.scene3d.building_look import has_balconies, roof_geometry
 
-    mb.feature = feature
+    far = mb
+    mb = near if near is not None else mb
+    far.feature = mb.feature = feature
     H, base = float(b.height_m), float(b.base_m)
     wall = wall_rgb(b, facades, feature)
     rings = building_rings(b)
@@ -397,17 +402,17 @@ def building_detail(b, shop: bool, feature: int, mb: MeshBuilder, floor_h_m: flo
             s = steps if not folds(ring, d_max) else [(z0, z1, min(d, 0.1)) for z0, z1, d in steps]
             if folds(ring, max(d for _, _, d in s)):
                 continue
-            _add(mb, profile_quads(ring, s), cor)
+            _add(far, profile_quads(ring, s), cor)
         flat = roof_geometry(b) is None and H >= CORNICE_MIN_H_M and base == 0 and not glass
         if flat and not any(folds(r, -PARAPET_T_M) for r in rings):
             p = PARAPET_M[0] + (PARAPET_M[1] - PARAPET_M[0]) * stable_unit(b.id, "photo-parapet")
             for ring in rings:
                 mit, nrm = mitres(ring), edge_normals(ring)
-                _add(mb, [_vertical(ring, mit, nrm, 0.0, H, H + p),
-                          _vertical(ring, mit, nrm, -PARAPET_T_M, H, H + p, facing=-1.0)], cor)
-                _add(mb, [_horizontal(ring, mit, -PARAPET_T_M, 0.0, H + p, up=True)], _rgb(COPING_RGB))
+                _add(far, [_vertical(ring, mit, nrm, 0.0, H, H + p),
+                           _vertical(ring, mit, nrm, -PARAPET_T_M, H, H + p, facing=-1.0)], cor)
+                _add(far, [_horizontal(ring, mit, -PARAPET_T_M, 0.0, H + p, up=True)], _rgb(COPING_RGB))
     for corners, z0, z1, col in roof_boxes(b):
-        _add(mb, _box_quads(corners, z0, z1), _rgb(col))
+        _add(far, _box_quads(corners, z0, z1), _rgb(col))
     if base > 0 or H < 2.5:
         return
     hp = SHOP_PLINTH_M if shop and H > ground_h_m + 1.0 else \
@@ -451,23 +456,25 @@ def downpipes(b, ring: np.ndarray, z0: float, z1: float) -> list:
     return parts
 
 
-def detail_mesh(scene, features, shop_buildings: set[str], floor_h_m: float = 3.2, ground_h_m: float = 3.6,
-                facades=None):
-    """One :class:`~.mesh_primitives.MeshData` of every building's details (vertex colours 0..1, each building's
-    feature index from ``features``: :attr:`.meshes.SceneMeshes.features`)."""
+def detail_meshes(scene, features, shop_buildings: set[str], floor_h_m: float = 3.2, ground_h_m: float = 3.6,
+                  facades=None) -> tuple:
+    """``(far, near)`` :class:`~.mesh_primitives.MeshData` of every building's details (vertex colours 0..1, each
+    building's feature index from ``features``: :attr:`.meshes.SceneMeshes.features`): cornices, parapets and roof
+    boxes, drawn at every distance; plinths, downpipes and balconies, drawn within :data:`NEAR_M`."""
     index = {fid: k for k, (kind, fid) in enumerate(features, 1) if kind == "building"}
-    mb = MeshBuilder()
+    far, near = MeshBuilder(), MeshBuilder()
     for b in scene.buildings:
-        building_detail(b, b.shopfront or b.id in shop_buildings, index.get(b.id, 0), mb, floor_h_m, ground_h_m,
-                        facades)
-    mb.feature = 0
-    return mb.build()
+        building_detail(b, b.shopfront or b.id in shop_buildings, index.get(b.id, 0), far, floor_h_m, ground_h_m,
+                        facades, near=near)
+    far.feature = near.feature = 0
+    return far.build(), near.build()
 
 
-def with_building_detail(meshes, scene, floor_h_m: float = 3.2, ground_h_m: float = 3.6):
-    """``meshes`` (:class:`~.meshes.SceneMeshes`) with :func:`detail_mesh` appended to its ``solids``."""
+def with_building_detail(meshes, scene, floor_h_m: float = 3.2, ground_h_m: float = 3.6) -> tuple:
+    """``(meshes with the far details appended to their solids, the near details)`` (:func:`detail_meshes`;
+    ``meshes``: :class:`~.meshes.SceneMeshes`)."""
     from urbanarena.render.scene3d.meshes import concat_meshes
 
     shop = {s.building_id for s in meshes.placements if s.building_id is not None}
-    detail = detail_mesh(scene, meshes.features, shop, floor_h_m, ground_h_m, meshes.facades)
-    return dataclasses.replace(meshes, solids=concat_meshes(meshes.solids, detail))
+    far, near = detail_meshes(scene, meshes.features, shop, floor_h_m, ground_h_m, meshes.facades)
+    return dataclasses.replace(meshes, solids=concat_meshes(meshes.solids, far)), near
