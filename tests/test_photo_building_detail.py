@@ -133,7 +133,7 @@ def test_detail_mesh_is_deterministic_and_carries_each_buildings_feature():
         assert max(fp.distance(Point(p[:2])) for p in a.positions[sel]) < 1.2
 
 
-def test_photo_meshes_take_the_details_in_solids_only_when_enabled(monkeypatch):
+def test_photo_content_has_the_details_only_when_enabled(monkeypatch):
     from urbanarena.render.scene3d.meshes import build_scene_meshes
     from urbanarena.render.scene3d.photo_content import add_photo_content
 
@@ -146,9 +146,12 @@ def test_photo_meshes_take_the_details_in_solids_only_when_enabled(monkeypatch):
     off, on = c_off.meshes, c_on.meshes
     far, near = D.detail_meshes(scene, m.features, {s.building_id for s in m.placements if s.building_id},
                                 facades=m.facades)
-    assert on.solids.n_triangles - off.solids.n_triangles == far.n_triangles > 0
-    assert c_off.building_near is None and c_on.building_near.n_triangles == near.n_triangles > 0
-    assert on.facades is off.facades or np.array_equal(on.facades.positions, off.facades.positions)
+    assert on.solids.n_triangles == off.solids.n_triangles                # the scene's meshes untouched
+    assert c_off.building_detail == []
+    (m_far, d_far), (m_near, d_near) = c_on.building_detail
+    assert (d_far, d_near) == (D.FAR_M, D.NEAR_M) and D.NEAR_M < D.FAR_M
+    assert m_far.n_triangles == far.n_triangles > 0 and m_near.n_triangles == near.n_triangles > 0
+    assert np.array_equal(m_far.positions, far.positions) and np.array_equal(m_near.positions, near.positions)
 
 
 @needs_gl
@@ -196,6 +199,6 @@ def test_balcony_undersides_report_their_building_in_the_id_pass(monkeypatch):
     bare = SceneRenderer(scene, RenderSettings(style="photo")).render_ids(*view)
     monkeypatch.setattr(D, "ENABLED", True)
     r = SceneRenderer(scene, RenderSettings(style="photo"))
-    assert r.vao_building_near is not None
+    assert [d for _, d in r.building_detail_vaos] == [D.FAR_M, D.NEAR_M]
     full = r.render_ids(*view)
     assert bare[32, 32] == 0 and full[32, 32] == 1          # sky before, the balcony (building 1) now

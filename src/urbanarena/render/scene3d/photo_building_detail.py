@@ -6,11 +6,10 @@ Every part is built along the building's rings (:func:`building_rings`: the foot
 courtyards, as :func:`.layout.building_walls` orients them, outward normal ``(dy, -dx)`` of each edge) offset by
 mitred vertices (:func:`offset_ring`), so bands close at corners without gaps or overlaps. All geometry is in the
 scene's local frame (metres, ``z`` up), deterministic (seeded by building ids through :mod:`.palette`), in the
-building's feature index. Cornices, parapets and roof boxes (the silhouette) are appended to the scene's ``solids``
-mesh, drawn at every distance; plinths, downpipes and balconies form a mesh of their own that the renderer draws
-within :data:`NEAR_M` (``SceneRenderer.vao_building_near``). Both cast sun shadows on the walls (:mod:`.sun_shadow`
-bakes ``solids`` and the near array) and report their building in the ID pass (:mod:`.id_pass`, the near array
-with the same distance cut). Choices are ours unless stated:
+building's feature index, in two meshes the renderer draws near the eye (``SceneRenderer.building_detail_vaos``):
+cornices, parapets and roof boxes (the silhouette) within :data:`FAR_M`, plinths, downpipes and balconies within
+:data:`NEAR_M`. Both cast sun shadows on the walls (:mod:`.sun_shadow` bakes them with the walls, whole) and report
+their building in the ID pass (:mod:`.id_pass`, with the same distance cuts). Choices are ours unless stated:
 
 * **cornice** (:func:`cornice_profile`): a stepped moulding under the roof line, three steps from the bottom
   (fascia, bed moulding, corona) projecting :data:`CORNICE_STEPS` times the building's corona depth (seeded in
@@ -21,9 +20,9 @@ with the same distance cut). Choices are ours unless stated:
   Under a pitched roof (:func:`.building_look.roof_geometry`) the steps are :data:`EAVES_SCALE` as deep. Buildings
   mostly of glass curtain walls (:func:`glass_share`, the facade program's pick, :func:`wall_is_glass`) get the
   coping band in :data:`COPING_RGB` instead, no parapet, no downpipes, and no balconies on their glass walls.
-* **parapet** on flat roofs: a wall :data:`PARAPET_M` high (seeded) on the roof edge, :data:`PARAPET_T_M` thick,
-  with a tin coping (:data:`COPING_RGB`); dropped where the inward offset folds (a footprint narrower than twice
-  its thickness).
+* **parapet** on flat roofs: a wall :data:`PARAPET_M` high (seeded) on the roof edge, its outer face.
+* faces that look up from higher than :data:`STREET_EYE_MAX_M` (the cornice's top, the tops of roof boxes, balcony
+  slabs and handrails) are left out: no street camera sees them (a third of the cornice's triangles).
 * **roof boxes** on flat roofs of buildings at least :data:`ROOF_BOX_MIN_H_M` tall: chimney stacks and a lift
   machine room (:func:`roof_boxes`) inside the footprint shrunk by :data:`ROOF_BOX_INSET_M`.
 * **plinth** (base course): :data:`PLINTH_PROUD_M` proud of the wall, :data:`PLINTH_M` high (seeded), granite
@@ -44,7 +43,6 @@ Cost: measured by ``benchmarks/bench_photo_building_detail.py``; the numbers are
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
@@ -57,10 +55,11 @@ from urbanarena.render.scene3d.palette import facade_colour, stable_index, stabl
 
 #: the switch the benchmarks and tests turn off to compare with the photo style without these details
 ENABLED = True
-#: plinths, downpipes and balconies are drawn in tiles whose nearest point is at most this far from the eye (m)
-NEAR_M = 150.0
+#: plinths, downpipes and balconies are drawn in tiles whose nearest point is at most this far from the eye (m);
+#: cornices, parapets and roof boxes within FAR_M (a 1 m cornice is under a pixel high beyond it at 640 x 360)
+NEAR_M, FAR_M = 150.0, 350.0
 #: in the photo render identity (:mod:`.render_identity`, ``"buildings"``): change it when the geometry changes
-DETAIL_VERSION = "photo-buildings-2"
+DETAIL_VERSION = "photo-buildings-4"
 
 CORNICE_MIN_H_M = 7.0
 #: the corona's projection from the wall, metres (seeded per building); at least 0.3 m: the realistic moulding
@@ -78,6 +77,10 @@ CORNICE_TONES = (1.12, 1.05, 0.85, 0.76)
 CORNICE_MAX = 0.78
 PARAPET_M, PARAPET_T_M = (0.2, 0.5), 0.25
 COPING_RGB = (88, 90, 92)
+#: faces looking up from higher than this are left out (ours): the renderer's cameras stand 1.45-1.95 m over the
+#: ground (``DEFAULT_EYE_HEIGHT_M``, the landmark references' range), so no view sees the top of a cornice, a
+#: coping, a roof box or a balcony slab over the ground floor; a view from above would see them open
+STREET_EYE_MAX_M = 3.0
 ROOF_BOX_MIN_H_M, ROOF_BOX_INSET_M = 10.0, 1.0
 CHIMNEY_RGBS = ((128, 74, 60), (150, 146, 138), (96, 92, 88))
 MACHINE_ROOM_SHARE = 0.4
@@ -167,12 +170,17 @@ def _horizontal(ring, mit, da: float, db: float, z: float, up: bool):
 
 
 def _add(mb: MeshBuilder, parts, colour) -> None:
-    """Append ``[(quads (n, 4, 3), normals (n, 3)), ...]`` in ``colour`` (0..1) to ``mb``."""
+    """Append ``[(quads (n, 4, 3), normals (n, 3)), ...]`` in ``colour`` (0..1) to ``mb``, less the faces that look
+    up from higher than :data:`STREET_EYE_MAX_M` (no street camera sees them)."""
     qs = [q for q, _ in parts if len(q)]
     if not qs:
         return
     q = np.concatenate(qs)
     n = np.concatenate([n for q_, n in parts if len(q_)])
+    seen = ~((n[:, 2] > 0.5) & (q[:, :, 2].min(axis=1) > STREET_EYE_MAX_M))
+    q, n = q[seen], n[seen]
+    if not len(q):
+        return
     tris = quad_tris(q)
     nt = np.concatenate([n, n])
     mb.add(tris, np.asarray(colour, np.float32), normals=np.repeat(nt[:, None, :], 3, axis=1))
@@ -403,14 +411,10 @@ def building_detail(b, shop: bool, feature: int, mb: MeshBuilder, floor_h_m: flo
             if folds(ring, max(d for _, _, d in s)):
                 continue
             _add(far, profile_quads(ring, s), cor)
-        flat = roof_geometry(b) is None and H >= CORNICE_MIN_H_M and base == 0 and not glass
-        if flat and not any(folds(r, -PARAPET_T_M) for r in rings):
+        if roof_geometry(b) is None and H >= CORNICE_MIN_H_M and base == 0 and not glass:
             p = PARAPET_M[0] + (PARAPET_M[1] - PARAPET_M[0]) * stable_unit(b.id, "photo-parapet")
-            for ring in rings:
-                mit, nrm = mitres(ring), edge_normals(ring)
-                _add(far, [_vertical(ring, mit, nrm, 0.0, H, H + p),
-                           _vertical(ring, mit, nrm, -PARAPET_T_M, H, H + p, facing=-1.0)], cor)
-                _add(far, [_horizontal(ring, mit, -PARAPET_T_M, 0.0, H + p, up=True)], _rgb(COPING_RGB))
+            for ring in rings:   # its outer face: the inner face and the coping look away from the street
+                _add(far, [_vertical(ring, mitres(ring), edge_normals(ring), 0.0, H, H + p)], cor)
     for corners, z0, z1, col in roof_boxes(b):
         _add(far, _box_quads(corners, z0, z1), _rgb(col))
     if base > 0 or H < 2.5:
@@ -470,11 +474,9 @@ def detail_meshes(scene, features, shop_buildings: set[str], floor_h_m: float = 
     return far.build(), near.build()
 
 
-def with_building_detail(meshes, scene, floor_h_m: float = 3.2, ground_h_m: float = 3.6) -> tuple:
-    """``(meshes with the far details appended to their solids, the near details)`` (:func:`detail_meshes`;
-    ``meshes``: :class:`~.meshes.SceneMeshes`)."""
-    from urbanarena.render.scene3d.meshes import concat_meshes
-
+def with_building_detail(meshes, scene, floor_h_m: float = 3.2, ground_h_m: float = 3.6) -> list:
+    """``[(mesh, draw distance m), ...]``: :func:`detail_meshes`'s far part drawn within :data:`FAR_M`, its near part
+    within :data:`NEAR_M` (``meshes``: :class:`~.meshes.SceneMeshes`, unchanged)."""
     shop = {s.building_id for s in meshes.placements if s.building_id is not None}
     far, near = detail_meshes(scene, meshes.features, shop, floor_h_m, ground_h_m, meshes.facades)
-    return dataclasses.replace(meshes, solids=concat_meshes(meshes.solids, far)), near
+    return [(far, FAR_M), (near, NEAR_M)]
