@@ -4,13 +4,13 @@ process, interleaved round by round so that a shared machine's load drifts into 
 
 Per round and variant: panoramas 2048 x 1024 without the population and first-person frames 640 x 360 (four
 headings) on the first ``--nodes`` shopping-street nodes of the default city, clear day (``--condition`` for
-another); CPU ms per panorama and per frame, minimum and median over ``--rounds``, their ratios, the triangles
-added, and the machine's load (``uptime``). Needs the fetched assets (``urbanarena assets fetch``).
+another); CPU ms per panorama and per frame, minimum and median over ``--rounds``, their ratios, the triangles of
+the two detail meshes against the scene's, and the machine's load (``uptime``). Needs the fetched assets (``urbanarena assets fetch``).
 
 Pictures: ``--shots DIR`` writes one PNG per ``--views`` entry (``NODE:HEADING:PITCH:CONDITION[:HFOV]``), without
 the details left, with them right, and skips the speed runs.
 
-    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_building_detail.py [--nodes 2] [--rounds 4] [--shots DIR]
+    LP_NUM_THREADS=2 python3 benchmarks/bench_photo_building_detail.py [--nodes 2] [--rounds 12] [--shots DIR]
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def shots(city, scene, views: str, out: str) -> None:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--nodes", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=12)
     ap.add_argument("--city", default="helsinki")
     ap.add_argument("--condition", default="clear")
     ap.add_argument("--shots", default=None, help="write the before/after PNGs into this folder, skip the speed runs")
@@ -81,9 +81,15 @@ def main() -> int:
         return 0
     poses = [node_pose(city, n) for n in shopping_nodes(city)[:a.nodes]]
     renderers = {"without": _renderer(scene, a.condition, False), "with": _renderer(scene, a.condition, True)}
+    from urbanarena.render.scene3d import photo_building_detail as D
+
+    m = renderers["with"].scene_meshes
+    far, near = D.detail_meshes(scene, m.features, {s.building_id for s in m.placements if s.building_id},
+                                facades=m.facades)
     res = {"LP_NUM_THREADS": os.environ.get("LP_NUM_THREADS"), "nodes": a.nodes, "rounds": a.rounds,
-           "solids_triangles": {k: r.meshes.solids.n_triangles for k, r in renderers.items()},
-           "scene_triangles": {k: r.meshes.n_triangles for k, r in renderers.items()}}
+           "scene_triangles": renderers["without"].meshes.n_triangles,
+           "detail_triangles": {f"far (within {D.FAR_M:.0f} m)": far.n_triangles,
+                                f"near (within {D.NEAR_M:.0f} m)": near.n_triangles}}
     ab_static_poses(renderers, poses, a.rounds, res)
     print(json.dumps(res, indent=1))
     return 0
