@@ -202,3 +202,22 @@ def test_balcony_undersides_report_their_building_in_the_id_pass(monkeypatch):
     assert [d for _, d in r.building_detail_vaos] == [D.FAR_M, D.NEAR_M]
     full = r.render_ids(*view)
     assert bare[32, 32] == 0 and full[32, 32] == 1          # sky before, the balcony (building 1) now
+
+
+def test_cornice_colour_and_shaded_undersides():
+    b = _office()
+    mb = MeshBuilder()
+    D.building_detail(b, False, 1, mb)
+    m = mb.build()
+    wall = D.wall_rgb(b)
+    tone = D.CORNICE_TONES[D.stable_index("sq", len(D.CORNICE_TONES), "photo-cornice-tone")]
+    cor = np.clip(wall * tone, 0.0, D.CORNICE_MAX)
+    fronts = (np.abs(m.normals[:, 2]) < 0.5) & (m.positions[:, 2] > b.height_m - 1.0 + 1e-6) \
+        & (m.positions[:, 2] < b.height_m - 1e-6)
+    under = (m.normals[:, 2] < -0.5) & (m.positions[:, 2] > b.height_m - 1.0 - 1e-6)
+    assert fronts.any() and under.any()
+    assert np.allclose(m.colours[fronts], cor, atol=1e-6)
+    assert np.allclose(m.colours[under], cor * D.SOFFIT_SHADE, atol=1e-6)
+    # no face looks up from over STREET_EYE_MAX_M (the cornice's top, roof box tops): only the plinth's top does
+    ups = m.normals[:, 2] > 0.5
+    assert ups.any() and m.positions[ups, 2].max() <= D.STREET_EYE_MAX_M

@@ -59,7 +59,7 @@ ENABLED = True
 #: cornices, parapets and roof boxes within FAR_M (a 1 m cornice is under a pixel high beyond it at 640 x 360)
 NEAR_M, FAR_M = 150.0, 350.0
 #: in the photo render identity (:mod:`.render_identity`, ``"buildings"``): change it when the geometry changes
-DETAIL_VERSION = "photo-buildings-4"
+DETAIL_VERSION = "photo-buildings-5"
 
 CORNICE_MIN_H_M = 7.0
 #: the corona's projection from the wall, metres (seeded per building); at least 0.3 m: the realistic moulding
@@ -74,7 +74,10 @@ EAVES_SCALE = 0.6
 #: the cornice's colour: the wall's times one of these (seeded), no channel above CORNICE_MAX (a light stone
 #: moulding in the sun would otherwise glare white next to the photographed wall)
 CORNICE_TONES = (1.12, 1.05, 0.85, 0.76)
-CORNICE_MAX = 0.78
+CORNICE_MAX = 0.66
+#: undersides (cornice steps, balcony slabs) take this share of their colour: the occlusion of the overhang, which
+#: the plain program does not shade and the sun shadow map (0.95 m texels on the default city) cannot resolve
+SOFFIT_SHADE = 0.7
 PARAPET_M, PARAPET_T_M = (0.2, 0.5), 0.25
 COPING_RGB = (88, 90, 92)
 #: faces looking up from higher than this are left out (ours): the renderer's cameras stand 1.45-1.95 m over the
@@ -183,7 +186,9 @@ def _add(mb: MeshBuilder, parts, colour) -> None:
         return
     tris = quad_tris(q)
     nt = np.concatenate([n, n])
-    mb.add(tris, np.asarray(colour, np.float32), normals=np.repeat(nt[:, None, :], 3, axis=1))
+    shade = np.where(nt[:, 2] < -0.5, SOFFIT_SHADE, 1.0).astype(np.float32)   # undersides: the overhang's shade
+    col = np.repeat((np.asarray(colour, np.float32)[None, :] * shade[:, None])[:, None, :], 3, axis=1)
+    mb.add(tris, col.reshape(-1, 3), normals=np.repeat(nt[:, None, :], 3, axis=1))
 
 
 # ---------------------------------------------------------------------------------------------- glass
