@@ -139,10 +139,15 @@ def test_photo_horizon_is_filled_deterministic_and_hazed():
     # just above the horizon (rows 70-89 of 180: up to about 10 degrees) the ring's blocks stand in the sky
     band = np.abs(photo[70:89].astype(int) - real[70:89].astype(int)).sum(axis=2)
     assert (band > 30).mean() > 0.3
-    # the ID pass does not see the ring (background, like the sky)
+    # the ID pass does not see the ring (background, like the sky): where the photo style's IDs differ, they are
+    # its building details (cornices, parapets: tests/test_photo_building_detail.py), which report a building
     ids_r = _renderer("realistic").render_ids(*view)
-    ids_p = _renderer("photo").render_ids(*view)
-    assert np.array_equal(ids_r, ids_p)
+    r_photo = _renderer("photo")
+    ids_p = r_photo.render_ids(*view)
+    differ = ids_r != ids_p
+    assert differ.mean() < 0.05
+    ks = np.unique(ids_p[differ]).tolist()
+    assert 0 not in ks and all(r_photo.features[k - 1][0] == "building" for k in ks)
 
 
 @needs_gl

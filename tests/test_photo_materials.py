@@ -281,10 +281,11 @@ def test_every_material_file_has_its_licence_in_the_manifest(tmp_path):
 
 
 def _render(scene, style, kit, monkeypatch, view=(0.0, -4.0, 20.0, -5.0, 90.0, 320, 180)):
-    from urbanarena.render.scene3d import photo_atmosphere
+    from urbanarena.render.scene3d import photo_atmosphere, photo_building_detail
     from urbanarena.render.scene3d.renderer import SceneRenderer
 
     monkeypatch.setattr(photo_atmosphere, "ENABLED", False)   # haze, skyline, rain: test_photo_atmosphere.py
+    monkeypatch.setattr(photo_building_detail, "ENABLED", False)   # cornices etc.: test_photo_building_detail.py
     monkeypatch.setattr(PM, "photo_materials", lambda quiet=False: kit)
     return SceneRenderer(scene, RenderSettings(style=style)).render_view(*view)
 

@@ -192,11 +192,13 @@ def _render(style, models, snap, renderer_cache={}):
 
 @pytest.fixture
 def no_photo_air(monkeypatch):
-    """The photo style without its haze, skyline and rain (tests/test_photo_atmosphere.py covers those), so
-    that only the population's pixels differ from the realistic style's."""
-    from urbanarena.render.scene3d import photo_atmosphere
+    """The photo style without its haze, skyline and rain (tests/test_photo_atmosphere.py covers those) and its
+    building details (tests/test_photo_building_detail.py), so that only the population's pixels differ from the
+    realistic style's."""
+    from urbanarena.render.scene3d import photo_atmosphere, photo_building_detail
 
     monkeypatch.setattr(photo_atmosphere, "ENABLED", False)
+    monkeypatch.setattr(photo_building_detail, "ENABLED", False)
 
 
 @needs_gl

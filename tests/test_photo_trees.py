@@ -163,10 +163,11 @@ def test_photo_trees_are_deterministic_and_differ_from_realistic(tmp_path, monke
     from urbanarena.render.scene3d import photo_atmosphere
 
     monkeypatch.setattr(photo_atmosphere, "ENABLED", False)   # the trees alone differ from realistic
-    from urbanarena.render.scene3d import photo_clutter, photo_greenery
+    from urbanarena.render.scene3d import photo_building_detail, photo_clutter, photo_greenery
 
     monkeypatch.setattr(photo_greenery, "ENABLED", False)     # (tests/test_photo_greenery.py)
     monkeypatch.setattr(photo_clutter, "ENABLED", False)
+    monkeypatch.setattr(photo_building_detail, "ENABLED", False)   # (tests/test_photo_building_detail.py)
     real = _render(scene, "realistic", None, monkeypatch)
     photo = _render(scene, "photo", kit, monkeypatch)
     again = _render(scene, "photo", kit, monkeypatch)
@@ -184,6 +185,9 @@ def test_photo_without_tree_assets_draws_realistic_trees(monkeypatch):
     from urbanarena.render.scene3d import photo_atmosphere
 
     monkeypatch.setattr(photo_atmosphere, "ENABLED", False)   # haze, skyline, rain: tests/test_photo_atmosphere.py
+    from urbanarena.render.scene3d import photo_building_detail
+
+    monkeypatch.setattr(photo_building_detail, "ENABLED", False)   # cornices etc.: test_photo_building_detail.py
     real = _render(scene, "realistic", None, monkeypatch)
     photo = _render(scene, "photo", None, monkeypatch)
     assert np.array_equal(real, photo)

@@ -33,7 +33,8 @@ class IdPassMixin:
                                                                      (fbuf, "1f", "in_feature")])))
 
         return (prog, id_vao(self.vao_facades), id_vao(self.vao_solids), id_vao(self.vao_objects),
-                [id_vao(t) for _, t in self.sign_vaos], id_vao(getattr(self, "vao_foliage", None)))
+                [id_vao(t) for _, t in self.sign_vaos], id_vao(getattr(self, "vao_foliage", None)),
+                [(id_vao(t), d) for t, d in getattr(self, "building_detail_vaos", ())])
 
     def _id_fbo(self, width: int, height: int):
         key = ("id", width, height)
@@ -58,7 +59,7 @@ class IdPassMixin:
         s = self.settings
         if self._id_pass is None:
             self._id_pass = self._build_id_pass()
-        prog, facades, solids, objects, signs, foliage = self._id_pass
+        prog, facades, solids, objects, signs, foliage, building_detail = self._id_pass
         fb = self._id_fbo(width, height)
         fb.use()
         ctx.viewport = (0, 0, width, height)
@@ -76,6 +77,8 @@ class IdPassMixin:
         for tiled in (objects, foliage):
             if tiled is not None:
                 tiled.render(planes, eye, s.object_distance_m)
+        for tiled, distance_m in building_detail:   # photo: cornices, balconies... as drawn (.photo_building_detail)
+            tiled.render(planes, eye, distance_m)
         for tiled in signs:
             if tiled is not None:
                 tiled.render(planes, eye)

@@ -4,7 +4,9 @@
 so the photo style then draws the realistic style's trees or no clutter):
 
 0. tagged facade colours muted to paint (:mod:`.photo_paint`) and signal and sign poles moved from the
-   carriageway to the kerb (:mod:`.photo_kerbside`; neither needs a package);
+   carriageway to the kerb (:mod:`.photo_kerbside`; neither needs a package); then the buildings' cornices,
+   parapets and roof boxes, plinths, downpipes and balconies as two meshes drawn near the eye
+   (:mod:`.photo_building_detail`; no package);
 1. photographic trees (:mod:`.trees_photo`) in place of the realistic crowns and trunks;
 2. with them, the seeded trees, hedges, bushes and tufts (:mod:`.photo_greenery`) and the grass verges
    (:mod:`.photo_verges`, via :func:`.photo_greenery.verge_arrays`);
@@ -34,6 +36,8 @@ class PhotoContent:
         green_verges: the verges as ``[(mesh, tile_m, distance_m)]``.
         clutter_seeded: the seeded clutter as one mesh (``None`` without it).
         wires: :func:`.photo_wires.plan_wires`'s plan (``None``: no wires).
+        building_detail: the buildings' cornices, parapets and roof boxes, and their plinths, downpipes and
+            balconies, as ``[(mesh, draw distance m), ...]`` (:mod:`.photo_building_detail`; empty without them).
     """
 
     meshes: object
@@ -42,16 +46,19 @@ class PhotoContent:
     green_verges: list = field(default_factory=list)
     clutter_seeded: object | None = None
     wires: dict | None = None
+    building_detail: list = field(default_factory=list)
 
 
 def add_photo_content(meshes, scene) -> PhotoContent:
     """``meshes`` (the realistic style's :class:`~.meshes.SceneMeshes` of ``scene``, as built: not a photo
     renderer's, which already hold this content; see :attr:`.renderer.SceneRenderer.scene_meshes`) with the photo
     style's trees, greenery, verges and clutter (see the module docstring); never fetches a package."""
-    from urbanarena.render.scene3d import (photo_clutter, photo_greenery, photo_kerbside, photo_paint, photo_wires,
-                                           trees_photo)
+    from urbanarena.render.scene3d import (photo_building_detail, photo_clutter, photo_greenery, photo_kerbside,
+                                           photo_paint, photo_wires, trees_photo)
 
     out = PhotoContent(photo_kerbside.with_kerbside(photo_paint.with_paint(meshes), scene))
+    if photo_building_detail.ENABLED:
+        out.building_detail = photo_building_detail.with_building_detail(out.meshes, scene)
     out.tree_kit = trees_photo.photo_trees()
     if out.tree_kit is not None:
         out.meshes = trees_photo.with_photo_trees(out.meshes, scene, out.tree_kit)

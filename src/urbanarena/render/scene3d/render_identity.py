@@ -61,7 +61,7 @@ def _photo_identity() -> dict:
     from urbanarena.render.scene3d import photo_facades, photo_occlusion
     from urbanarena.render.scene3d import photo_greenery as PG
 
-    from urbanarena.render.scene3d import photo_tram, photo_wires
+    from urbanarena.render.scene3d import photo_building_detail, photo_tram, photo_wires
     from urbanarena.render.scene3d.photo_atmosphere import (GROUND_CHUNK_TRIS, GROUND_DETAIL_M, HAZE_VERSION,
                                                             SKYLINE_CULL_BACK)
     from urbanarena.render.scene3d.photo_kerbside import KERBSIDE_VERSION
@@ -69,6 +69,7 @@ def _photo_identity() -> dict:
 
     return {"tram": photo_tram.TRAM_VERSION if photo_tram.ENABLED else None, "haze": HAZE_VERSION,
             "paint": PAINT_VERSION, "kerbside": KERBSIDE_VERSION,
+            "buildings": photo_building_detail.DETAIL_VERSION if photo_building_detail.ENABLED else None,
             "wires": photo_wires.WIRES_VERSION if photo_wires.ENABLED else None,
             "greenery": (PG.GREENERY_VERSION + ("" if PG.VERGES else "/no-verges")) if PG.ENABLED else None,
             "ground_detail_m": sorted(GROUND_DETAIL_M.items()),

@@ -304,6 +304,14 @@ class SceneRenderer(IdPassMixin):
                 self._near_vaos.append((vao(self.prog_foliage, mesh, ("positions", "normals", "colours", "uv"),
                                             ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=tile_m), distance_m,
                                         0.0))
+        #: photo: the buildings' cornices, plinths, balconies... (.photo_building_detail) as [(tiled vertex array,
+        #: draw distance m)], drawn near the eye, in the ID pass and the sun shadow bake
+        self.building_detail_vaos = []
+        for mesh, distance_m in content.building_detail:
+            tiled = vao(self.prog_plain, mesh, ("positions", "normals", "colours"), ("in_pos", "in_normal", "in_colour"))
+            if tiled is not None:
+                self.building_detail_vaos.append((tiled, distance_m))
+                self._near_vaos.append((tiled, distance_m, 0.0))
         if clutter_seeded is not None:
             from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
 

@@ -82,7 +82,9 @@ class SunShadow:
             prog["shadow_on"].value = 0.0
             return
         t0 = time.perf_counter()
-        sources = [t.source for t in (r.vao_facades, r.vao_solids) if t is not None and t.source is not None]
+        # photo: the buildings' cornices, balconies... (.photo_building_detail), whole
+        casters = (r.vao_facades, r.vao_solids, *(t for t, _ in getattr(r, "building_detail_vaos", ())))
+        sources = [t.source for t in casters if t is not None and t.source is not None]
         pos = [r.meshes.facades.positions, r.meshes.solids.positions]
         pos = np.concatenate([p for p in pos if len(p)]) if any(len(p) for p in pos) else np.zeros((0, 3))
         if not sources or not len(pos):
