@@ -66,7 +66,7 @@ def test_patch_only_the_photo_facade_program():
     assert PF.patch_source(fs, "ground") == fs          # other programs untouched
     with pytest.raises(RuntimeError):
         PFD.patch_source("void main() {}")               # a source without the texts to replace is refused
-    assert PF.source_identity()["version"] == "photo-facades-3"
+    assert PF.source_identity()["version"] == "photo-facades-4"
 
 
 # ------------------------------------------------------------------------------------------------ the GPU

@@ -175,6 +175,19 @@ def test_patch_touches_only_the_facade_program():
         PF.patch_source(fs.replace("    vec3 col = albedo;\n", "    vec3 col = albedo * 1.0;\n"), "facade")
 
 
+def test_rooms_and_shops_are_dimmer_than_the_street_by_day():
+    """photo-facades-4: a room behind glass and a shop's lamp-lit interior are darker than the wall lit by the
+    sky; the realistic text (a shop as bright as the street) is replaced once, the room's 0.6 gone."""
+    from urbanarena.render.scene3d import realistic_shaders as RS
+
+    assert 0.0 < PF.ROOM_DAYLIGHT < PF.SHOP_DAYLIGHT < 0.6
+    fs = RS.program_sources("facade", 8)[1]
+    assert fs.count(PF.SHOP_LIGHT_OLD) == 1
+    out = PF.patch_source(fs, "facade")
+    assert PF.SHOP_LIGHT_OLD not in out and out.count(f"* {PF.SHOP_DAYLIGHT:.2f};") == 1
+    assert f"if (kind == 1) c *= {PF.ROOM_DAYLIGHT:.2f};" in out and "if (kind == 1) c *= 0.6;" not in out
+
+
 def _render(scene, style, monkeypatch, view=(0.0, -4.0, 20.0, -5.0, 90.0, 320, 180), settings=None):
     from urbanarena.render.scene3d import photo_atmosphere
     from urbanarena.render.scene3d import photo_materials as PM

@@ -166,4 +166,4 @@ def test_patch_adds_glass_and_windows_to_the_facade_only():
     with pytest.raises(RuntimeError, match="photo windows"):
         PW.patch_source(out)                                             # applied twice: its anchors are gone
     ident = PF.source_identity()
-    assert ident["version"] == PF.FACADES_VERSION == "photo-facades-3"
+    assert ident["version"] == PF.FACADES_VERSION == "photo-facades-4"

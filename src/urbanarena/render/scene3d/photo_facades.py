@@ -61,7 +61,7 @@ from urbanarena.render.scene3d import photo_glass as PGL
 from urbanarena.render.scene3d import photo_windows as PW
 
 #: bumped whenever this module changes the pixels of the photo facades (photo render identity)
-FACADES_VERSION = "photo-facades-3"
+FACADES_VERSION = "photo-facades-4"
 #: window recess depth range (m, per wall)
 RECESS_M = (0.12, 0.22)
 #: pane tilt (radians, at most, per axis) and Schlick F0 of the glass
@@ -353,13 +353,22 @@ CANYON_NEW = f"""    float canyon = 0.72 + 0.28 * smoothstep(0.0, {CANYON_M:.1f}
     c -= col * (1.0 - 0.2 * wet) * (1.0 - canyon) * light_vis(nl, 0.0);
 """
 
+#: by day a room behind a window, and a shop's interior (lit by its own lamps), seen from the street through the
+#: exposure the street sets: indoor light is a few per cent of daylight, so rooms read dark and shops dim (ours;
+#: photo-facades-3 had 0.6 and 1.0, and the sixth blind sort's views showed pale, evenly lit shop interiors)
+ROOM_DAYLIGHT = 0.32
+SHOP_DAYLIGHT = 0.45
+
 LIGHT_OLD = ("    vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(n, dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) + "
              "lamp_light(v_world, n));\n")
 LIGHT_NEW = """    if (kind == 1 || kind == 6 || gpane > 0.5) refl = facade_mirror(reflect(view, pn));   // once for all panes
     if (kind == 1 || kind == 2) col *= rao;
     vec3 c = col * (1.0 - 0.2 * wet) * (light_vis(nl, (dot(n, sun_dir) > 0.0 ? sun_vis() : 1.0) * rvis) + lamp_light(v_world, nl));
-""" + CANYON_NEW + """    if (kind == 1) c *= 0.6;                                   // the room behind glass: dimmer than the street
+""" + CANYON_NEW + f"""    if (kind == 1) c *= {ROOM_DAYLIGHT:.2f};                                  // the room behind glass: dimmer than the street
 """
+
+SHOP_LIGHT_OLD = "    if (kind == 6) c = col * (0.9 * ambient + 0.35);              // a shop is lit from inside\n"
+SHOP_LIGHT_NEW = f"    if (kind == 6) c = col * (0.9 * ambient + 0.35) * {SHOP_DAYLIGHT:.2f};   // lit inside, dimmer than the street\n"
 
 NIGHT_OLD = """        if (float(h2 & 1023u) / 1024.0 < lit) {
             vec3 glow = window_glow * (0.7 + 0.3 * hf(h2, 10u));
@@ -409,6 +418,7 @@ def patch_source(src: str, program: str = "", sky_map: bool = False) -> str:
     src = src[:a] + PGL.CELL_GLSL + _glass().lstrip() + src[b + len(GLASS_OLD_TAIL):]
     src = swap(src, SHOP_OLD, SHOP_NEW, "display window")
     src = swap(src, LIGHT_OLD, LIGHT_NEW, "facade lighting")
+    src = swap(src, SHOP_LIGHT_OLD, SHOP_LIGHT_NEW, "shop lighting")
     src = swap(src, PGL.LIGHT_OLD, PGL.LIGHT_GLSL, "curtain wall lighting")
     src = swap(src, NIGHT_OLD, NIGHT_NEW + PGL.MIRROR_GLSL, "lit windows")
     src = PW.patch_source(src)       # shops' own palettes, pot plants, open sashes, lit rooms at night
@@ -426,7 +436,7 @@ def set_sky_uniforms(prog, sky) -> None:
 def source_identity() -> dict:
     """Version and sha256 (12 hex) of this module's GLSL (part of the photo render identity)."""
     text = (FUNCS_GLSL + WEATHER_NEW + RECESS_NEW + DECL_NEW + CORNICE_NEW + _glass() + mirror_glsl(True)
-            + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL + PGL.source_text()
+            + mirror_glsl(False) + SHOP_NEW + LIGHT_NEW + SHOP_LIGHT_NEW + NIGHT_NEW + SKY_MAP_GLSL + PGL.source_text()
             + PW.source_text() + PFD.source_text())
     return {"version": FACADES_VERSION, "glsl": hashlib.sha256(text.encode()).hexdigest()[:12]}
 
