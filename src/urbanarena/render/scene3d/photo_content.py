@@ -72,3 +72,37 @@ def add_photo_content(meshes, scene) -> PhotoContent:
         out.wires = photo_wires.plan_wires(scene)
         out.meshes = photo_wires.with_poles(out.meshes, out.wires)
     return out
+
+
+_LIT = (("positions", "normals", "colours"), ("in_pos", "in_normal", "in_colour"))
+_LEAF = (("positions", "normals", "colours", "uv"), ("in_pos", "in_normal", "in_colour", "in_uv"))
+
+
+def near_arrays(content: PhotoContent, vao, prog_foliage, prog_plain, foliage: bool) -> tuple[list, list]:
+    """The renderer's arrays of ``content`` drawn only near the eye, built by the renderer's ``vao(prog, mesh,
+    fields, names, tile_m=...)`` (a tiled vertex array or ``None``).
+
+    Returns ``(near, building_detail)``: ``near`` as ``[(tiled array, draw distance m, minimum distance m)]``
+    (tiles whose nearest point is the minimum distance or nearer are left to a finer level): trees, hedges,
+    bushes and tufts and their far level, the verges' arrays (only when ``foliage``: the foliage program and the
+    tree kit exist), the buildings' cornices, plinths, balconies... (:mod:`.photo_building_detail`) and the
+    seeded clutter; ``building_detail`` the detail arrays alone as ``[(tiled array, draw distance m)]`` (the
+    ID pass and the sun's shadow bake draw them too)."""
+    near, detail = [], []
+    if foliage and content.green_small is not None:
+        from urbanarena.render.scene3d.photo_greenery import GREEN_TILE_M
+
+        for mesh, from_m, to_m in content.green_small:   # trees; hedges, bushes, tufts near; their far level
+            near.append((vao(prog_foliage, mesh, *_LEAF, tile_m=GREEN_TILE_M), to_m, from_m))
+        for mesh, tile_m, distance_m in content.green_verges:   # mid and near-only detail arrays, own tile sizes
+            near.append((vao(prog_foliage, mesh, *_LEAF, tile_m=tile_m), distance_m, 0.0))
+    for mesh, distance_m in content.building_detail:
+        tiled = vao(prog_plain, mesh, *_LIT)
+        if tiled is not None:
+            detail.append((tiled, distance_m))
+            near.append((tiled, distance_m, 0.0))
+    if content.clutter_seeded is not None:
+        from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
+
+        near.append((vao(prog_plain, content.clutter_seeded, *_LIT), DISTANCE_M, 0.0))
+    return near, detail

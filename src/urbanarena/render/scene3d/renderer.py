@@ -62,7 +62,7 @@ from urbanarena.render.scene3d.population_draw import models_program
 from urbanarena.render.scene3d.framebuffers import free_gl, view_framebuffers
 from urbanarena.render.scene3d.id_pass import IdPassMixin
 from urbanarena.render.scene3d.meshes import SceneMeshes, build_scene_meshes
-from urbanarena.render.scene3d.photo_content import PhotoContent, add_photo_content
+from urbanarena.render.scene3d.photo_content import PhotoContent, add_photo_content, near_arrays
 from urbanarena.render.scene3d.program_uniforms import set_settings_uniforms, set_style_uniforms
 from urbanarena.render.scene3d.scene import Scene
 from urbanarena.render.scene3d import shaders
@@ -206,7 +206,6 @@ class SceneRenderer(IdPassMixin):
         if self.settings.style == "photo":
             content = add_photo_content(self.meshes, self.scene)
         self.meshes, tree_kit = content.meshes, content.tree_kit
-        green_small, green_verges, clutter_seeded = content.green_small, content.green_verges, content.clutter_seeded
         self._wires = None   # photo: the tram lines' overhead wires (.photo_wires)
         if content.wires is not None:
             from urbanarena.render.scene3d.photo_wires import WirePass
@@ -290,33 +289,9 @@ class SceneRenderer(IdPassMixin):
         elif real and m.foliage is not None:
             self.vao_foliage = vao(self.prog_foliage, m.foliage, ("positions", "normals", "colours"),
                                    ("in_pos", "in_normal", "in_colour"))
-        # photo: seeded greenery and clutter, each drawn only near the eye: (vertex array, draw distance m,
-        # minimum distance m: tiles whose nearest point is this near or nearer are left to a finer level)
-        self._near_vaos = []
-        if self.vao_foliage is not None and tree_kit is not None and green_small is not None:
-            from urbanarena.render.scene3d.photo_greenery import GREEN_TILE_M
-
-            for mesh, from_m, to_m in green_small:   # trees; hedges, bushes, tufts near; their far level
-                self._near_vaos.append((vao(self.prog_foliage, mesh, ("positions", "normals", "colours", "uv"),
-                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=GREEN_TILE_M),
-                                        to_m, from_m))
-            for mesh, tile_m, distance_m in green_verges:   # mid and near-only detail arrays, own tile sizes
-                self._near_vaos.append((vao(self.prog_foliage, mesh, ("positions", "normals", "colours", "uv"),
-                                            ("in_pos", "in_normal", "in_colour", "in_uv"), tile_m=tile_m), distance_m,
-                                        0.0))
-        #: photo: the buildings' cornices, plinths, balconies... (.photo_building_detail) as [(tiled vertex array,
-        #: draw distance m)], drawn near the eye, in the ID pass and the sun shadow bake
-        self.building_detail_vaos = []
-        for mesh, distance_m in content.building_detail:
-            tiled = vao(self.prog_plain, mesh, ("positions", "normals", "colours"), ("in_pos", "in_normal", "in_colour"))
-            if tiled is not None:
-                self.building_detail_vaos.append((tiled, distance_m))
-                self._near_vaos.append((tiled, distance_m, 0.0))
-        if clutter_seeded is not None:
-            from urbanarena.render.scene3d.photo_clutter import DISTANCE_M
-
-            self._near_vaos.append((vao(self.prog_plain, clutter_seeded, ("positions", "normals", "colours"),
-                                        ("in_pos", "in_normal", "in_colour")), DISTANCE_M, 0.0))
+        # photo: seeded greenery, building detail and clutter, each drawn only near the eye (.photo_content)
+        self._near_vaos, self.building_detail_vaos = near_arrays(
+            content, vao, self.prog_foliage, self.prog_plain, self.vao_foliage is not None and tree_kit is not None)
         if real and m.shade is not None:
             self.vao_shade = vao(self.prog_shade, m.shade, ("positions", "normals", "colours"),
                                  ("in_pos", "in_normal", "in_colour"), tiled=False)
