@@ -212,3 +212,17 @@ def test_run_prints_a_notice_and_records_both_lists(frozen, tmp_path, monkeypatc
     chk = json.loads((tmp_path / "run" / "run.json").read_text())["tasks"]["suite_check"]
     assert chk["matches"] is True and chk["assets_within_tolerance"] == [rel] and chk["assets_differ"] == []
     assert chk["panoramas_within_tolerance"] == [] and chk["tolerance"]["grid"] == [16, 9]
+
+
+def test_report_line_counts_the_images_within_tolerance():
+    from urbanarena.report.arena_report import render_markdown, report_data
+
+    chk = {"suite": "s-mini", "matches": True, "assets_checked": 50, "panoramas_checked": 8,
+           "assets_differ": [], "panoramas_differ": [], "assets_within_tolerance": ["a.png"] * 6,
+           "panoramas_within_tolerance": ["n0", "n1"], "tolerance": {"max_block_diff_grey": TOLERANCE_GREY}}
+    md = " ".join(render_markdown(report_data({}, suite="s-mini", suite_check=chk)).split())
+    assert (f"match the frozen suite (50 images, 8 panoramas; 6 images and 2 panoramas of them drawn within "
+            f"tolerance, not bit-identical: every block mean within {TOLERANCE_GREY} grey levels)") in md
+    exact = {k: v for k, v in chk.items() if "tolerance" not in k}
+    md = render_markdown(report_data({}, suite="s-mini", suite_check=exact))
+    assert "(50 images, 8 panoramas)." in md
