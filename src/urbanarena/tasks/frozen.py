@@ -608,7 +608,10 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         ``(task file path, check)``; ``check``: ``suite``, ``size``, ``task_file`` ("match"),
         ``assets_checked``, ``assets_differ`` (relative paths), ``panoramas_checked``,
         ``panoramas_differ`` (node ids), ``renderer`` (this machine's identity), ``reference_renderer``
-        (the manifest's), ``matches`` (no difference found).
+        (the manifest's), ``matches`` (no difference found). A manifest with coarse fingerprints
+        (``coarse_fingerprint``; :mod:`urbanarena.tasks.frozen_tolerance`) adds ``assets_within_tolerance`` and
+        ``panoramas_within_tolerance`` (sha256 differs, every block mean within the tolerance: not in the
+        ``*_differ`` lists, ``matches`` unaffected) and ``tolerance``.
     Raises:
         FrozenSuiteError: the city's hash differs, the size is missing, the stored task file is damaged
             (its sha256 differs), or the images cannot be drawn (no renderer: the reason).
