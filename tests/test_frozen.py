@@ -5,6 +5,7 @@ import gzip
 import json
 import shutil
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -64,9 +65,10 @@ def test_another_renderer_is_detected(frozen, tmp_path):
         v = dict(view)
         v["lighting"] = {**(v.get("lighting") or {}), "sun_azimuth_deg": 10.0, "sun_elevation_deg": 12.0}
         img = render_reference(c, v).copy()
-        # in rain the sun draws nothing (no direct light), and reference scheme 4 draws rain too: one pixel's
-        # lowest bit flipped stands for a driver's rounding, so every photo differs whatever its condition
-        img[0, 0, 0] ^= 1
+        # in rain the sun draws nothing (no direct light), and reference scheme 4 draws rain too: a corner 6 grey
+        # levels darker (more than the coarse fingerprint's tolerance, tasks/frozen_tolerance.py) stands for
+        # another driver's drawing, so every photo differs whatever its condition
+        img[:60, :60] = np.clip(img[:60, :60].astype(int) - 6, 0, 255).astype(np.uint8)
         return img
 
     _, check = materialize(fs, "mini", city, dest_root=tmp_path, reference_renderer=other, check_panoramas=False)
@@ -82,6 +84,7 @@ def test_tampered_hash_and_damaged_file(frozen, tmp_path):
     m = json.loads((d / "manifest.json").read_text())
     rel = sorted(m["sizes"]["mini"]["assets"])[0]
     m["sizes"]["mini"]["assets"][rel]["pixel_sha256"] = "0" * 64
+    del m["sizes"]["mini"]["assets"][rel]["pixel_coarse"]  # else the same blocks count as within tolerance
     (d / "manifest.json").write_text(json.dumps(m))
     _, check = materialize(load_frozen(d), "mini", city, dest_root=tmp_path / "m1", check_panoramas=False)
     assert check["assets_differ"] == [rel]
@@ -178,6 +181,10 @@ def test_redraw_images_repins_pixels_and_keeps_task_files(frozen, tmp_path):
     good_pano = m["panorama_fingerprint"][node]
     m["sizes"]["mini"]["assets"][rel]["pixel_sha256"] = "0" * 64
     m["panorama_fingerprint"][node] = "1" * 64
+    for k in ("coarse_fingerprint", "panorama_coarse"):  # a manifest frozen before the coarse fingerprints
+        m.pop(k)
+    for a in m["sizes"]["mini"]["assets"].values():
+        a.pop("pixel_coarse")
     (d / "manifest.json").write_text(json.dumps(m))
     gz = (d / "mini.json.gz").read_bytes()
     city_dir = save_city(city, tmp_path / "city")
@@ -188,6 +195,10 @@ def test_redraw_images_repins_pixels_and_keeps_task_files(frozen, tmp_path):
     fs2 = load_frozen(d)
     assert fs2.manifest["sizes"]["mini"]["assets"][rel]["pixel_sha256"] == good
     assert fs2.manifest["panorama_fingerprint"][node] == good_pano
+    # the redraw stores the coarse fingerprints (tasks/frozen_tolerance.py), the same as the freeze drew
+    assert fs2.manifest["panorama_coarse"] == fs.manifest["panorama_coarse"]
+    assert fs2.manifest["sizes"]["mini"]["assets"][rel]["pixel_coarse"] == fs.manifest["sizes"]["mini"]["assets"][
+        rel]["pixel_coarse"]
     assert fs2.manifest["images_redrawn"][-1]["reason"] == "look changed"
     assert (d / "mini.json.gz").read_bytes() == gz
     _, check = materialize(fs2, "mini", city, dest_root=tmp_path / "m")

@@ -68,6 +68,7 @@ def tampered(tmp_path_factory):
     m = json.loads((d / "manifest.json").read_text())
     rel = sorted(r for r, a in m["sizes"]["mini"]["assets"].items() if a["kind"] == "grid_map")[0]
     m["sizes"]["mini"]["assets"][rel]["pixel_sha256"] = "0" * 64
+    del m["sizes"]["mini"]["assets"][rel]["pixel_coarse"]  # a real difference, not one within tolerance
     (d / "manifest.json").write_text(json.dumps(m))
     return city, fs, rel
 

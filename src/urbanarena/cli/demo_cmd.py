@@ -73,6 +73,7 @@ def demo(
     from urbanarena.report.arena_report import FAMILY_ORDER, write_report
     from urbanarena.runner.driver import RunRequest, execute, prepare
     from urbanarena.runner.summary import summarize_run
+    from urbanarena.tasks.frozen_tolerance import describe_tolerance
     from urbanarena.world.resolve import cached_city_names
 
     err = Console(stderr=True)
@@ -106,6 +107,8 @@ def demo(
             check = prepared.task_set.suite_check or check
             if check and suite is None:
                 suite = check.get("suite")
+                if describe_tolerance(check):  # drawn within tolerance of the frozen images: a notice
+                    err.print(f"note: {describe_tolerance(check)}")
             err.print(f"{agent}: {len(prepared.jobs)} episodes -> {run_dir}")
             with ConsoleProgress() as bar:
                 outcome = execute(prepared, _Episodes(bar, f"{agent} episodes"))

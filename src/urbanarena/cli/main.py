@@ -243,7 +243,9 @@ def run(
         from urbanarena.tasks.frozen import describe_check
 
         warning = describe_check(prepared.task_set.suite_check)
-        if warning:
+        if warning and prepared.task_set.suite_check.get("matches", True):  # drawn within tolerance: a notice
+            err_console.print(f"note: {warning}")
+        elif warning:
             err_console.print(f"[yellow]warning: {warning}[/yellow]")
     if dry_run:
         typer.echo(report.format())

@@ -89,8 +89,12 @@ def render_markdown(data: Mapping[str, Any], title: str = "urbanarena arena repo
     chk = data.get("suite_check")
     if chk:
         if chk.get("matches", True):
+            within = len(chk.get("assets_within_tolerance") or []), len(chk.get("panoramas_within_tolerance") or [])
+            tol = (f"; {within[0]} images and {within[1]} panoramas of them drawn within tolerance, not bit-identical: "
+                   "every block mean within "
+                   f"{(chk.get('tolerance') or {}).get('max_block_diff_grey')} grey levels" if any(within) else "")
             lines += ["", f"Render check: this machine's images and fingerprint panoramas match the frozen suite "
-                          f"({chk.get('assets_checked', 0)} images, {chk.get('panoramas_checked', 0)} panoramas)."]
+                          f"({chk.get('assets_checked', 0)} images, {chk.get('panoramas_checked', 0)} panoramas{tol})."]
         else:
             lines += ["", f"**Render check failed**: {len(chk.get('assets_differ') or [])} images and "
                           f"{len(chk.get('panoramas_differ') or [])} fingerprint panoramas differ from the frozen "

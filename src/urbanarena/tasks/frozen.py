@@ -49,6 +49,8 @@ import numpy as np
 from urbanarena import paths
 from urbanarena.errors import TaskFormatError, UrbanArenaError
 from urbanarena.progress import Progress, counted
+from urbanarena.tasks.frozen_tolerance import apply_tolerance, coarse_fingerprint, describe_tolerance
+from urbanarena.tasks.frozen_tolerance import scheme as tolerance_scheme
 from urbanarena.world.city import City
 
 FORMAT = "urbanarena-frozen-suite"
@@ -242,15 +244,19 @@ def fingerprint_nodes(city: City, n: int = FINGERPRINT_NODES) -> list[str]:
 
 
 def _panorama_hashes(city: City, nodes: Sequence[str], render_style: str = "flat", progress: Progress | None = None,
-                     ) -> tuple[dict[str, str], dict[str, Any]]:
+                     ) -> tuple[dict[str, str], dict[str, Any], dict[str, str]]:
+    """``({node: pixel sha256}, renderer identity, {node: coarse fingerprint})`` of the fingerprint panoramas."""
     from urbanarena.render.scene3d.cache import RenderedPanoramaStore
     from urbanarena.render.scene3d.styles import settings_for_style
 
     # the style's own population (people and vehicles in realistic panoramas, none in flat ones), as runs draw it
     store = RenderedPanoramaStore(city, settings=settings_for_style(render_style))
     try:
-        hashes = {n: store.pixel_hash(n) for n in counted(progress, "check panoramas", nodes)}
-        return hashes, renderer_identity(store)
+        hashes, coarse = {}, {}
+        for n in counted(progress, "check panoramas", nodes):
+            img = store.get(n)
+            hashes[n], coarse[n] = _pixel_hash(img), coarse_fingerprint(img)
+        return hashes, renderer_identity(store), coarse
     finally:
         release = getattr(store, "release", None)
         if callable(release):
@@ -404,7 +410,7 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
                 img = draw_asset(city, spec["kind"], with_pinned_path(spec)["params"])
             else:
                 img = _decode_png(res.assets[rel])
-            assets[rel] = {**spec, "pixel_sha256": _pixel_hash(img)}
+            assets[rel] = {**spec, "pixel_sha256": _pixel_hash(img), "pixel_coarse": coarse_fingerprint(img)}
         fams: dict[str, int] = {}
         for t in res.task_file.tasks:
             k = str(t.extra.get("task_kind"))
@@ -421,9 +427,11 @@ def freeze(city: City, out_dir: str | Path, *, suite: str | None = None, seed: i
         manifest["reference_pictures"] = refs
     nodes = fingerprint_nodes(city)
     log(f"rendering {len(nodes)} fingerprint panoramas")
-    hashes, ident = _panorama_hashes(city, nodes, render_style)
+    hashes, ident, coarse = _panorama_hashes(city, nodes, render_style)
     manifest["renderer"] = ident
     manifest["panorama_fingerprint"] = hashes
+    manifest["panorama_coarse"] = coarse
+    manifest["coarse_fingerprint"] = tolerance_scheme()
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     return load_frozen(out)
 
@@ -554,14 +562,17 @@ def redraw_images(fs: FrozenSuite, city: City, *, reason: str, log: Callable[[st
                                    f"unavailable here: {gl_unavailable_reason()}")
         log(f"redrawing the {len(entry['assets'])} images of {entry['suite_name']}")
         for rel, spec, img in _draw_assets(entry["assets"], city, ref, progress, f"{entry['suite_name']} images"):
-            h = _pixel_hash(_decode_png(_encode_png(img)))
+            back = _decode_png(_encode_png(img))
+            h = _pixel_hash(back)
             changed += h != spec["pixel_sha256"]
-            spec["pixel_sha256"] = h
+            spec["pixel_sha256"], spec["pixel_coarse"] = h, coarse_fingerprint(back)
     want = manifest.get("panorama_fingerprint") or {}
     log(f"rendering {len(want)} fingerprint panoramas")
-    hashes, ident = _panorama_hashes(city, list(want), fs.render_style, progress)
+    hashes, ident, coarse = _panorama_hashes(city, list(want), fs.render_style, progress)
     pano_changed = sum(hashes[n] != want[n] for n in want)
     manifest["panorama_fingerprint"] = hashes
+    manifest["panorama_coarse"] = coarse
+    manifest["coarse_fingerprint"] = tolerance_scheme()
     manifest["renderer"] = ident
     manifest.setdefault("images_redrawn", []).append({
         "date": datetime.date.today().isoformat(), "reason": str(reason), "assets_changed": int(changed),
@@ -597,7 +608,10 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         ``(task file path, check)``; ``check``: ``suite``, ``size``, ``task_file`` ("match"),
         ``assets_checked``, ``assets_differ`` (relative paths), ``panoramas_checked``,
         ``panoramas_differ`` (node ids), ``renderer`` (this machine's identity), ``reference_renderer``
-        (the manifest's), ``matches`` (no difference found).
+        (the manifest's), ``matches`` (no difference found). A manifest with coarse fingerprints
+        (``coarse_fingerprint``; :mod:`urbanarena.tasks.frozen_tolerance`) adds ``assets_within_tolerance`` and
+        ``panoramas_within_tolerance`` (sha256 differs, every block mean within the tolerance: not in the
+        ``*_differ`` lists, ``matches`` unaffected) and ``tolerance``.
     Raises:
         FrozenSuiteError: the city's hash differs, the size is missing, the stored task file is damaged
             (its sha256 differs), or the images cannot be drawn (no renderer: the reason).
@@ -640,12 +654,15 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    differ = []
+    differ, drawn_coarse, got_coarse = [], {}, {}
     for rel, spec, img in _draw_assets(entry["assets"], city, ref, progress, f"{entry['suite_name']} images"):
         _write_png(tmp / rel, img)
         # hash what a run reads back (the PNG round trip is lossless)
-        if _pixel_hash(_read_png(tmp / rel)) != spec["pixel_sha256"]:
+        back = _read_png(tmp / rel)
+        if _pixel_hash(back) != spec["pixel_sha256"]:
             differ.append(rel)
+            if spec.get("pixel_coarse"):  # a suite with coarse fingerprints: compared within the tolerance
+                drawn_coarse[rel] = coarse_fingerprint(back)
     if ref is not None and callable(getattr(ref, "release", None)):
         ref.release()  # its renderers' GL memory, before the fingerprint panoramas take their own
     (tmp / "tasks.json").write_bytes(blob)
@@ -661,12 +678,15 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
         why = gl_unavailable_reason()
         if why is None:
             want = fs.manifest["panorama_fingerprint"]
-            got, ident = _panorama_hashes(city, list(want), fs.render_style, progress)
+            got, ident, got_coarse = _panorama_hashes(city, list(want), fs.render_style, progress)
             check["panoramas_checked"] = len(want)
             check["panoramas_differ"] = [n for n in want if got.get(n) != want[n]]
             check["renderer"] = ident
         else:
             check["panoramas_unchecked"] = why
+    if fs.manifest.get("coarse_fingerprint"):  # v1..v4 have none: exact only, their check unchanged
+        apply_tolerance(check, {rel: a.get("pixel_coarse") for rel, a in entry["assets"].items()}, drawn_coarse,
+                        fs.manifest.get("panorama_coarse") or {}, got_coarse)
     check["matches"] = not check["assets_differ"] and not check["panoramas_differ"]
     (tmp / "check.json").write_text(json.dumps(check, indent=1) + "\n", encoding="utf-8")
     shutil.rmtree(folder, ignore_errors=True)
@@ -675,9 +695,10 @@ def materialize(fs: FrozenSuite, size: str, city: City, *, dest_root: str | Path
 
 
 def describe_check(check: dict[str, Any]) -> str | None:
-    """A warning line when a materialized suite differs from its frozen hashes, else ``None``."""
+    """A warning line when a materialized suite differs from its frozen hashes; when it matches, the notice of
+    :func:`~urbanarena.tasks.frozen_tolerance.describe_tolerance` (images drawn within tolerance) or ``None``."""
     if check.get("matches", True):
-        return None
+        return describe_tolerance(check)
     parts = []
     if check.get("assets_differ"):
         parts.append(f"{len(check['assets_differ'])} of {check['assets_checked']} reference images")
