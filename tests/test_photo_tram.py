@@ -124,6 +124,10 @@ def test_cab_ends_by_hand():
     assert PT.cab_ends(ps) == {0: (False, True), 1: (False, False), 2: (True, False)}
     # an end section alone (its tram cut by the snapshot's radius): cabs at both ends
     assert PT.cab_ends([tram(2, 0.0, 90.0)]) == {0: (True, True)}
+    # cut after the middle section: the middle one shows a cab at the cut end (+y), not its bellows; alone, two
+    ps = [tram(0, 0.0, 0.0), tram(1, 9.3, 0.0)]
+    assert PT.cab_ends(ps) == {0: (False, True), 1: (True, False)}
+    assert PT.cab_ends([tram(1, 5.0, 0.0)]) == {0: (True, True)}
 
 
 def test_glass_colours_by_hand():
@@ -144,12 +148,14 @@ def test_photo_population_draws_the_tram_sections():
     p = SimpleNamespace(id="tram:r1:0:1", kind="tram", x_m=100.0, y_m=50.0, heading_deg=90.0, length_m=9.0,
                         width_m=2.4, height_m=3.4, variant=1)
     m = photo_placements_mesh([p], models, first_feature=7, camera_xy=(100.0, 40.0))
-    ref = PT.section_mesh(True, False, False)[0]
+    ref = PT.section_mesh(True, True, True)[0]   # the middle section alone (the rest cut): cabs at both ends
     assert len(m.positions) == len(ref)
     assert (m.feature == 7).all()
-    # heading east: the section's length runs along x, its width along y
+    # heading east: the section's length runs along x (local +y -> world +x), its width along y
     body = m.positions[:, 2] < 3.3
-    assert m.positions[body, 0].min() == pytest.approx(100.0 - 4.5 - 0.16, abs=1e-3)
+    assert m.positions[body, 0].min() == pytest.approx(100.0 + ref[ref[:, 2] < 3.3, 1].min(), abs=1e-3)
+    assert m.positions[body, 0].max() == pytest.approx(100.0 + ref[ref[:, 2] < 3.3, 1].max(), abs=1e-3)
+    assert ref[ref[:, 2] < 3.3, 1].min() > -4.5 - 0.16 + 0.05    # a cab's front, not the bellows' 0.16 m
     assert m.positions[body, 1].max() == pytest.approx(50.0 + 1.2, abs=1e-3)
     saved = PT.ENABLED
     try:

@@ -14,7 +14,7 @@ size scales it as the boxes).
   upper body and roof) and its y interval (:func:`side_intervals`: window panes between dark pillars every
   :data:`PANE_M`, and on the right side a double door of glass in dark frames, :data:`DOOR_HALF_M` either side
   of the section's middle).
-* **Cab** (end sections, the end away from the middle one; :func:`cab_ends`): the same grid continues round a
+* **Cab** (at each end with no kept section of the tram beyond it; :func:`cab_ends`): the same grid continues round a
   plan-view corner of radius :data:`CAB_RADIUS_M` into a front face raked back with height (:func:`front_y`: the
   windscreen leans back :data:`RAKE_M` over the window band); the window band there is one wrap-round windscreen
   in a black surround (:data:`CAB_SURROUND_SEGS`).
@@ -40,7 +40,7 @@ import numpy as np
 from urbanarena.render.scene3d import photo_vehicles as PV
 
 #: bumped whenever the tram's geometry or colours change (part of the photo identity)
-TRAM_VERSION = "photo-tram-1"
+TRAM_VERSION = "photo-tram-2"
 #: draw the procedural tram (``False``: the box meshes, as before)
 ENABLED = True
 LENGTH_M, WIDTH_M, HEIGHT_M = 9.0, 2.4, 3.4
@@ -427,8 +427,10 @@ def cab_ends(placements) -> dict[int, tuple[bool, bool]]:
     """Per tram placement index: ``(cab at its +y end, cab at its -y end)``.
 
     A tram's three sections share the id up to the last ``:`` and carry ``variant`` 0, 1, 2 along the track
-    (:mod:`.population`): the middle one (1) has no cab; an end section's cab is at its end away from the other
-    sections of its tram that the snapshot kept (both ends when it kept none: which way it faces is unknown)."""
+    (:mod:`.population`): a section has a cab at each end beyond which the snapshot kept no other section of its
+    tram: the end sections of a whole tram at their outer ends, the middle one at none; where the snapshot's
+    radius cut the tram, the cut end too (a section alone: both ends). ``photo-tram-2``: the middle section kept
+    no cab even when cut, and showed its bellows' dark cross-section as a black slab."""
     groups: dict[str, list[int]] = {}
     for i, p in enumerate(placements):
         if p.kind == "tram":
@@ -437,9 +439,6 @@ def cab_ends(placements) -> dict[int, tuple[bool, bool]]:
     for idx in groups.values():
         for i in idx:
             p = placements[i]
-            if int(p.variant) == 1:
-                out[i] = (False, False)
-                continue
             a = math.radians(p.heading_deg)
             f = (math.sin(a), math.cos(a))
             ahead = [(placements[j].x_m - p.x_m) * f[0] + (placements[j].y_m - p.y_m) * f[1] for j in idx if j != i]
