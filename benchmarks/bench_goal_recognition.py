@@ -45,7 +45,8 @@ def main(argv: list[str] | None = None) -> int:
     from urbanarena.env.arena_env import ArenaPose
     from urbanarena.env.observers import PanoramaObserver
     from urbanarena.render.scene3d.cache import RenderedPanoramaStore
-    from urbanarena.tasks.frozen import frozen_for_city, materialize
+    from urbanarena.tasks.frozen import frozen_for_city
+    from urbanarena.tasks.frozen_materialize import materialize
     from urbanarena.tasks.metrics.paired import paired_bootstrap
     from urbanarena.world.resolve import resolve_city
 

@@ -85,7 +85,8 @@ def frozen_family(city: str, size: str, render_style: str, family: str = "landma
                   name: str | None = None) -> Path:
     """The ``family`` tasks of the city's frozen suite ``size`` for ``render_style`` as a task file, written beside
     the materialized suite (``<home>/suites/<suite>-<size>/``) so that its reference images resolve."""
-    from urbanarena.tasks.frozen import frozen_for_city, materialize
+    from urbanarena.tasks.frozen import frozen_for_city
+    from urbanarena.tasks.frozen_materialize import materialize
     from urbanarena.world.resolve import resolve_city
 
     c = resolve_city(city)

@@ -13,9 +13,8 @@ from generate_util import fixture_city
 from urbanarena.agents.arena_oracle import ArenaOracleSolver
 from urbanarena.cli.main import app
 from urbanarena.render.scene3d.context import gl_unavailable_reason
-from urbanarena.tasks.frozen import (
-    FrozenSuiteError, describe_check, freeze, frozen_for_city, load_frozen, materialize, user_dir,
-)
+from urbanarena.tasks.frozen import FrozenSuiteError, freeze, frozen_for_city, load_frozen, user_dir
+from urbanarena.tasks.frozen_materialize import describe_check, materialize
 from urbanarena.world.city_io import load_city, save_city
 
 pytestmark = pytest.mark.skipif(gl_unavailable_reason() is not None, reason=f"no OpenGL: {gl_unavailable_reason()}")

@@ -110,7 +110,8 @@ def test_freeze_pins_each_reference_picture_by_panoramax_id_sha256_licence_and_a
 
 
 def test_materialize_redraws_the_cuts_from_the_stored_pictures_or_names_a_missing_one(frozen, tmp_path):
-    from urbanarena.tasks.frozen import FrozenSuiteError, load_frozen, materialize
+    from urbanarena.tasks.frozen import FrozenSuiteError, load_frozen
+    from urbanarena.tasks.frozen_materialize import materialize
     from urbanarena.world.city_io import load_city
 
     fs = load_frozen(frozen["tmp"] / "suite")

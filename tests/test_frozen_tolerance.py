@@ -148,7 +148,7 @@ def test_materialize_within_tolerance_and_exact_without_fingerprints(frozen, tmp
     of the manifest stands for another CPU's rounding) is listed within tolerance and the suite matches; a moved
     image (another image's fingerprint) still differs; a v4-style manifest without fingerprints stays exact, its
     check without the new fields."""
-    from urbanarena.tasks.frozen import describe_check, materialize
+    from urbanarena.tasks.frozen_materialize import describe_check, materialize
 
     city, fs = frozen
     assets = sorted(fs.manifest["sizes"]["mini"]["assets"])

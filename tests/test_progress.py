@@ -152,7 +152,8 @@ def test_build_stages_and_prerendered_panoramas():
 def test_frozen_suite_drawing_reports_images_and_check_panoramas(tmp_path):
     from generate_util import fixture_city
     from urbanarena.agents.arena_oracle import ArenaOracleSolver
-    from urbanarena.tasks.frozen import freeze, materialize
+    from urbanarena.tasks.frozen import freeze
+    from urbanarena.tasks.frozen_materialize import materialize
     from urbanarena.world.city_io import load_city, save_city
 
     city = load_city(save_city(fixture_city(), tmp_path / "c"))

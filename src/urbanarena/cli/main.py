@@ -240,7 +240,7 @@ def run(
     except (UrbanArenaError, OSError) as e:
         raise _fail(e) from None
     if prepared.task_set.suite_check:
-        from urbanarena.tasks.frozen import describe_check
+        from urbanarena.tasks.frozen_materialize import describe_check
 
         warning = describe_check(prepared.task_set.suite_check)
         if warning and prepared.task_set.suite_check.get("matches", True):  # drawn within tolerance: a notice

@@ -67,7 +67,7 @@ def enforce_frozen_images(check: dict[str, Any] | None, accept: bool | None = No
     """Refuse a frozen suite whose reference images differ here, or record that they were accepted.
 
     Args:
-        check: :func:`urbanarena.tasks.frozen.materialize`'s check (``None``: not a frozen suite, passed on).
+        check: :func:`urbanarena.tasks.frozen_materialize.materialize`'s check (``None``: not a frozen suite, passed on).
         accept: accept redrawn images; ``None`` reads :data:`ACCEPT_ENV`.
     Returns: the check, with ``accepted_redrawn_images`` set when images differ and were accepted.
     Raises:

@@ -51,7 +51,7 @@ class TaskSet:
         tasks: tasks in source order.
         source_hash: sha256 hex over the source file bytes (see :func:`file_hash`).
         source_files: the files read.
-        suite_check: for a frozen suite, :func:`urbanarena.tasks.frozen.materialize`'s check
+        suite_check: for a frozen suite, :func:`urbanarena.tasks.frozen_materialize.materialize`'s check
             (hash comparison of the redrawn images and fingerprint panoramas); else ``None``.
     """
 
@@ -70,7 +70,8 @@ NAMED_FROZEN_SPEC = re.compile(r"^(?P<suite>[A-Za-z0-9_.-]+-v\d+)-(?P<size>mini|
 
 def _frozen_task_set(spec: str, size: str, city: City, render_style: str | None = None,
                      name: str | None = None, progress=None, accept_redrawn_images: bool | None = None) -> TaskSet:
-    from urbanarena.tasks.frozen import frozen_for_city, materialize
+    from urbanarena.tasks.frozen import frozen_for_city
+    from urbanarena.tasks.frozen_materialize import materialize
     from urbanarena.tasks.frozen_check import enforce_frozen_images
 
     path, check = materialize(frozen_for_city(city, render_style, name), size, city, progress=progress)
@@ -169,7 +170,7 @@ def resolve_task_set(spec: str, city: City, city_dir: str | Path | None = None,
             :data:`~urbanarena.render.scene3d.render_settings.DEFAULT_RENDER_STYLE`): a frozen suite size resolves to
             the city's newest suite frozen for that style (``helsinki``: ``helsinki-arena7-v4``; ``helsinki-core``:
             ``-v2`` realistic, ``-v1`` flat).
-        progress: hears a frozen suite's drawing (:func:`urbanarena.tasks.frozen.materialize`;
+        progress: hears a frozen suite's drawing (:func:`urbanarena.tasks.frozen_materialize.materialize`;
             :mod:`urbanarena.progress`).
         accept_redrawn_images: run a frozen suite whose reference images this machine draws differently
             (recorded in the check); ``None`` reads the environment
