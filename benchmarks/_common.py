@@ -98,6 +98,22 @@ def ab_cpu_ms(renderers: dict, rounds: int, pano, frames, res: dict, before=None
     return res
 
 
+def renderers_without_and_with(module, scene, settings) -> dict:
+    """``{"without": renderer, "with": renderer}`` of ``settings``: the first built with ``module.ENABLED`` off,
+    the second with it on (a photo module's switch, read when the renderer builds its programs); the switch is
+    left on afterwards."""
+    from urbanarena.render.scene3d.renderer import SceneRenderer
+
+    out = {}
+    try:
+        for name, on in (("without", False), ("with", True)):
+            module.ENABLED = on
+            out[name] = SceneRenderer(scene, settings)
+    finally:
+        module.ENABLED = True
+    return out
+
+
 def ab_static_poses(renderers: dict, poses: list, rounds: int, res: dict) -> dict:
     """:func:`ab_cpu_ms` over fixed poses ``(x_m, y_m, bearing_deg)`` without people: a 2048-wide panorama per
     pose, and four 640x360 90-degree frames per pose (bearings +0/90/180/270), after one warm-up of each (shader

@@ -26,21 +26,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import ab_static_poses  # noqa: E402
+from _common import ab_static_poses, renderers_without_and_with  # noqa: E402
 
 
 def _renderers(scene, settings):
     from urbanarena.render.scene3d import photo_occlusion as PO
-    from urbanarena.render.scene3d.renderer import SceneRenderer
 
-    out = {}
-    try:
-        for name, on in (("without", False), ("with", True)):
-            PO.ENABLED = on      # read when the programs are built
-            out[name] = SceneRenderer(scene, settings)
-    finally:
-        PO.ENABLED = True
-    return out
+    return renderers_without_and_with(PO, scene, settings)
 
 
 def shots(city, scene, views: str, conditions: str, folder: str, width: int, height: int) -> None:
